@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/model"
+)
+
+func newInfoCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "info FILE",
+		Short: "Show a profile's metadata, processes, threads and sizes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			p, err := readProfile(args[0])
+			if err != nil {
+				return err
+			}
+			return writeInfo(c.OutOrStdout(), p)
+		},
+	}
+}
+
+func writeInfo(out io.Writer, p *model.Profile) error {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	m := p.Meta
+	fmt.Fprintf(w, "tool version\t%s\n", m.ToolVersion)
+	fmt.Fprintf(w, "mode\t%s\n", m.Mode)
+	fmt.Fprintf(w, "command\t%s\n", strings.Join(m.Command, " "))
+	fmt.Fprintf(w, "exe\t%s\n", m.Exe)
+	if m.BuildID != "" {
+		fmt.Fprintf(w, "build id\t%s\n", m.BuildID)
+	}
+	if m.StartUnixNs != 0 {
+		fmt.Fprintf(w, "started\t%s\n", time.Unix(0, m.StartUnixNs).UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "duration\t%s\n", time.Duration(m.DurationNs))
+	partial := "no"
+	if m.Partial {
+		partial = "yes: " + m.PartialReason
+	}
+	fmt.Fprintf(w, "partial\t%s\n", partial)
+	if c := m.Crash; c != nil {
+		fmt.Fprintf(w, "crash\t%s in pid %d tid %d at %#x\n", c.Signal, c.Pid, c.Tid, c.Addr)
+		for _, f := range c.Stack {
+			fmt.Fprintf(w, "\t  %s\n", f)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		vals []string
+	}{{"filters", m.Filters}, {"excludes", m.Excludes}, {"libs", m.Libs}, {"sources", m.Sources}} {
+		if len(f.vals) > 0 {
+			fmt.Fprintf(w, "%s\t%s\n", f.name, strings.Join(f.vals, ", "))
+		}
+	}
+	if m.Stops > 0 {
+		fmt.Fprintf(w, "stops\t%d (%d traced calls, %d breakpoints, %s per stop)\n",
+			m.Stops, m.TracedCalls, m.Breakpoints, time.Duration(m.StopOverheadNs))
+	}
+	nodes := 0
+	for _, t := range p.Threads {
+		nodes += len(t.Nodes)
+	}
+	fmt.Fprintf(w, "size\t%d functions, %d modules, %d CCT nodes\n", len(p.Functions)-1, len(p.Modules)-1, nodes)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nprocesses (%d)\n", len(p.Processes))
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  PID\tPARENT\tFORKED BY\tEXE\tEND")
+	for _, pr := range p.Processes {
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", pr.Pid, parentPid(pr), forkedBy(p, pr), pr.Exe, processEnd(pr))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nthreads (%d)\n", len(p.Threads))
+	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  TID\tPID\tNAME\tPARENT\tSPAWNED BY\tLEVEL\tTRACED\tNODES")
+	for _, t := range p.Threads {
+		parent := "-"
+		if t.ParentTid != 0 {
+			parent = fmt.Sprint(t.ParentTid)
+		}
+		fmt.Fprintf(w, "  %d\t%d\t%s\t%s\t%s\t%d\t%s\t%d\n", t.Tid, p.Processes[t.Process].Pid, t.Name, parent,
+			funcOrDash(p, t.SpawnedBy), t.Level, time.Duration(t.TracedNs), len(t.Nodes))
+		if len(t.Members) > 0 {
+			fmt.Fprintf(w, "  \t\t(composite of %d threads)\t\t\t\t\t\n", len(t.Members))
+		}
+	}
+	return w.Flush()
+}
+
+func parentPid(pr model.Process) string {
+	if pr.ParentPid == 0 {
+		return "-"
+	}
+	return fmt.Sprint(pr.ParentPid)
+}
+
+func forkedBy(p *model.Profile, pr model.Process) string {
+	switch {
+	case pr.ExecOf != model.None:
+		return "(exec)"
+	case pr.ForkedBy == model.None:
+		return "-"
+	}
+	return fmt.Sprintf("%s (tid %d)", p.FuncName(pr.ForkedBy), pr.ForkedByTid)
+}
+
+func funcOrDash(p *model.Profile, f int) string {
+	if f == model.None {
+		return "-"
+	}
+	return p.FuncName(f)
+}
+
+func processEnd(pr model.Process) string {
+	switch {
+	case pr.Signal != "":
+		return "killed by " + pr.Signal
+	case pr.Exited:
+		return fmt.Sprintf("exit %d", pr.ExitCode)
+	}
+	return "running"
+}

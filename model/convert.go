@@ -1,0 +1,271 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/profile-dev/profile/model/pb"
+)
+
+// strtab interns strings for encoding.
+type strtab struct {
+	list []string
+	idx  map[string]int64
+}
+
+func newStrtab() *strtab {
+	return &strtab{list: []string{""}, idx: map[string]int64{"": 0}}
+}
+
+func (s *strtab) id(v string) int64 {
+	if i, ok := s.idx[v]; ok {
+		return i
+	}
+	s.list = append(s.list, v)
+	i := int64(len(s.list) - 1)
+	s.idx[v] = i
+	return i
+}
+
+func (s *strtab) ids(vs []string) []int64 {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		out[i] = s.id(v)
+	}
+	return out
+}
+
+func plus1(i int) int64 { return int64(i) + 1 }
+
+func encode(p *Profile) *pb.ProfileFile {
+	st := newStrtab()
+	m := p.Meta
+	f := &pb.ProfileFile{Meta: &pb.Meta{
+		ToolVersionStr: st.id(m.ToolVersion), ModeStr: st.id(m.Mode), CommandStr: st.ids(m.Command),
+		ExeStr: st.id(m.Exe), BuildIdStr: st.id(m.BuildID), StartUnixNs: m.StartUnixNs,
+		DurationNs: m.DurationNs, Partial: m.Partial, PartialReasonStr: st.id(m.PartialReason),
+		FiltersStr: st.ids(m.Filters), ExcludesStr: st.ids(m.Excludes), LibsStr: st.ids(m.Libs),
+		StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
+		Breakpoints: m.Breakpoints, SourcesStr: st.ids(m.Sources),
+	}}
+	if c := m.Crash; c != nil {
+		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
+	}
+	for _, md := range p.Modules {
+		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID)})
+	}
+	for _, fn := range p.Functions {
+		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name)})
+	}
+	for _, pr := range p.Processes {
+		f.Processes = append(f.Processes, &pb.Process{
+			Pid: int64(pr.Pid), ParentPid: int64(pr.ParentPid), ParentPlus1: plus1(pr.Parent),
+			ForkedByPlus1: plus1(pr.ForkedBy), ForkedByTid: int64(pr.ForkedByTid), ExecOfPlus1: plus1(pr.ExecOf),
+			ExeStr: st.id(pr.Exe), ArgvStr: st.ids(pr.Argv), Exited: pr.Exited, ExitCode: int64(pr.ExitCode),
+			SignalStr: st.id(pr.Signal),
+		})
+	}
+	for i := range p.Threads {
+		f.Threads = append(f.Threads, encodeThread(&p.Threads[i], st))
+	}
+	f.Strings = st.list
+	return f
+}
+
+func encodeThread(t *Thread, st *strtab) *pb.Thread {
+	out := &pb.Thread{
+		Tid: int64(t.Tid), Process: int64(t.Process), NameStr: st.id(t.Name), ParentTid: int64(t.ParentTid),
+		SpawnedByPlus1: plus1(t.SpawnedBy), Level: int64(t.Level), TracedNs: t.TracedNs,
+	}
+	for _, m := range t.Members {
+		out.Members = append(out.Members, &pb.Member{
+			Run: int64(m.Run), Pid: int64(m.Pid), Tid: int64(m.Tid), NameStr: st.id(m.Name),
+			ParentTid: int64(m.ParentTid), SpawnedByPlus1: plus1(m.SpawnedBy), Level: int64(m.Level), TracedNs: m.TracedNs,
+		})
+	}
+	n := len(t.Nodes)
+	c := &pb.Nodes{
+		Func: make([]int64, n), ParentPlus1: make([]int64, n), Calls: make([]int64, n),
+		RecursiveCalls: make([]int64, n), SelfNs: make([]int64, n), TotalNs: make([]int64, n),
+		DirectCalls: make([]int64, n), IndirectCalls: make([]int64, n), PltCalls: make([]int64, n),
+		InFlight: make([]int64, n), Elided: make([]bool, n), DroppedNs: make([]int64, n),
+	}
+	composite := false
+	for i := range t.Nodes {
+		nd := &t.Nodes[i]
+		c.Func[i], c.ParentPlus1[i], c.Calls[i] = int64(nd.Func), plus1(nd.Parent), nd.Calls
+		c.RecursiveCalls[i], c.SelfNs[i], c.TotalNs[i] = nd.RecursiveCalls, nd.SelfNs, nd.TotalNs
+		c.DirectCalls[i], c.IndirectCalls[i], c.PltCalls[i] = nd.DirectCalls, nd.IndirectCalls, nd.PLTCalls
+		c.InFlight[i], c.Elided[i], c.DroppedNs[i] = nd.InFlight, nd.Elided, nd.DroppedNs
+		composite = composite || len(nd.Contribs) > 0
+	}
+	if composite {
+		c.ContribCount = make([]int64, n)
+		for i := range t.Nodes {
+			c.ContribCount[i] = int64(len(t.Nodes[i].Contribs))
+			for _, x := range t.Nodes[i].Contribs {
+				c.ContribMember = append(c.ContribMember, int64(x.Member))
+				c.ContribCalls = append(c.ContribCalls, x.Calls)
+				c.ContribRecursiveCalls = append(c.ContribRecursiveCalls, x.RecursiveCalls)
+				c.ContribSelfNs = append(c.ContribSelfNs, x.SelfNs)
+				c.ContribTotalNs = append(c.ContribTotalNs, x.TotalNs)
+			}
+		}
+	}
+	out.Nodes = c
+	return out
+}
+
+// decoder turns a decoded message into a Profile, checking every index it
+// follows so that corrupt input yields an error, never a panic.
+type decoder struct {
+	strs []string
+	err  error
+}
+
+func (d *decoder) str(i int64) string {
+	if i < 0 || i >= int64(len(d.strs)) {
+		d.fail("string index %d out of range", i)
+		return ""
+	}
+	return d.strs[i]
+}
+
+func (d *decoder) strList(ids []int64) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = d.str(id)
+	}
+	return out
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf(format, args...)
+	}
+}
+
+// small converts a stored integer to int, failing on values that cannot be
+// indices, pids or levels.
+func (d *decoder) small(v int64) int {
+	if v < -1<<31 || v > 1<<31 {
+		d.fail("value %d out of range", v)
+		return 0
+	}
+	return int(v)
+}
+
+func decode(f *pb.ProfileFile) (*Profile, error) {
+	d := &decoder{strs: f.Strings}
+	p := &Profile{}
+	if m := f.Meta; m != nil {
+		p.Meta = Meta{
+			ToolVersion: d.str(m.ToolVersionStr), Mode: d.str(m.ModeStr), Command: d.strList(m.CommandStr),
+			Exe: d.str(m.ExeStr), BuildID: d.str(m.BuildIdStr), StartUnixNs: m.StartUnixNs,
+			DurationNs: m.DurationNs, Partial: m.Partial, PartialReason: d.str(m.PartialReasonStr),
+			Filters: d.strList(m.FiltersStr), Excludes: d.strList(m.ExcludesStr), Libs: d.strList(m.LibsStr),
+			StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
+			Breakpoints: m.Breakpoints, Sources: d.strList(m.SourcesStr),
+		}
+		if c := m.Crash; c != nil {
+			p.Meta.Crash = &Crash{Pid: d.small(c.Pid), Tid: d.small(c.Tid), Signal: d.str(c.SignalStr), Addr: c.Addr, Stack: d.strList(c.StackStr)}
+		}
+	}
+	for _, md := range f.Modules {
+		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr)})
+	}
+	for _, fn := range f.Functions {
+		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr)})
+	}
+	for _, pr := range f.Processes {
+		p.Processes = append(p.Processes, Process{
+			Pid: d.small(pr.Pid), ParentPid: d.small(pr.ParentPid), Parent: d.small(pr.ParentPlus1) - 1,
+			ForkedBy: d.small(pr.ForkedByPlus1) - 1, ForkedByTid: d.small(pr.ForkedByTid), ExecOf: d.small(pr.ExecOfPlus1) - 1,
+			Exe: d.str(pr.ExeStr), Argv: d.strList(pr.ArgvStr), Exited: pr.Exited, ExitCode: d.small(pr.ExitCode),
+			Signal: d.str(pr.SignalStr),
+		})
+	}
+	for _, t := range f.Threads {
+		p.Threads = append(p.Threads, d.thread(t))
+	}
+	return p, d.err
+}
+
+func (d *decoder) thread(t *pb.Thread) Thread {
+	out := Thread{
+		Tid: d.small(t.Tid), Process: d.small(t.Process), Name: d.str(t.NameStr), ParentTid: d.small(t.ParentTid),
+		SpawnedBy: d.small(t.SpawnedByPlus1) - 1, Level: d.small(t.Level), TracedNs: t.TracedNs,
+	}
+	for _, m := range t.Members {
+		out.Members = append(out.Members, Member{
+			Run: d.small(m.Run), Pid: d.small(m.Pid), Tid: d.small(m.Tid), Name: d.str(m.NameStr),
+			ParentTid: d.small(m.ParentTid), SpawnedBy: d.small(m.SpawnedByPlus1) - 1, Level: d.small(m.Level), TracedNs: m.TracedNs,
+		})
+	}
+	out.Nodes = d.nodes(t.Nodes)
+	return out
+}
+
+func (d *decoder) nodes(c *pb.Nodes) []Node {
+	if c == nil {
+		return nil
+	}
+	n := len(c.Func)
+	for _, col := range [][]int64{c.ParentPlus1, c.Calls, c.RecursiveCalls, c.SelfNs, c.TotalNs, c.DirectCalls, c.IndirectCalls, c.PltCalls, c.InFlight, c.DroppedNs} {
+		if len(col) != n {
+			d.fail("node columns of different lengths")
+			return nil
+		}
+	}
+	if len(c.Elided) != n {
+		d.fail("node columns of different lengths")
+		return nil
+	}
+	nodes := make([]Node, n)
+	for i := range nodes {
+		nodes[i] = Node{
+			Func: d.small(c.Func[i]), Parent: d.small(c.ParentPlus1[i]) - 1, Calls: c.Calls[i],
+			RecursiveCalls: c.RecursiveCalls[i], SelfNs: c.SelfNs[i], TotalNs: c.TotalNs[i],
+			DirectCalls: c.DirectCalls[i], IndirectCalls: c.IndirectCalls[i], PLTCalls: c.PltCalls[i], InFlight: c.InFlight[i],
+			Elided: c.Elided[i], DroppedNs: c.DroppedNs[i],
+		}
+	}
+	if len(c.ContribCount) == 0 {
+		return nodes
+	}
+	if len(c.ContribCount) != n {
+		d.fail("contribution counts do not match the nodes")
+		return nil
+	}
+	m := len(c.ContribMember)
+	for _, col := range [][]int64{c.ContribCalls, c.ContribRecursiveCalls, c.ContribSelfNs, c.ContribTotalNs} {
+		if len(col) != m {
+			d.fail("contribution columns of different lengths")
+			return nil
+		}
+	}
+	at := 0
+	for i := range nodes {
+		k := c.ContribCount[i]
+		if k < 0 || int64(at)+k > int64(m) {
+			d.fail("contribution counts exceed the contributions")
+			return nil
+		}
+		for j := at; j < at+int(k); j++ {
+			nodes[i].Contribs = append(nodes[i].Contribs, Contrib{
+				Member: d.small(c.ContribMember[j]), Calls: c.ContribCalls[j], RecursiveCalls: c.ContribRecursiveCalls[j],
+				SelfNs: c.ContribSelfNs[j], TotalNs: c.ContribTotalNs[j],
+			})
+		}
+		at += int(k)
+	}
+	if at != m {
+		d.fail("contributions left over after the last node")
+	}
+	return nodes
+}

@@ -1,0 +1,182 @@
+// Package modeltest builds profiles in code for the tests and benchmarks of
+// the offline packages: a small hand-checked sample and large synthetic
+// ones. Every profile it returns passes Validate.
+package modeltest
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// Script drives one thread's Recorder: each step enters (a function name)
+// or exits ("") after Dt nanoseconds.
+type Step struct {
+	Dt   int64
+	Func string // "" exits the innermost activation
+	Kind model.CallKind
+}
+
+// Builder assembles a profile thread by thread from scripts.
+type Builder struct {
+	P      *model.Profile
+	in     *model.Interner
+	exe    int
+	modIdx map[string]int
+}
+
+// NewBuilder starts a profile whose main executable is exe.
+func NewBuilder(exe string) *Builder {
+	p := model.New()
+	p.Meta = model.Meta{ToolVersion: "test", Mode: "synthetic", Command: []string{exe}, Exe: exe}
+	b := &Builder{P: p, in: model.NewInterner(p), modIdx: map[string]int{}}
+	b.exe = b.in.Module(exe, "")
+	return b
+}
+
+// Func interns a function: "name" lives in the executable, "lib.so:name"
+// in that library (path /lib/lib.so).
+func (b *Builder) Func(name string) int {
+	for i := 0; i < len(name); i++ {
+		if name[i] == ':' && i+1 < len(name) && name[i+1] != ':' && (i == 0 || name[i-1] != ':') {
+			m := b.in.Module("/lib/"+name[:i], "")
+			return b.in.Func(m, name[i+1:])
+		}
+	}
+	return b.in.Func(b.exe, name)
+}
+
+// Process adds a process and returns its index. forkedBy may be "".
+func (b *Builder) Process(pid, parent int, forkedBy string, forkedByTid int) int {
+	pr := model.Process{Pid: pid, Parent: parent, ForkedBy: model.None, ForkedByTid: forkedByTid,
+		ExecOf: model.None, Exe: b.P.Meta.Exe, Argv: []string{b.P.Meta.Exe}, Exited: true}
+	if parent != model.None {
+		pr.ParentPid = b.P.Processes[parent].Pid
+	}
+	if forkedBy != "" {
+		pr.ForkedBy = b.Func(forkedBy)
+	}
+	b.P.Processes = append(b.P.Processes, pr)
+	return len(b.P.Processes) - 1
+}
+
+// Thread runs a script through a Recorder and adds the thread.
+func (b *Builder) Thread(proc, tid, parentTid int, spawnedBy string, level int, inflight []string, script []Step) int {
+	var now int64 = 1_000
+	r := model.NewRecorder(now)
+	for _, f := range inflight {
+		r.EnterInFlight(b.Func(f), now)
+	}
+	for _, s := range script {
+		now += s.Dt
+		if s.Func == "" {
+			if !r.Exit(now) {
+				panic("modeltest: exit with nothing open")
+			}
+			continue
+		}
+		r.Enter(b.Func(s.Func), now, s.Kind)
+	}
+	nodes, traced := r.Finish(now + 10)
+	t := model.Thread{Tid: tid, Process: proc, Name: fmt.Sprintf("t%d", tid), ParentTid: parentTid,
+		SpawnedBy: model.None, Level: level, TracedNs: traced, Nodes: nodes}
+	if spawnedBy != "" {
+		t.SpawnedBy = b.Func(spawnedBy)
+	}
+	b.P.Threads = append(b.P.Threads, t)
+	return len(b.P.Threads) - 1
+}
+
+func enter(dt int64, f string) Step { return Step{Dt: dt, Func: f, Kind: model.KindDirect} }
+func exit(dt int64) Step            { return Step{Dt: dt} }
+
+// Sample is a small profile with every feature: recursion (fib, depth 3),
+// a library call through the PLT, a thread spawning a thread (levels 0, 1
+// and 2), a worker called both from main and as a thread root, and a
+// forked child whose in-flight frames were copied from its parent.
+func Sample() *model.Profile {
+	b := NewBuilder("/bin/app")
+	p0 := b.Process(100, model.None, "", 0)
+	b.Thread(p0, 100, 0, "", 0, nil, []Step{
+		enter(100, "main"),
+		enter(50, "fib"), enter(10, "fib"), enter(10, "fib"), exit(30), exit(20), exit(40),
+		{Dt: 5, Func: "libc.so.6:usleep", Kind: model.KindPLT}, exit(500),
+		enter(5, "worker"), exit(200),
+		enter(5, "spawn_workers"), enter(5, "libc.so.6:pthread_create"), exit(20), exit(5),
+		enter(5, "do_fork"), enter(5, "libc.so.6:fork"), exit(60), exit(5),
+		exit(10),
+	})
+	b.Thread(p0, 101, 100, "spawn_workers", 1, nil, []Step{
+		{Dt: 3, Func: "worker", Kind: model.KindIndirect},
+		enter(5, "spawn_more"), enter(5, "libc.so.6:pthread_create"), exit(15), exit(5),
+		enter(5, "compute"), exit(300), exit(5),
+	})
+	b.Thread(p0, 102, 101, "spawn_more", 2, nil, []Step{
+		{Dt: 2, Func: "worker", Kind: model.KindIndirect}, enter(5, "compute"), exit(120), exit(5),
+	})
+	p1 := b.Process(200, p0, "do_fork", 100)
+	b.Thread(p1, 200, 0, "", 0, []string{"main", "do_fork"}, []Step{
+		enter(20, "child_work"), enter(5, "fib"), enter(5, "fib"), exit(10), exit(10), exit(80),
+	})
+	return b.P
+}
+
+// Synthetic builds a profile of about nodes CCT nodes over threads threads
+// with random but valid shapes, for benchmarks. seed makes it repeatable.
+func Synthetic(nodes, threads int, seed int64) *model.Profile {
+	rng := rand.New(rand.NewSource(seed))
+	p := model.New()
+	p.Meta = model.Meta{ToolVersion: "test", Mode: "synthetic", Exe: "/bin/synthetic", Command: []string{"/bin/synthetic"}}
+	in := model.NewInterner(p)
+	exe := in.Module("/bin/synthetic", "")
+	libc := in.Module("/lib/libc.so.6", "")
+	funcs := make([]int, 2000)
+	for i := range funcs {
+		m := exe
+		if i%10 == 9 {
+			m = libc
+		}
+		funcs[i] = in.Func(m, fmt.Sprintf("fn_%04d", i))
+	}
+	p.Processes = []model.Process{{Pid: 1000, Parent: model.None, ForkedBy: model.None, ExecOf: model.None, Exe: "/bin/synthetic"}}
+	per := nodes / threads
+	for ti := 0; ti < threads; ti++ {
+		tree := model.NewTree()
+		for len(tree.Nodes) < per {
+			parent := 0
+			if len(tree.Nodes) > 1 {
+				// bias towards recent nodes: deep, bushy trees like real CCTs
+				parent = len(tree.Nodes) - 1 - rng.Intn(min(len(tree.Nodes)-1, 64))
+				if rng.Intn(8) == 0 {
+					parent = rng.Intn(len(tree.Nodes))
+				}
+			}
+			n := tree.Child(parent, funcs[rng.Intn(len(funcs))])
+			nd := &tree.Nodes[n]
+			calls := int64(1 + rng.Intn(1000))
+			nd.Calls += calls
+			nd.DirectCalls += calls
+			nd.SelfNs += int64(rng.Intn(1_000_000))
+		}
+		var traced int64
+		// totals: a node's total is its self plus its subtree (no recursion)
+		ns := tree.Nodes
+		for i := len(ns) - 1; i >= 0; i-- {
+			ns[i].TotalNs += ns[i].SelfNs
+			if i > 0 {
+				ns[ns[i].Parent].TotalNs += ns[i].TotalNs
+			}
+			traced += ns[i].SelfNs
+		}
+		ns[0].TotalNs = 0
+		tid := 1000 + ti
+		parentTid, spawned, level := 0, model.None, 0
+		if ti > 0 {
+			parentTid, spawned, level = 1000, funcs[0], 1
+		}
+		p.Threads = append(p.Threads, model.Thread{Tid: tid, Process: 0, Name: "synthetic", ParentTid: parentTid,
+			SpawnedBy: spawned, Level: level, TracedNs: traced, Nodes: ns})
+	}
+	return p
+}

@@ -1,0 +1,191 @@
+// Package model holds the profile data model of DESIGN §2: functions and
+// modules, processes, threads and one calling-context tree (CCT) per thread.
+// It owns the invariants (Validate), the derived function-level call graph
+// (Graph) and the file format (Write, Read). It knows nothing of ptrace.
+package model
+
+// StartFunc is the index of the pseudo-function START in every profile's
+// function table: the root of every thread's CCT.
+const StartFunc = 0
+
+// StartName is the display name of the pseudo-function START.
+const StartName = "START"
+
+// None marks an absent index (no function, no process, no parent node).
+const None = -1
+
+// Profile is one run (or a composite of runs after merge).
+type Profile struct {
+	Meta      Meta
+	Modules   []Module   // Modules[0] is the empty module of START
+	Functions []Function // Functions[StartFunc] is START
+	Processes []Process
+	Threads   []Thread
+}
+
+// Meta describes how and when the profile was made.
+type Meta struct {
+	ToolVersion    string
+	Mode           string // "record", "attach", "merge" or "synthetic"
+	Command        []string
+	Exe            string
+	BuildID        string
+	StartUnixNs    int64
+	DurationNs     int64
+	Partial        bool
+	PartialReason  string // "detached early", "target crashed", "target killed", ...
+	Filters        []string
+	Excludes       []string
+	Libs           []string
+	StopOverheadNs int64 // measured cost of one ptrace stop
+	Stops          int64
+	TracedCalls    int64
+	Breakpoints    int64
+	Crash          *Crash
+	Sources        []string // input files of a merge
+}
+
+// Crash records the fatal signal that ended a traced process.
+type Crash struct {
+	Pid    int
+	Tid    int
+	Signal string   // e.g. "SIGSEGV"
+	Addr   uint64   // faulting address, when the signal has one
+	Stack  []string // innermost first: "module:function+0xoff" or a hex pc
+}
+
+// Module is an ELF file.
+type Module struct {
+	Path    string
+	BuildID string
+}
+
+// Function is identified by (module, symbol), never by address (§2.5).
+type Function struct {
+	Module int    // index into Profile.Modules
+	Name   string // demangled symbol
+}
+
+// Process is one process image. An exec starts a new entry with the same pid.
+type Process struct {
+	Pid         int
+	ParentPid   int // 0 when unknown or not traced
+	Parent      int // index of the parent process entry, None for the first
+	ForkedBy    int // function index of the forking subroutine, None if none
+	ForkedByTid int // thread that forked it, 0 if none
+	ExecOf      int // index of the image this one replaced by exec, None otherwise
+	Exe         string
+	Argv        []string
+	Exited      bool // exit status known
+	ExitCode    int
+	Signal      string // fatal signal name, "" if none
+}
+
+// Thread is one thread with its calling-context tree.
+type Thread struct {
+	Tid       int
+	Process   int // index into Profile.Processes
+	Name      string
+	ParentTid int // 0 for a process's first thread
+	SpawnedBy int // function index of the spawning subroutine, None if none
+	Level     int // nesting level: 0 for a process's first thread
+	TracedNs  int64
+	Nodes     []Node // Nodes[0] is the START root; parents precede children
+	// Members lists the source threads of a composite thread (after
+	// merge); empty for a recorded thread, which is its own only member.
+	Members []Member
+}
+
+// Member identifies a source thread inside a composite thread.
+type Member struct {
+	Run       int // index into Meta.Sources, 0 for a single run
+	Pid       int
+	Tid       int
+	Name      string
+	ParentTid int
+	SpawnedBy int // function index
+	Level     int
+	TracedNs  int64
+}
+
+// Node is one calling context of a thread's CCT (§2.1).
+type Node struct {
+	Func           int
+	Parent         int // node index, None for the root
+	Calls          int64
+	RecursiveCalls int64
+	SelfNs         int64
+	TotalNs        int64
+	// Call kinds: how the calls were made. Their sum may be below Calls
+	// when a kind could not be told (thread entry, in-flight frames).
+	DirectCalls   int64
+	IndirectCalls int64
+	PLTCalls      int64
+	// InFlight counts activations already running when tracing began
+	// (entered before attach, or copied into a forked child): timed from
+	// then, not counted in Calls.
+	InFlight int64
+	// Elided marks a node that prune re-attached to its nearest kept
+	// ancestor: the edge into it skips dropped contexts.
+	Elided bool
+	// DroppedNs is the self time of pruned-away descendant contexts,
+	// folded here so that a thread's time still adds up.
+	DroppedNs int64
+	// Contribs splits a composite node by member thread (merge only).
+	Contribs []Contrib
+}
+
+// Contrib is one member thread's share of a composite node.
+type Contrib struct {
+	Member         int // index into Thread.Members
+	Calls          int64
+	RecursiveCalls int64
+	SelfNs         int64
+	TotalNs        int64
+}
+
+// New returns an empty profile with START in place.
+func New() *Profile {
+	return &Profile{
+		Modules:   []Module{{}},
+		Functions: []Function{{Module: 0, Name: StartName}},
+	}
+}
+
+// ModuleName is a module's display name: the base name of its path.
+func (p *Profile) ModuleName(m int) string {
+	return baseName(p.Modules[m].Path)
+}
+
+// FuncName is a function's display name: `module:name` for library
+// functions, the plain name for the main executable's and for START.
+func (p *Profile) FuncName(f int) string {
+	fn := p.Functions[f]
+	if fn.Module == 0 || p.isMainModule(fn.Module) {
+		return fn.Name
+	}
+	return p.ModuleName(fn.Module) + ":" + fn.Name
+}
+
+// isMainModule reports whether module m is the executable of some process.
+func (p *Profile) isMainModule(m int) bool {
+	path := p.Modules[m].Path
+	if path == p.Meta.Exe {
+		return true
+	}
+	for i := range p.Processes {
+		if p.Processes[i].Exe == path {
+			return true
+		}
+	}
+	return false
+}
+
+func baseName(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[i+1:]
+		}
+	}
+	return path
+}

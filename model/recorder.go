@@ -1,0 +1,136 @@
+package model
+
+// CallKind is how a call was made (§2.1).
+type CallKind uint8
+
+// Call kinds.
+const (
+	KindUnknown CallKind = iota
+	KindDirect
+	KindIndirect
+	KindPLT
+)
+
+// Recorder keeps one thread's CCT with the recursion-aware timers of §2.2.
+// The engine feeds it entries and returns with timestamps; tests feed it
+// scripted events. Times are nanoseconds on any monotonic clock.
+type Recorder struct {
+	tree   *Tree
+	stack  []frame // stack[0] is START
+	active map[int]int
+	start  int64
+	end    int64
+	done   bool
+}
+
+type frame struct {
+	node  int
+	fn    int
+	entry int64
+	child int64
+}
+
+// NewRecorder starts a thread's accounting at time start.
+func NewRecorder(start int64) *Recorder {
+	return &Recorder{
+		tree:   NewTree(),
+		stack:  []frame{{node: 0, fn: StartFunc, entry: start}},
+		active: make(map[int]int),
+		start:  start,
+	}
+}
+
+// Enter opens an activation of fn at time now.
+func (r *Recorder) Enter(fn int, now int64, kind CallKind) {
+	n := r.push(fn, now)
+	nd := &r.tree.Nodes[n]
+	nd.Calls++
+	if r.active[fn] > 1 {
+		nd.RecursiveCalls++
+	}
+	switch kind {
+	case KindDirect:
+		nd.DirectCalls++
+	case KindIndirect:
+		nd.IndirectCalls++
+	case KindPLT:
+		nd.PLTCalls++
+	}
+}
+
+// EnterInFlight opens an activation that was already running when tracing
+// began: it is timed from now but not counted as a call.
+func (r *Recorder) EnterInFlight(fn int, now int64) {
+	n := r.push(fn, now)
+	r.tree.Nodes[n].InFlight++
+}
+
+func (r *Recorder) push(fn int, now int64) int {
+	top := r.stack[len(r.stack)-1]
+	n := r.tree.Child(top.node, fn)
+	r.stack = append(r.stack, frame{node: n, fn: fn, entry: now})
+	r.active[fn]++
+	return n
+}
+
+// Exit closes the innermost open activation at time now. It reports false
+// when no activation is open.
+func (r *Recorder) Exit(now int64) bool {
+	if len(r.stack) <= 1 {
+		return false
+	}
+	f := r.stack[len(r.stack)-1]
+	r.stack = r.stack[:len(r.stack)-1]
+	if now < f.entry {
+		now = f.entry // a clock can only be trusted to not go back
+	}
+	dur := now - f.entry
+	self := dur - f.child
+	if self < 0 {
+		self = 0
+	}
+	nd := &r.tree.Nodes[f.node]
+	nd.SelfNs += self
+	r.active[f.fn]--
+	if r.active[f.fn] == 0 {
+		nd.TotalNs += dur
+	}
+	r.stack[len(r.stack)-1].child += dur
+	return true
+}
+
+// Depth is the number of open activations.
+func (r *Recorder) Depth() int { return len(r.stack) - 1 }
+
+// Stack lists the functions of the open activations, outermost first.
+func (r *Recorder) Stack() []int {
+	out := make([]int, 0, len(r.stack)-1)
+	for _, f := range r.stack[1:] {
+		out = append(out, f.fn)
+	}
+	return out
+}
+
+// Top is the function of the innermost open activation, StartFunc if none.
+func (r *Recorder) Top() int { return r.stack[len(r.stack)-1].fn }
+
+// Finish closes every open activation at time end and returns the CCT and
+// the thread's traced time. START's self time is what no traced function
+// took, so a thread's self times add up to its traced time exactly.
+func (r *Recorder) Finish(end int64) (nodes []Node, tracedNs int64) {
+	if !r.done {
+		if end < r.start {
+			end = r.start
+		}
+		for r.Exit(end) {
+		}
+		root := &r.tree.Nodes[0]
+		root.SelfNs = end - r.start - r.stack[0].child
+		if root.SelfNs < 0 {
+			root.SelfNs = 0
+		}
+		r.end = end
+		r.done = true
+	}
+	return r.tree.Nodes, r.end - r.start
+}

@@ -1,0 +1,189 @@
+package model
+
+import "fmt"
+
+// InvariantError names the invariant a profile breaks and where.
+type InvariantError struct {
+	Where string // e.g. "thread 3 (tid 4242) node 17"
+	Rule  string
+}
+
+func (e *InvariantError) Error() string {
+	if e.Where == "" {
+		return "invalid profile: " + e.Rule
+	}
+	return "invalid profile: " + e.Where + ": " + e.Rule
+}
+
+func broken(where, format string, args ...any) error {
+	return &InvariantError{Where: where, Rule: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks every invariant of the data model and returns the first
+// one broken, as an *InvariantError.
+func (p *Profile) Validate() error {
+	if err := p.validateTables(); err != nil {
+		return err
+	}
+	if err := p.validateProcesses(); err != nil {
+		return err
+	}
+	for i := range p.Threads {
+		if err := p.validateThread(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Profile) validateTables() error {
+	if len(p.Modules) == 0 || p.Modules[0].Path != "" {
+		return broken("modules", "module 0 must be the empty module of START")
+	}
+	if len(p.Functions) == 0 || p.Functions[StartFunc] != (Function{Module: 0, Name: StartName}) {
+		return broken("functions", "function 0 must be START in module 0")
+	}
+	seenMod := make(map[string]bool, len(p.Modules))
+	for i, m := range p.Modules {
+		if seenMod[m.Path] {
+			return broken(fmt.Sprintf("module %d", i), "duplicate module %q", m.Path)
+		}
+		seenMod[m.Path] = true
+	}
+	seen := make(map[Function]bool, len(p.Functions))
+	for i, f := range p.Functions {
+		where := fmt.Sprintf("function %d", i)
+		if f.Module < 0 || f.Module >= len(p.Modules) {
+			return broken(where, "module index %d out of range", f.Module)
+		}
+		if i != StartFunc && f.Module == 0 {
+			return broken(where, "only START may live in module 0")
+		}
+		if f.Name == "" {
+			return broken(where, "empty name")
+		}
+		if seen[f] {
+			return broken(where, "duplicate function %q", f.Name)
+		}
+		seen[f] = true
+	}
+	return nil
+}
+
+func (p *Profile) validateProcesses() error {
+	for i, pr := range p.Processes {
+		where := fmt.Sprintf("process %d (pid %d)", i, pr.Pid)
+		if pr.Pid <= 0 {
+			return broken(where, "pid must be positive")
+		}
+		if pr.Parent != None && (pr.Parent < 0 || pr.Parent >= i) {
+			return broken(where, "parent index %d must precede the process", pr.Parent)
+		}
+		if pr.ExecOf != None && (pr.ExecOf < 0 || pr.ExecOf >= i) {
+			return broken(where, "exec-of index %d must precede the process", pr.ExecOf)
+		}
+		if pr.ExecOf != None && p.Processes[pr.ExecOf].Pid != pr.Pid {
+			return broken(where, "an exec'd image keeps the pid of the image it replaced")
+		}
+		if !p.funcOrNone(pr.ForkedBy) {
+			return broken(where, "forked-by function %d out of range", pr.ForkedBy)
+		}
+	}
+	return nil
+}
+
+func (p *Profile) funcOrNone(f int) bool {
+	return f == None || (f > StartFunc && f < len(p.Functions))
+}
+
+func (p *Profile) validateThread(ti int) error {
+	t := &p.Threads[ti]
+	where := fmt.Sprintf("thread %d (tid %d)", ti, t.Tid)
+	if t.Process < 0 || t.Process >= len(p.Processes) {
+		return broken(where, "process index %d out of range", t.Process)
+	}
+	if !p.funcOrNone(t.SpawnedBy) {
+		return broken(where, "spawning function %d out of range", t.SpawnedBy)
+	}
+	if t.Level < 0 {
+		return broken(where, "negative nesting level")
+	}
+	if t.TracedNs < 0 {
+		return broken(where, "negative traced time")
+	}
+	for mi, m := range t.Members {
+		if !p.funcOrNone(m.SpawnedBy) {
+			return broken(fmt.Sprintf("%s member %d", where, mi), "spawning function out of range")
+		}
+		if m.Level != t.Level {
+			return broken(fmt.Sprintf("%s member %d", where, mi), "member level %d differs from the thread's %d", m.Level, t.Level)
+		}
+	}
+	if len(t.Nodes) == 0 || t.Nodes[0].Func != StartFunc || t.Nodes[0].Parent != None {
+		return broken(where, "node 0 must be the START root")
+	}
+	var self int64
+	kids := make(map[childKey]bool, len(t.Nodes))
+	for ni := range t.Nodes {
+		if err := p.validateNode(t, ni, kids); err != nil {
+			return err
+		}
+		self += t.Nodes[ni].SelfNs + t.Nodes[ni].DroppedNs
+	}
+	if self != t.TracedNs {
+		return broken(where, "self times add up to %d ns, traced time is %d ns", self, t.TracedNs)
+	}
+	return nil
+}
+
+func (p *Profile) validateNode(t *Thread, ni int, kids map[childKey]bool) error {
+	n := &t.Nodes[ni]
+	where := fmt.Sprintf("tid %d node %d", t.Tid, ni)
+	if ni > 0 {
+		if n.Parent < 0 || n.Parent >= ni {
+			return broken(where, "parent %d must precede its child", n.Parent)
+		}
+		if n.Func <= StartFunc || n.Func >= len(p.Functions) {
+			return broken(where, "function %d out of range (START only at the root)", n.Func)
+		}
+		k := childKey{n.Parent, n.Func}
+		if kids[k] {
+			return broken(where, "two children of node %d for one function", n.Parent)
+		}
+		kids[k] = true
+	}
+	switch {
+	case n.Calls < 0 || n.RecursiveCalls < 0 || n.SelfNs < 0 || n.TotalNs < 0 ||
+		n.DirectCalls < 0 || n.IndirectCalls < 0 || n.PLTCalls < 0 || n.InFlight < 0 || n.DroppedNs < 0:
+		return broken(where, "negative value")
+	case n.RecursiveCalls > n.Calls:
+		return broken(where, "recursive calls %d exceed calls %d", n.RecursiveCalls, n.Calls)
+	case n.DirectCalls+n.IndirectCalls+n.PLTCalls > n.Calls:
+		return broken(where, "call kinds add up to more than the calls")
+	case n.TotalNs > t.TracedNs:
+		return broken(where, "total time %d ns exceeds the thread's traced time %d ns", n.TotalNs, t.TracedNs)
+	}
+	return validateContribs(n, len(t.Members), where)
+}
+
+func validateContribs(n *Node, members int, where string) error {
+	if len(n.Contribs) == 0 {
+		return nil
+	}
+	var c Contrib
+	last := -1
+	for _, x := range n.Contribs {
+		if x.Member <= last || x.Member >= members {
+			return broken(where, "contributions must name members in increasing order")
+		}
+		last = x.Member
+		c.Calls += x.Calls
+		c.RecursiveCalls += x.RecursiveCalls
+		c.SelfNs += x.SelfNs
+		c.TotalNs += x.TotalNs
+	}
+	if c.Calls != n.Calls || c.RecursiveCalls != n.RecursiveCalls || c.SelfNs != n.SelfNs || c.TotalNs != n.TotalNs {
+		return broken(where, "member contributions do not add up to the node")
+	}
+	return nil
+}
