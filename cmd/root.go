@@ -30,7 +30,7 @@ summarizes and renders the saved profiles offline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newInfoCmd())
+	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd())
 	return root
 }
 

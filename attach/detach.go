@@ -1,0 +1,134 @@
+package attach
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/arch/x86/x86asm"
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+)
+
+// detachAll stops every thread, takes every breakpoint out, moves threads
+// that are out of line back to the original code, unmaps the areas and
+// lets the target go, running as before.
+func (e *engine) detachAll() {
+	e.detaching = true
+	for _, t := range e.threads {
+		t.stopped = false
+		if err := interrupt(t.tid); err != nil {
+			e.forget(t)
+		}
+	}
+	// Handle stops as usual until every thread sits in our interrupt
+	// stop: breakpoint hits on the way are accounted and stepped.
+	for !e.allStopped() {
+		var tid int
+		var ws unix.WaitStatus
+		if n := len(e.deferred); n > 0 {
+			tid, ws = e.deferred[0].tid, e.deferred[0].ws
+			e.deferred = e.deferred[1:]
+		} else {
+			var err error
+			if tid, ws, err = wait4(); err != nil {
+				break
+			}
+		}
+		e.stats.Stops++
+		e.handle(tid, ws)
+	}
+	spaces := map[*space]*thread{}
+	for _, t := range e.threads {
+		if _, ok := spaces[t.proc.as]; !ok {
+			spaces[t.proc.as] = t
+		}
+	}
+	for as, t := range spaces {
+		for _, b := range as.bps {
+			pokeText(t.tid, b.addr, []byte{b.orig})
+		}
+	}
+	for _, t := range e.threads {
+		e.leaveArea(t)
+	}
+	for as, t := range spaces {
+		for _, a := range as.areas {
+			if as.entry != 0 {
+				e.injectSyscall(t.tid, as.entry, unix.SYS_MUNMAP, a.base, a.size)
+			}
+		}
+		as.bps, as.areas = map[uint64]*bp{}, nil
+	}
+	for _, t := range e.threads {
+		e.finishThread(t)
+		if err := detach(t.tid, 0); err != nil && err != unix.ESRCH {
+			e.warn("detach %d: %v", t.tid, err)
+		}
+	}
+	e.threads = map[int]*thread{}
+}
+
+func (e *engine) allStopped() bool {
+	for _, t := range e.threads {
+		if !t.stopped {
+			return false
+		}
+	}
+	return true
+}
+
+// leaveArea moves a thread whose pc is in an out-of-line slot to the
+// equivalent place in the original code.
+func (e *engine) leaveArea(t *thread) {
+	var regs unix.PtraceRegs
+	if getRegs(t.tid, &regs) != nil {
+		return
+	}
+	if _, in := t.proc.as.inArea(regs.Rip); !in {
+		return
+	}
+	for _, b := range t.proc.as.bps {
+		if b.plan.Emulate != instrument.EmuNone || regs.Rip < b.slot || regs.Rip >= b.slot+uint64(len(b.plan.OOL)) {
+			continue
+		}
+		if pc, ok := oolResume(b, regs.Rip); ok {
+			regs.Rip = pc
+			setRegs(t.tid, &regs)
+		}
+		return
+	}
+}
+
+// oolResume maps a pc inside b's out-of-line sequence to the original
+// code: the first instruction has not run yet (resume at b.addr); any
+// later one is a jump whose target is where the thread is going.
+func oolResume(b *bp, pc uint64) (uint64, bool) {
+	if pc == b.slot {
+		return b.addr, true
+	}
+	off := int(pc - b.slot)
+	code := b.plan.OOL[off:]
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil || inst.Op != x86asm.JMP {
+		return 0, false
+	}
+	switch a := inst.Args[0].(type) {
+	case x86asm.Rel:
+		return pc + uint64(inst.Len) + uint64(int64(a)), true
+	case x86asm.Mem:
+		if a.Base == x86asm.RIP && len(code) >= inst.Len+int(a.Disp)+8 {
+			at := inst.Len + int(a.Disp)
+			var v uint64
+			for i := 7; i >= 0; i-- {
+				v = v<<8 | uint64(code[at+i])
+			}
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+func (e *engine) warn(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "profile: "+format+"\n", args...)
+}

@@ -1,0 +1,129 @@
+// Package attach is the online engine (DESIGN §3): it launches or attaches
+// to processes with ptrace, puts breakpoints on function entries and return
+// sites, executes displaced instructions out of line, follows threads,
+// forks and execs, and keeps a recursion-aware CCT per thread. Every
+// ptrace call happens on one locked OS thread; nothing outside this
+// package issues ptrace requests.
+package attach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// Options control a tracing session.
+type Options struct {
+	Filter       *instrument.Filter
+	NoFollowFork bool
+	// Progress, when set, is called from the engine about four times a
+	// second with the running numbers.
+	Progress func(Stats)
+	// Meta is copied into the profile (filters, tool version, ...).
+	Meta model.Meta
+}
+
+// Stats are the engine's counters.
+type Stats struct {
+	Elapsed     time.Duration
+	Stops       int64
+	TracedCalls int64
+	Breakpoints int64
+	Threads     int // live threads
+	AllThreads  int
+	Processes   int
+}
+
+// Result is what a session produced.
+type Result struct {
+	Profile *model.Profile
+	Stats   Stats
+	// ExitCode and Signal describe how the first process ended (record).
+	ExitCode int
+	Signal   syscall.Signal
+	Exited   bool // the first process ended (rather than being detached)
+}
+
+// ErrNoFunctions means the filters selected nothing to trace.
+var ErrNoFunctions = errors.New("nothing to trace: no function matched the filters")
+
+// Record launches argv under the tracer and traces it from its first
+// instruction until it exits or ctx ends (then it detaches and lets it run).
+func Record(ctx context.Context, argv []string, opt Options) (*Result, error) {
+	return run(ctx, opt, func(e *engine) error { return e.launch(argv) })
+}
+
+// Attach traces every thread of process pid until ctx ends or it exits.
+func Attach(ctx context.Context, pid int, opt Options) (*Result, error) {
+	return run(ctx, opt, func(e *engine) error { return e.attach(pid) })
+}
+
+// run executes a session on one locked OS thread: the tracer thread.
+func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, error) {
+	type out struct {
+		r   *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked: the thread dies with the goroutine, so no other
+		// goroutine inherits a thread that was a tracer.
+		e := newEngine(opt)
+		if err := start(e); err != nil {
+			e.abandon()
+			ch <- out{nil, err}
+			return
+		}
+		stop := make(chan struct{})
+		go e.watch(ctx, stop)
+		r, err := e.loop()
+		close(stop)
+		ch <- out{r, err}
+	}()
+	o := <-ch
+	return o.r, o.err
+}
+
+// watch wakes the tracer when ctx ends: the tracer may sit in wait4 while
+// the target blocks, so a short-lived child of ours ends that wait.
+func (e *engine) watch(ctx context.Context, stop <-chan struct{}) {
+	select {
+	case <-stop:
+		return
+	case <-ctx.Done():
+	}
+	e.stopRequested.Store(true)
+	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
+		if pr, err := os.StartProcess(p, []string{"true"}, &os.ProcAttr{}); err == nil {
+			e.wakers.Store(int64(pr.Pid))
+			pr.Release()
+			return
+		}
+	}
+}
+
+// permissionHint explains how to allow ptrace when attaching is refused.
+func permissionHint(pid int, err error) error {
+	if errors.Is(err, unix.EPERM) {
+		scope, _ := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+		hint := "run as root or grant CAP_SYS_PTRACE (setcap cap_sys_ptrace+ep $(which profile))"
+		if len(scope) > 0 && scope[0] != '0' {
+			hint = fmt.Sprintf("kernel.yama.ptrace_scope is %c: run `sudo sysctl kernel.yama.ptrace_scope=0`, or run as root", scope[0])
+		}
+		return fmt.Errorf("attach to pid %d: permission denied (%s)", pid, hint)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("attach to pid %d: no such process", pid)
+	}
+	return fmt.Errorf("attach to pid %d: %w", pid, err)
+}

@@ -1,0 +1,97 @@
+package attach
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallTrap is `syscall; int3`: run a system call in the target and stop.
+var syscallTrap = []byte{0x0f, 0x05, 0xcc}
+
+// injectSyscall makes stopped thread tid run one system call at site (an
+// executable address no other thread will run meanwhile) and returns its
+// result. The thread's registers and the bytes at site are restored, so a
+// thread stopped inside an interrupted call restarts it as before.
+func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
+	var saved, regs unix.PtraceRegs
+	if err := getRegs(tid, &saved); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	orig := make([]byte, len(syscallTrap))
+	if err := readMem(tid, site, orig); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	if err := pokeText(tid, site, syscallTrap); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	defer pokeText(tid, site, orig)
+	regs = saved
+	regs.Rip = site
+	regs.Rax = nr
+	regs.Orig_rax = ^uint64(0) // not in a syscall: no restart logic on resume
+	argRegs := []*uint64{&regs.Rdi, &regs.Rsi, &regs.Rdx, &regs.R10, &regs.R8, &regs.R9}
+	for i, a := range args {
+		*argRegs[i] = a
+	}
+	if err := setRegs(tid, &regs); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	if err := cont(tid, 0); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	for {
+		ws, err := waitTid(tid)
+		if err != nil {
+			return 0, fmt.Errorf("inject: wait: %w", err)
+		}
+		if ws.Exited() || ws.Signaled() {
+			return 0, fmt.Errorf("inject: thread %d ended", tid)
+		}
+		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) <= 0 {
+			break
+		}
+		// Anything else (a signal arriving now) waits for later: put it
+		// back by continuing without it is wrong, so remember and retry.
+		e.deferStop(tid, ws)
+		if err := cont(tid, 0); err != nil {
+			return 0, fmt.Errorf("inject: %w", err)
+		}
+	}
+	if err := getRegs(tid, &regs); err != nil {
+		return 0, fmt.Errorf("inject: %w", err)
+	}
+	if err := setRegs(tid, &saved); err != nil {
+		return 0, fmt.Errorf("inject: restore: %w", err)
+	}
+	return regs.Rax, nil
+}
+
+// mapArea injects an mmap of an RWX area near addr (within rel32 reach),
+// trying hints below and above it.
+func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
+	hints := []uint64{addr &^ 0xfff - 64<<20, addr&^0xfff + 64<<20, addr &^ 0xfff - 512<<20, addr&^0xfff + 512<<20}
+	for _, h := range hints {
+		base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, h, areaSize,
+			unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+		if err != nil {
+			return nil, err
+		}
+		if int64(base) < 0 && int64(base) > -4096 {
+			return nil, fmt.Errorf("mmap in target: %w", unix.Errno(-int64(base)))
+		}
+		if dist(base, addr) < near {
+			a := &area{base: base, size: areaSize}
+			if len(s.areas) == 0 {
+				a.next = uint64(len(syscallTrap)+7) &^ 7 // slot for later injections
+				if err := writeMem(tid, base, syscallTrap); err != nil {
+					return nil, err
+				}
+			}
+			s.areas = append(s.areas, a)
+			return a, nil
+		}
+		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, areaSize)
+	}
+	return nil, fmt.Errorf("no room for an out-of-line area within 2 GiB of %#x", addr)
+}

@@ -1,0 +1,203 @@
+package attach
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// scan loads the modules mapped in p that are new since the last scan and
+// puts entry breakpoints on their selected functions. tid is a stopped
+// thread of p. It returns how many entry breakpoints it inserted.
+func (e *engine) scan(tid int, p *process) (int, error) {
+	maps, err := instrument.ReadMaps(p.pid)
+	if err != nil {
+		return 0, err
+	}
+	as := p.as
+	inserted := 0
+	for _, path := range instrument.LoadedPaths(maps) {
+		if as.paths[path] {
+			continue
+		}
+		as.paths[path] = true
+		isMain := path == p.exe
+		if !isMain && !e.opt.Filter.Module(path, false) {
+			continue
+		}
+		mod, err := instrument.Open(path)
+		if err != nil {
+			if isMain && errors.Is(err, instrument.ErrNoSymbols) {
+				return inserted, fmt.Errorf("%s: no symbol table (stripped binary): rebuild without -s/strip, or point --lib at a library with symbols", path)
+			}
+			continue // an unreadable library is left untraced
+		}
+		bias, err := mod.Bias(maps)
+		if err != nil {
+			continue
+		}
+		lo, hi := moduleRange(maps, path)
+		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
+			modIdx: e.in.Module(path, mod.BuildID)}
+		as.modules = append(as.modules, l)
+		if isMain && e.prof.Meta.BuildID == "" {
+			e.prof.Meta.BuildID = mod.BuildID
+		}
+		for _, sym := range mod.Symbols {
+			if !e.opt.Filter.Function(path, isMain, sym.Name) {
+				continue
+			}
+			fn := e.in.Func(l.modIdx, sym.Name)
+			if err := e.insertEntry(tid, as, sym.Value+bias, fn); err == nil {
+				inserted++
+			}
+		}
+	}
+	return inserted, nil
+}
+
+func moduleRange(maps []instrument.Mapping, path string) (lo, hi uint64) {
+	for _, m := range maps {
+		if m.Path != path {
+			continue
+		}
+		if lo == 0 || m.Start < lo {
+			lo = m.Start
+		}
+		if m.End > hi {
+			hi = m.End
+		}
+	}
+	return lo, hi
+}
+
+// insertEntry puts an entry breakpoint for fn at addr (or marks an
+// existing return-site breakpoint there as an entry too).
+func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
+	if b, ok := as.bps[addr]; ok {
+		if b.fn == model.None && !b.special {
+			b.fn = fn
+		}
+		return nil
+	}
+	b, err := e.insert(tid, as, addr)
+	if err != nil {
+		return err
+	}
+	b.fn = fn
+	return nil
+}
+
+// insertReturn puts a return-site breakpoint at ret; code holds the bytes
+// before it (for the call kind).
+func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
+	if b, ok := as.bps[ret]; ok {
+		if !b.isReturn {
+			b.isReturn = true
+			b.kind = e.callKind(tid, as, ret)
+		}
+		return b, nil
+	}
+	b, err := e.insert(tid, as, ret)
+	if err != nil {
+		return nil, err
+	}
+	b.isReturn = true
+	b.kind = e.callKind(tid, as, ret)
+	return b, nil
+}
+
+func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
+	code := make([]byte, instrument.CallLookback)
+	if err := readMem(tid, ret-uint64(len(code)), code); err != nil {
+		return model.KindUnknown
+	}
+	as.origBytes(ret-uint64(len(code)), code)
+	k, _ := instrument.ClassifyCall(code, ret, as.isPLT)
+	switch k {
+	case instrument.KindDirect:
+		return model.KindDirect
+	case instrument.KindIndirect:
+		return model.KindIndirect
+	case instrument.KindPLT:
+		return model.KindPLT
+	}
+	return model.KindUnknown
+}
+
+// insert plans the displaced instruction at addr, writes its out-of-line
+// copy and the int3.
+func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
+	code := make([]byte, 16)
+	if err := readMem(tid, addr, code); err != nil {
+		return nil, err
+	}
+	as.origBytes(addr, code)
+	a := as.areaNear(addr)
+	if a == nil {
+		var err error
+		if a, err = e.newArea(tid, as, addr); err != nil {
+			return nil, err
+		}
+	}
+	slot := a.base + a.next
+	plan, err := instrument.PlanAt(code, addr, slot)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Emulate == instrument.EmuNone {
+		a.alloc()
+		if err := writeMem(tid, slot, plan.OOL); err != nil {
+			return nil, err
+		}
+	}
+	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
+		return nil, err
+	}
+	b := &bp{addr: addr, orig: code[0], fn: model.None, plan: plan, slot: plan.Slot}
+	as.bps[addr] = b
+	delete(as.removed, addr)
+	e.stats.Breakpoints++
+	return b, nil
+}
+
+// newArea maps a new out-of-line area near addr. The first area is mapped
+// by a syscall injected at the program's entry point (every thread is
+// stopped then); later ones from slot 0 of the first area.
+func (e *engine) newArea(tid int, as *space, addr uint64) (*area, error) {
+	site := as.entry
+	if len(as.areas) > 0 {
+		site = as.areas[0].base
+	}
+	if site == 0 {
+		return nil, fmt.Errorf("no injection site for an out-of-line area")
+	}
+	return e.mapArea(tid, as, site, addr)
+}
+
+// remove restores the original byte of b.
+func (e *engine) remove(tid int, as *space, b *bp) error {
+	delete(as.bps, b.addr)
+	as.removed[b.addr] = true
+	return pokeText(tid, b.addr, []byte{b.orig})
+}
+
+// entryPoint returns the runtime address of the main executable's entry.
+func entryPoint(pid int) (uint64, error) {
+	auxv, err := readFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i+16 <= len(auxv); i += 16 {
+		if binary.LittleEndian.Uint64(auxv[i:]) == 9 { // AT_ENTRY
+			return binary.LittleEndian.Uint64(auxv[i+8:]), nil
+		}
+	}
+	return 0, fmt.Errorf("no AT_ENTRY in auxv of %d", pid)
+}
+
+func baseName(p string) string { return filepath.Base(p) }

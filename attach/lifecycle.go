@@ -1,0 +1,240 @@
+package attach
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// launch starts argv traced from its first instruction. The child is
+// started with PTRACE_TRACEME (the only way to catch its first
+// instruction), then handed over to PTRACE_SEIZE so that every task is
+// seized: group-stops and PTRACE_LISTEN then work as for attach.
+func (e *engine) launch(argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args = argv
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	e.rootPid, e.launched = pid, true
+	ws, err := waitTid(pid)
+	if err != nil || !ws.Stopped() {
+		return fmt.Errorf("start %s: it did not stop at exec (%v)", argv[0], err)
+	}
+	// Hand over: detach leaving it stopped, seize, let it go on.
+	if err := detach(pid, int(unix.SIGSTOP)); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	var ws2 unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws2, unix.WALL|unix.WUNTRACED, nil); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	if err := seize(pid); err != nil {
+		return fmt.Errorf("start %s: seize: %w", argv[0], err)
+	}
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil {
+		return err
+	}
+	// The seized, stopped child reports a stop; take it.
+	if _, err := waitTid(pid); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	p := e.newProcess(pid, newSpace(), nil, model.None, model.None)
+	t := e.newThread(pid, p, nil, model.None)
+	if err := e.instrumentFresh(t); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return err
+	}
+	e.resume(t, 0)
+	return nil
+}
+
+// instrumentFresh prepares a process image stopped at its first
+// instruction: an area near the executable, its functions, and a
+// breakpoint at the program entry for the libraries the dynamic linker is
+// about to map.
+func (e *engine) instrumentFresh(t *thread) error {
+	p := t.proc
+	entry, err := entryPoint(p.pid)
+	if err != nil {
+		return err
+	}
+	p.as.entry = entry
+	if _, err := e.mapArea(t.tid, p.as, entry, entry); err != nil {
+		return err
+	}
+	if _, err := e.scan(t.tid, p); err != nil {
+		return err
+	}
+	if _, ok := p.as.bps[entry]; !ok {
+		b, err := e.insert(t.tid, p.as, entry)
+		if err != nil {
+			return err
+		}
+		b.special = true
+		e.stats.Breakpoints--
+	}
+	return nil
+}
+
+// attach seizes every thread of pid, stops them, instruments the process
+// and lets it go on.
+func (e *engine) attach(pid int) error {
+	if err := unix.Kill(pid, 0); err == unix.ESRCH {
+		return fmt.Errorf("attach to pid %d: no such process", pid)
+	}
+	e.rootPid = pid
+	seized := map[int]bool{}
+	for {
+		tids, err := taskIDs(pid)
+		if err != nil {
+			return permissionHint(pid, unix.ESRCH)
+		}
+		added := false
+		for _, tid := range tids {
+			if seized[tid] {
+				continue
+			}
+			if err := seize(tid); err != nil {
+				if len(seized) == 0 {
+					return permissionHint(pid, err)
+				}
+				continue // the thread ended meanwhile
+			}
+			seized[tid] = true
+			added = true
+		}
+		if !added {
+			break
+		}
+	}
+	p := e.newProcess(pid, newSpace(), nil, model.None, model.None)
+	var first *thread
+	for tid := range seized {
+		interrupt(tid)
+	}
+	for tid := range seized {
+		ws, err := e.waitInterrupted(tid)
+		if err != nil {
+			continue
+		}
+		t := e.newThread(tid, p, nil, model.None)
+		if tid == pid {
+			first = t
+		}
+		if ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP && isJobStop(ws.StopSignal()) {
+			t.listening = true
+		}
+	}
+	if first == nil {
+		for _, t := range e.threads {
+			first = t
+			break
+		}
+	}
+	if first == nil {
+		return fmt.Errorf("attach to pid %d: no thread could be stopped", pid)
+	}
+	// Threads other than the leader: the level is 1 but the spawner is
+	// unknown (they were created before we came).
+	for _, t := range e.threads {
+		if t != first {
+			t.level = 1
+			mt := &e.prof.Threads[t.idx]
+			mt.Level, mt.ParentTid = 1, pid
+		}
+	}
+	entry, err := entryPoint(pid)
+	if err != nil {
+		e.detachAll()
+		return err
+	}
+	p.as.entry = entry
+	if _, err := e.mapArea(first.tid, p.as, entry, entry); err != nil {
+		e.detachAll()
+		return fmt.Errorf("attach to pid %d: %w", pid, err)
+	}
+	n, err := e.scan(first.tid, p)
+	if err == nil && n == 0 {
+		err = ErrNoFunctions
+	}
+	if err != nil {
+		e.detachAll()
+		return err
+	}
+	e.start = time.Now()
+	for _, t := range e.threads {
+		if t.listening {
+			listen(t.tid)
+			continue
+		}
+		e.resume(t, 0)
+	}
+	return nil
+}
+
+// waitInterrupted waits for tid's stop after PTRACE_INTERRUPT, keeping any
+// other stop that comes first for the loop.
+func (e *engine) waitInterrupted(tid int) (unix.WaitStatus, error) {
+	for {
+		ws, err := waitTid(tid)
+		if err != nil {
+			return ws, err
+		}
+		if ws.Exited() || ws.Signaled() {
+			return ws, fmt.Errorf("thread %d ended", tid)
+		}
+		if ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP {
+			return ws, nil
+		}
+		// A signal arriving first: keep it pending and wait on.
+		e.deferStop(tid, ws)
+		return ws, nil
+	}
+}
+
+func isJobStop(sig unix.Signal) bool {
+	return sig == unix.SIGSTOP || sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
+}
+
+// abandon lets go of whatever a failed start left traced.
+func (e *engine) abandon() {
+	for _, t := range e.threads {
+		detach(t.tid, 0)
+	}
+	if e.launched && e.rootPid > 0 {
+		unix.Kill(e.rootPid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		unix.Wait4(e.rootPid, &ws, unix.WALL, nil)
+	}
+}
+
+func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
+
+// report calls the progress callback about four times a second.
+func (e *engine) report() {
+	if e.opt.Progress == nil {
+		return
+	}
+	el := time.Since(e.base)
+	if el < e.nextReport {
+		return
+	}
+	e.nextReport = el + 250*time.Millisecond
+	s := e.stats
+	s.Elapsed = e.elapsed()
+	s.Threads = len(e.threads)
+	e.opt.Progress(s)
+}

@@ -1,0 +1,212 @@
+package attach
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// loop handles stops until no tracee is left or a stop is requested.
+func (e *engine) loop() (*Result, error) {
+	for len(e.threads) > 0 {
+		if e.stopRequested.Load() && !e.detaching {
+			e.detachAll()
+			break
+		}
+		var tid int
+		var ws unix.WaitStatus
+		if n := len(e.deferred); n > 0 {
+			d := e.deferred[0]
+			e.deferred = e.deferred[1:]
+			tid, ws = d.tid, d.ws
+		} else {
+			var err error
+			tid, ws, err = wait4()
+			if errors.Is(err, unix.ECHILD) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("wait: %w", err)
+			}
+		}
+		e.stats.Stops++
+		if int64(tid) == e.wakers.Load() {
+			continue // our wake-up child: look at the stop request
+		}
+		e.handle(tid, ws)
+		e.report()
+	}
+	return e.finish(), nil
+}
+
+// handle dispatches one wait status.
+func (e *engine) handle(tid int, ws unix.WaitStatus) {
+	t := e.threads[tid]
+	if t == nil {
+		// A new task whose creator's event has not arrived yet.
+		if ws.Stopped() {
+			e.early[tid] = ws
+		}
+		return
+	}
+	switch {
+	case ws.Exited() || ws.Signaled():
+		e.taskGone(t, ws)
+	case !ws.Stopped():
+		return
+	case ws.StopSignal() == unix.SIGTRAP && event(ws) > 0:
+		e.event(t, event(ws))
+	case ws.StopSignal() == unix.SIGTRAP:
+		e.sigtrap(t)
+	default:
+		if event(ws) == unix.PTRACE_EVENT_STOP {
+			e.groupStop(t, ws.StopSignal())
+			return
+		}
+		e.signal(t, ws.StopSignal())
+	}
+}
+
+// event handles a ptrace event stop.
+func (e *engine) event(t *thread, ev int) {
+	switch ev {
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+		msg, err := eventMsg(t.tid)
+		if err == nil {
+			e.spawned(t, int(msg), ev)
+		}
+	case unix.PTRACE_EVENT_EXEC:
+		e.execed(t)
+	case unix.PTRACE_EVENT_EXIT:
+		e.finishThread(t)
+	case unix.PTRACE_EVENT_STOP:
+		// Our interrupt, a new task's first stop, or the re-trap of a
+		// listening task on SIGCONT.
+		t.listening = false
+		if e.detaching {
+			t.stopped = true
+			return
+		}
+	}
+	e.resume(t, 0)
+}
+
+// groupStop handles a job-control stop: keep the task stopped without
+// holding it in ptrace so SIGCONT works as without the profiler.
+func (e *engine) groupStop(t *thread, sig syscall.Signal) {
+	if e.detaching {
+		t.stopped = true
+		return
+	}
+	t.listening = true
+	if err := listen(t.tid); err != nil {
+		e.resume(t, 0)
+	}
+}
+
+// signal passes a signal that is not ours to the target unchanged.
+func (e *engine) signal(t *thread, sig syscall.Signal) {
+	if e.detaching && sig == unix.SIGSTOP {
+		// Ours, if the target never asked for one: keep the stop.
+	}
+	e.resume(t, int(sig))
+}
+
+func (e *engine) resume(t *thread, sig int) {
+	if err := cont(t.tid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+		fmt.Fprintf(os.Stderr, "profile: resume %d: %v\n", t.tid, err)
+	}
+}
+
+// sigtrap handles a SIGTRAP stop: our breakpoint, a breakpoint already
+// removed (rewind and swallow), or the program's own SIGTRAP (deliver).
+func (e *engine) sigtrap(t *thread) {
+	var regs unix.PtraceRegs
+	if err := getRegs(t.tid, &regs); err != nil {
+		return
+	}
+	as := t.proc.as
+	addr := regs.Rip - 1
+	if b, ok := as.bps[addr]; ok {
+		e.hit(t, b, &regs)
+		return
+	}
+	si, err := getSigInfo(t.tid)
+	if err == nil && si.Code == siKernel && as.removed[addr] {
+		regs.Rip = addr
+		setRegs(t.tid, &regs)
+		e.resume(t, 0)
+		return
+	}
+	e.resume(t, int(unix.SIGTRAP))
+}
+
+// taskGone handles a task's end.
+func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
+	p := t.proc
+	e.forget(t)
+	if t.tid != p.pid {
+		return
+	}
+	pr := &e.prof.Processes[p.idx]
+	if ws.Exited() {
+		pr.Exited, pr.ExitCode = true, ws.ExitStatus()
+	} else {
+		pr.Signal = signalName(ws.Signal())
+	}
+	if e.procs[p.pid] == p {
+		delete(e.procs, p.pid)
+	}
+	if p.pid == e.rootPid {
+		w := ws
+		e.rootExit = &w
+	}
+}
+
+// finish assembles the profile.
+func (e *engine) finish() *Result {
+	for _, t := range e.threads {
+		e.finishThread(t)
+	}
+	// Threads that never got a CCT (gone before any stop) keep an empty one.
+	for i := range e.prof.Threads {
+		if len(e.prof.Threads[i].Nodes) == 0 {
+			e.prof.Threads[i].Nodes = []model.Node{{Func: model.StartFunc, Parent: model.None}}
+		}
+	}
+	e.prof.Meta.DurationNs = e.now()
+	if len(e.prof.Processes) > 0 && e.prof.Meta.Exe == "" {
+		e.prof.Meta.Exe = e.prof.Processes[0].Exe
+	}
+	e.prof.Meta.Stops = e.stats.Stops
+	e.prof.Meta.TracedCalls = e.stats.TracedCalls
+	e.prof.Meta.Breakpoints = e.stats.Breakpoints
+	r := &Result{Profile: e.prof, Stats: e.stats}
+	r.Stats.Elapsed = e.elapsed()
+	if ws := e.rootExit; ws != nil {
+		r.Exited = true
+		if ws.Exited() {
+			r.ExitCode = ws.ExitStatus()
+		} else {
+			r.Signal = ws.Signal()
+		}
+	} else if e.detaching {
+		e.prof.Meta.Partial = true
+		if e.prof.Meta.PartialReason == "" {
+			e.prof.Meta.PartialReason = "detached before the target ended"
+		}
+	}
+	return r
+}
+
+func signalName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}

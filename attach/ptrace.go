@@ -1,0 +1,141 @@
+package attach
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The raw ptrace requests the engine uses. Every call must come from the
+// engine's locked OS thread (see loop.go): ptrace requests for a tracee
+// from any other thread fail with ESRCH.
+
+const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT
+
+// siKernel is si_code of a SIGTRAP raised by an int3.
+const siKernel = 0x80
+
+func ptrace(req int, pid int, addr, data uintptr) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func seize(pid int) error { return ptrace(unix.PTRACE_SEIZE, pid, 0, traceOptions) }
+
+func interrupt(tid int) error { return ptrace(unix.PTRACE_INTERRUPT, tid, 0, 0) }
+
+func cont(tid, sig int) error { return ptrace(unix.PTRACE_CONT, tid, 0, uintptr(sig)) }
+
+func listen(tid int) error { return ptrace(unix.PTRACE_LISTEN, tid, 0, 0) }
+
+func detach(tid, sig int) error { return ptrace(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
+
+func getRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceGetRegs(tid, r) }
+
+func setRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceSetRegs(tid, r) }
+
+func eventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
+
+// sigInfo holds the fields of siginfo_t the engine reads.
+type sigInfo struct {
+	Signo int32
+	Errno int32
+	Code  int32
+	_     int32
+	Addr  uint64 // si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE
+	_     [112]byte
+}
+
+func getSigInfo(tid int) (sigInfo, error) {
+	var si sigInfo
+	err := ptrace(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&si)))
+	return si, err
+}
+
+// readMem reads len(buf) bytes at addr with one process_vm_readv.
+func readMem(pid int, addr uint64, buf []byte) error {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("read %d bytes at %#x in %d: %w", len(buf), addr, pid, err)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("read %d bytes at %#x in %d: short read (%d)", len(buf), addr, pid, n)
+	}
+	return nil
+}
+
+// writeMem writes buf at addr with one process_vm_writev (writable
+// mappings only: the stack, the out-of-line area).
+func writeMem(pid int, addr uint64, buf []byte) error {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMWritev(pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("write %d bytes at %#x in %d: %w", len(buf), addr, pid, err)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("write at %#x in %d: short write", addr, pid)
+	}
+	return nil
+}
+
+// pokeText writes buf at addr through ptrace, which may write read-only
+// text: read-modify-write of aligned words.
+func pokeText(tid int, addr uint64, buf []byte) error {
+	start := addr &^ 7
+	end := (addr + uint64(len(buf)) + 7) &^ 7
+	for w := start; w < end; w += 8 {
+		var word [8]byte
+		if _, err := unix.PtracePeekText(tid, uintptr(w), word[:]); err != nil {
+			return fmt.Errorf("peek %#x: %w", w, err)
+		}
+		for i := 0; i < 8; i++ {
+			a := w + uint64(i)
+			if a >= addr && a < addr+uint64(len(buf)) {
+				word[i] = buf[a-addr]
+			}
+		}
+		if _, err := unix.PtracePokeText(tid, uintptr(w), word[:]); err != nil {
+			return fmt.Errorf("poke %#x: %w", w, err)
+		}
+	}
+	return nil
+}
+
+// wait4 waits for any tracee (or child) with __WALL.
+func wait4() (int, unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		pid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return pid, ws, err
+	}
+}
+
+// waitTid waits for one task.
+func waitTid(tid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(tid, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return ws, err
+	}
+}
+
+// event is the PTRACE_EVENT_* of a stop (status>>16), 0 for none. Unlike
+// WaitStatus.TrapCause it also reads group-stops, whose signal is not
+// SIGTRAP.
+func event(ws unix.WaitStatus) int { return int(uint32(ws) >> 16) }

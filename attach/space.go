@@ -1,0 +1,145 @@
+package attach
+
+import (
+	"fmt"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// space is one address space: its modules, breakpoints and out-of-line
+// areas. A vfork child shares its parent's space until it execs.
+type space struct {
+	modules []*loaded
+	paths   map[string]bool // module paths already examined
+	bps     map[uint64]*bp
+	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
+	areas   []*area
+	entry   uint64 // program entry breakpoint: libraries are mapped when it hits
+	users   int    // live processes using this space
+}
+
+// loaded is a module mapped in a space.
+type loaded struct {
+	mod    *instrument.Module
+	bias   uint64
+	lo, hi uint64 // runtime range of its mappings
+	modIdx int    // index into the profile's modules
+	main   bool
+}
+
+// bp is one int3 in the target: a function entry, a return site, or both.
+type bp struct {
+	addr     uint64
+	orig     byte
+	fn       int  // profile function entered here, model.None if none
+	isReturn bool // a return site: the instruction after a call
+	kind     model.CallKind
+	plan     instrument.Plan
+	slot     uint64
+	special  bool // the program entry point: not a traced function
+}
+
+// area is an injected mapping holding out-of-line slots.
+type area struct {
+	base, size, next uint64
+}
+
+const (
+	areaSize   = 1 << 20
+	near       = 1<<31 - 2*areaSize // reach of a rel32 from any slot of an area
+	injectSlot = 0                  // slot 0 of the first area holds `syscall; int3`
+)
+
+func newSpace() *space {
+	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}, users: 1}
+}
+
+// clone copies a space for a forked child: the child's memory is a copy of
+// the parent's, breakpoints and areas included.
+func (s *space) clone() *space {
+	c := newSpace()
+	c.modules = append(c.modules, s.modules...)
+	for k, v := range s.paths {
+		c.paths[k] = v
+	}
+	for k, v := range s.bps {
+		b := *v
+		c.bps[k] = &b
+	}
+	for k := range s.removed {
+		c.removed[k] = true
+	}
+	for _, a := range s.areas {
+		cp := *a
+		c.areas = append(c.areas, &cp)
+	}
+	c.entry = s.entry
+	return c
+}
+
+// moduleAt returns the module whose mappings contain a runtime address.
+func (s *space) moduleAt(addr uint64) *loaded {
+	for _, m := range s.modules {
+		if addr >= m.lo && addr < m.hi {
+			return m
+		}
+	}
+	return nil
+}
+
+// isPLT tells whether a runtime address is a PLT stub or GOT slot.
+func (s *space) isPLT(addr uint64) bool {
+	m := s.moduleAt(addr)
+	if m == nil {
+		return false
+	}
+	return m.mod.IsPLT(addr-m.bias) || m.mod.IsGOT(addr-m.bias)
+}
+
+// areaNear returns an area with a free slot within rel32 reach of addr.
+func (s *space) areaNear(addr uint64) *area {
+	for _, a := range s.areas {
+		if a.next+instrument.SlotSize <= a.size && dist(a.base, addr) < near {
+			return a
+		}
+	}
+	return nil
+}
+
+func (a *area) alloc() uint64 {
+	slot := a.base + a.next
+	a.next += instrument.SlotSize
+	return slot
+}
+
+// inArea returns the breakpoint whose slot holds pc, if pc is out of line.
+func (s *space) inArea(pc uint64) (*area, bool) {
+	for _, a := range s.areas {
+		if pc >= a.base && pc < a.base+a.size {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+func dist(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// origBytes patches the original bytes of breakpoints into code read from
+// the target at addr, so planning never sees our own int3s.
+func (s *space) origBytes(addr uint64, code []byte) {
+	for i := range code {
+		if b, ok := s.bps[addr+uint64(i)]; ok {
+			code[i] = b.orig
+		}
+	}
+}
+
+func (b *bp) String() string {
+	return fmt.Sprintf("bp@%#x(fn=%d ret=%v)", b.addr, b.fn, b.isReturn)
+}

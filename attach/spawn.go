@@ -1,0 +1,78 @@
+package attach
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// spawned handles a clone, fork or vfork of t that created task child.
+func (e *engine) spawned(t *thread, child int, ev int) {
+	if _, ok := e.early[child]; ok {
+		delete(e.early, child)
+	} else if _, err := waitTid(child); err != nil {
+		return
+	}
+	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
+	if isThread {
+		nt := e.newThread(child, t.proc, t, e.spawner(t))
+		e.resume(nt, 0)
+		return
+	}
+	if e.opt.NoFollowFork && ev != unix.PTRACE_EVENT_VFORK && !e.sharesMemory(child, t) {
+		// Clean the child's copy of every breakpoint, then let it go.
+		for _, b := range t.proc.as.bps {
+			pokeText(child, b.addr, []byte{b.orig})
+		}
+		detach(child, 0)
+		return
+	}
+	as := t.proc.as
+	if ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t) {
+		as.users++ // shared until the child execs or exits
+	} else {
+		as = as.clone()
+	}
+	np := e.newProcess(child, as, t, e.spawner(t), model.None)
+	nt := e.newThread(child, np, t, model.None)
+	// Fresh accounting: the forking thread's open frames, timed from now,
+	// no calls counted (§2.3).
+	now := e.now()
+	for _, fn := range t.rec.Stack() {
+		nt.rec.EnterInFlight(fn, now)
+	}
+	nt.frames = append([]frame(nil), t.frames...)
+	e.resume(nt, 0)
+}
+
+// sharesMemory tells whether a new process kept its parent's memory
+// (CLONE_VM, as vfork and posix_spawn do): kcmp compares the two mms.
+func (e *engine) sharesMemory(child int, t *thread) bool {
+	const kcmpVM = 1
+	r, _, errno := unix.Syscall6(unix.SYS_KCMP, uintptr(child), uintptr(t.tid), kcmpVM, 0, 0, 0)
+	return errno == 0 && r == 0
+}
+
+// execed handles PTRACE_EVENT_EXEC: the old image and all its threads are
+// gone; a new image with the same pid starts, to be instrumented afresh.
+func (e *engine) execed(t *thread) {
+	pid := t.proc.pid
+	old := t.proc
+	if former, err := eventMsg(pid); err == nil && int(former) != t.tid {
+		if ft := e.threads[int(former)]; ft != nil {
+			e.forget(ft)
+		}
+	}
+	for _, o := range e.threads {
+		if o.proc == old {
+			e.forget(o)
+		}
+	}
+	old.as.users--
+	np := e.newProcess(pid, newSpace(), nil, model.None, old.idx)
+	nt := e.newThread(pid, np, nil, model.None)
+	if err := e.instrumentFresh(nt); err != nil {
+		e.warn("instrument %s after exec: %v", np.exe, err)
+	}
+	e.resume(nt, 0)
+}

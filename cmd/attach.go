@@ -1,0 +1,43 @@
+package cmd
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/attach"
+)
+
+func newAttachCmd() *cobra.Command {
+	var f traceFlags
+	var pid int
+	c := &cobra.Command{
+		Use:   "attach --pid PID [flags]",
+		Short: "Trace a running process until Ctrl-C, then detach and save",
+		Long: `attach traces every thread of a running process (and the threads and
+children it creates) until Ctrl-C, SIGTERM, SIGHUP, --duration or the
+process's exit; then it detaches, leaving the process running as before,
+and writes the profile.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if pid <= 0 {
+				return fmt.Errorf("attach needs --pid PID")
+			}
+			opt, err := f.options("attach", []string{fmt.Sprintf("--pid=%d", pid)})
+			if err != nil {
+				return err
+			}
+			ctx, done := f.traceContext(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			defer done()
+			r, err := attach.Attach(ctx, pid, opt)
+			if err != nil {
+				return err
+			}
+			return f.finishTrace(c, r)
+		},
+	}
+	c.Flags().IntVarP(&pid, "pid", "p", 0, "the process to attach to")
+	f.register(c)
+	return c
+}

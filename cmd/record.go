@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/attach"
+)
+
+func newRecordCmd() *cobra.Command {
+	var f traceFlags
+	c := &cobra.Command{
+		Use:   "record [flags] -- CMD [ARGS...]",
+		Short: "Run a command under the tracer and save its call graphs",
+		Long: `record launches CMD traced from its first instruction, follows its threads
+and forked children, writes the profile when it exits, and exits with CMD's
+exit status (128+signal if a signal killed it). Ctrl-C reaches CMD as usual;
+SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opt, err := f.options("record", args)
+			if err != nil {
+				return err
+			}
+			signalIgnoreInterrupt()
+			ctx, done := f.traceContext(syscall.SIGTERM, syscall.SIGHUP)
+			defer done()
+			r, err := attach.Record(ctx, args, opt)
+			if err != nil {
+				return err
+			}
+			if err := f.finishTrace(c, r); err != nil {
+				return err
+			}
+			switch {
+			case r.Signal != 0:
+				return &exitError{128 + int(r.Signal)}
+			case r.ExitCode != 0:
+				return &exitError{r.ExitCode}
+			}
+			return nil
+		},
+	}
+	f.register(c)
+	c.Flags().SetInterspersed(false)
+	return c
+}

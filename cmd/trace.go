@@ -1,0 +1,128 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/attach"
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// traceFlags are the flags record and attach share.
+type traceFlags struct {
+	out          string
+	filters      []string
+	excludes     []string
+	libs         []string
+	noFollowFork bool
+	stats        bool
+	duration     time.Duration
+}
+
+func (f *traceFlags) register(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVarP(&f.out, "output", "o", "profile.data", "write the profile to `FILE` (an existing one is kept as FILE.old)")
+	fl.StringArrayVar(&f.filters, "filter", nil, "trace only functions whose module:function matches `REGEX` (repeatable)")
+	fl.StringArrayVar(&f.excludes, "exclude", nil, "do not trace functions whose module:function matches `REGEX` (repeatable)")
+	fl.StringArrayVar(&f.libs, "lib", nil, "also trace every function of the library `NAME` (repeatable)")
+	fl.BoolVar(&f.noFollowFork, "no-follow-fork", false, "do not trace forked children")
+	fl.BoolVar(&f.stats, "stats", false, "print engine statistics when done")
+	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
+}
+
+func (f *traceFlags) options(mode string, command []string) (attach.Options, error) {
+	filter, err := instrument.NewFilter(f.filters, f.excludes, f.libs)
+	if err != nil {
+		return attach.Options{}, err
+	}
+	opt := attach.Options{
+		Filter:       filter,
+		NoFollowFork: f.noFollowFork,
+		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
+			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
+	}
+	if isatty.IsTerminal(os.Stderr.Fd()) {
+		opt.Progress = progressLine(os.Stderr)
+	}
+	return opt, nil
+}
+
+// traceContext ends on the given signals or after the duration. A second
+// signal while detaching is swallowed: the target is never abandoned with
+// breakpoints in it.
+func (f *traceFlags) traceContext(sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, sigs...)
+	go func() {
+		for range ch {
+			cancel()
+		}
+	}()
+	if f.duration > 0 {
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, f.duration)
+		prev := cancel
+		cancel = func() { c2(); prev() }
+	}
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// progressLine draws one live status line on a terminal.
+func progressLine(w io.Writer) func(attach.Stats) {
+	var lastCalls int64
+	var lastAt time.Duration
+	return func(s attach.Stats) {
+		rate := 0.0
+		if dt := s.Elapsed - lastAt; dt > 0 {
+			rate = float64(s.TracedCalls-lastCalls) / dt.Seconds()
+		}
+		lastCalls, lastAt = s.TracedCalls, s.Elapsed
+		fmt.Fprintf(w, "\r\033[K%s  %d calls  %.0f calls/s  %d threads  %d processes",
+			s.Elapsed.Truncate(100*time.Millisecond), s.TracedCalls, rate, s.Threads, s.Processes)
+	}
+}
+
+// finishTrace writes the profile and the statistics of a session.
+func (f *traceFlags) finishTrace(c *cobra.Command, r *attach.Result) error {
+	if isatty.IsTerminal(os.Stderr.Fd()) {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+	if err := writeProfile(f.out, r.Profile); err != nil {
+		return err
+	}
+	if f.stats {
+		writeStats(c.ErrOrStderr(), r.Stats)
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%d calls, %d threads, %d processes)\n",
+		f.out, r.Stats.TracedCalls, r.Stats.AllThreads, r.Stats.Processes)
+	return nil
+}
+
+func writeStats(w io.Writer, s attach.Stats) {
+	perCall := 0.0
+	if s.TracedCalls > 0 {
+		perCall = float64(s.Stops) / float64(s.TracedCalls)
+	}
+	perSec := 0.0
+	if s.Elapsed > 0 {
+		perSec = float64(s.Stops) / s.Elapsed.Seconds()
+	}
+	fmt.Fprintf(w, "stops:               %d\n", s.Stops)
+	fmt.Fprintf(w, "traced calls:        %d\n", s.TracedCalls)
+	fmt.Fprintf(w, "stops per call:      %.3f\n", perCall)
+	fmt.Fprintf(w, "breakpoints:         %d\n", s.Breakpoints)
+	fmt.Fprintf(w, "threads:             %d\n", s.AllThreads)
+	fmt.Fprintf(w, "processes:           %d\n", s.Processes)
+	fmt.Fprintf(w, "events per second:   %.0f\n", perSec)
+	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
+}
+
