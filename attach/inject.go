@@ -70,7 +70,7 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 // mapArea injects an mmap of an RWX area near addr (within rel32 reach),
 // trying hints below and above it.
 func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
-	hints := []uint64{addr &^ 0xfff - 64<<20, addr&^0xfff + 64<<20, addr &^ 0xfff - 512<<20, addr&^0xfff + 512<<20}
+	hints := []uint64{addr&^0xfff - 64<<20, addr&^0xfff + 64<<20, addr&^0xfff - 512<<20, addr&^0xfff + 512<<20}
 	for _, h := range hints {
 		base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, h, areaSize,
 			unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)

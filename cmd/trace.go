@@ -125,4 +125,3 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "events per second:   %.0f\n", perSec)
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
 }
-

@@ -83,13 +83,31 @@ type Graph struct {
 	Nodes    []GraphNode // Nodes[0] is START
 	Edges    []GraphEdge
 	TracedNs int64 // traced time of the scope: the base of coverage
-	nodeIdx  map[Key]int
-	edgeIdx  map[edgeKey]int
+	// funcNode maps a function to its graph node of Level None (-1: none);
+	// levelIdx holds the thread-root keys (Level != None).
+	funcNode []int32
+	levelIdx map[Key]int
+	edgeIdx  map[uint64]int32
+	shares   shareAcc
 }
 
-type edgeKey struct {
-	from, to int
-	kind     EdgeKind
+// edgeID packs (from, to, kind) into one map key.
+func edgeID(from, to int, kind EdgeKind) uint64 {
+	return uint64(from)<<33 | uint64(to)<<2 | uint64(kind)
+}
+
+// shareAcc collects the per-thread shares of edges: one record per (edge,
+// thread) in the order threads are visited, dissected into
+// GraphEdge.Threads at the end with one allocation.
+type shareAcc struct {
+	recs  []shareRec
+	last  []int32 // edge -> index of its latest record, -1 if none
+	first int     // records from first on belong to the current thread
+}
+
+type shareRec struct {
+	edge int32
+	tv   ThreadVec
 }
 
 // Coverage is ns as a fraction of the scope's traced time.
@@ -102,51 +120,71 @@ func (g *Graph) Coverage(ns int64) float64 {
 
 // NodeIndex returns the graph node of key k.
 func (g *Graph) NodeIndex(k Key) (int, bool) {
-	i, ok := g.nodeIdx[k]
+	if k.Level == None {
+		if k.Func >= 0 && k.Func < len(g.funcNode) && g.funcNode[k.Func] >= 0 {
+			return int(g.funcNode[k.Func]), true
+		}
+		return 0, false
+	}
+	i, ok := g.levelIdx[k]
 	return i, ok
 }
 
 func (g *Graph) node(k Key) int {
-	if i, ok := g.nodeIdx[k]; ok {
+	if i, ok := g.NodeIndex(k); ok {
 		return i
 	}
 	g.Nodes = append(g.Nodes, GraphNode{Key: k})
-	g.nodeIdx[k] = len(g.Nodes) - 1
-	return len(g.Nodes) - 1
+	i := len(g.Nodes) - 1
+	if k.Level == None && k.Func >= 0 {
+		for len(g.funcNode) <= k.Func {
+			g.funcNode = append(g.funcNode, -1)
+		}
+		g.funcNode[k.Func] = int32(i)
+	} else {
+		g.levelIdx[k] = i
+	}
+	return i
 }
 
-func (g *Graph) edge(from, to int, kind EdgeKind) *GraphEdge {
-	k := edgeKey{from, to, kind}
-	if i, ok := g.edgeIdx[k]; ok {
-		return &g.Edges[i]
+// edge returns the index of edge (from, to, kind), adding it if new.
+func (g *Graph) edge(from, to int, kind EdgeKind) int {
+	id := edgeID(from, to, kind)
+	if i, ok := g.edgeIdx[id]; ok {
+		return int(i)
 	}
 	g.Edges = append(g.Edges, GraphEdge{From: from, To: to, Kind: kind})
-	g.edgeIdx[k] = len(g.Edges) - 1
-	return &g.Edges[len(g.Edges)-1]
+	i := len(g.Edges) - 1
+	g.edgeIdx[id] = int32(i)
+	return i
 }
 
 // Graph projects the CCTs of the threads in scope onto functions.
 func (p *Profile) Graph(s Scope) *Graph {
-	g := &Graph{nodeIdx: make(map[Key]int), edgeIdx: make(map[edgeKey]int)}
+	// Every CCT node but a root adds at most one edge: size the tables
+	// once instead of growing them through many copies.
+	var size int
+	for ti := range p.Threads {
+		if len(p.threadRefs(ti, s)) > 0 {
+			size += len(p.Threads[ti].Nodes)
+		}
+	}
+	g := &Graph{
+		funcNode: make([]int32, 0, len(p.Functions)),
+		levelIdx: make(map[Key]int),
+		edgeIdx:  make(map[uint64]int32, size),
+		Edges:    make([]GraphEdge, 0, size),
+		shares:   shareAcc{recs: make([]shareRec, 0, size), last: make([]int32, 0, size)},
+	}
 	g.node(Key{StartFunc, None})
-	perThread := make(map[int]map[ThreadRef]Vec) // edge index -> shares
 	for ti := range p.Threads {
 		for _, ref := range p.threadRefs(ti, s) {
 			g.TracedNs += p.refTracedNs(ref)
-			g.addThread(p, ref, perThread)
+			g.addThread(p, ref)
 		}
 	}
-	p.addSpawnForkEdges(g, s, perThread)
-	for ei := range g.Edges {
-		shares := perThread[ei]
-		for ref, v := range shares {
-			g.Edges[ei].Threads = append(g.Edges[ei].Threads, ThreadVec{Ref: ref, Vec: v})
-		}
-		sort.Slice(g.Edges[ei].Threads, func(a, b int) bool {
-			x, y := g.Edges[ei].Threads[a].Ref, g.Edges[ei].Threads[b].Ref
-			return x.Thread < y.Thread || (x.Thread == y.Thread && x.Member < y.Member)
-		})
-	}
+	p.addSpawnForkEdges(g, s)
+	g.dissect()
 	return g
 }
 
@@ -204,10 +242,11 @@ func (t *Thread) RootFunc() int {
 	return StartFunc
 }
 
-func (g *Graph) addThread(p *Profile, ref ThreadRef, perThread map[int]map[ThreadRef]Vec) {
+func (g *Graph) addThread(p *Profile, ref ThreadRef) {
 	t := &p.Threads[ref.Thread]
 	level := t.Level
-	gi := make([]int, len(t.Nodes)) // CCT node -> graph node
+	g.shares.begin()
+	gi := make([]int32, len(t.Nodes)) // CCT node -> graph node
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		v := nodeVec(n, ref.Member)
@@ -219,16 +258,17 @@ func (g *Graph) addThread(p *Profile, ref ThreadRef, perThread map[int]map[Threa
 		if i > 0 && n.Parent == 0 {
 			k.Level = level
 		}
-		gi[i] = g.node(k)
-		gn := &g.Nodes[gi[i]]
-		gn.Vec.add(v)
+		gn := g.node(k)
+		gi[i] = int32(gn)
+		g.Nodes[gn].Vec.add(v)
 		if ref.Member == None {
-			gn.DroppedNs += n.DroppedNs
+			g.Nodes[gn].DroppedNs += n.DroppedNs
 		}
 		if i == 0 || gi[n.Parent] < 0 {
 			continue
 		}
-		e := g.edge(gi[n.Parent], gi[i], EdgeCall)
+		ei := g.edge(int(gi[n.Parent]), gn, EdgeCall)
+		e := &g.Edges[ei]
 		ev := Vec{Calls: v.Calls, RecursiveCalls: v.RecursiveCalls, TotalNs: v.TotalNs}
 		e.Vec.add(ev)
 		e.Elided = e.Elided || n.Elided
@@ -237,19 +277,74 @@ func (g *Graph) addThread(p *Profile, ref ThreadRef, perThread map[int]map[Threa
 			e.IndirectCalls += n.IndirectCalls
 			e.PLTCalls += n.PLTCalls
 		}
-		addShare(perThread, g.edgeIdx[edgeKey{gi[n.Parent], gi[i], EdgeCall}], ref, ev)
+		g.shares.add(ei, ref, ev)
 	}
 }
 
-func addShare(perThread map[int]map[ThreadRef]Vec, ei int, ref ThreadRef, v Vec) {
-	m := perThread[ei]
-	if m == nil {
-		m = make(map[ThreadRef]Vec)
-		perThread[ei] = m
+// begin starts the records of the next (member) thread.
+func (a *shareAcc) begin() { a.first = len(a.recs) }
+
+// add adds v to ref's share of edge ei. Calls for one ref are contiguous
+// (between two begin calls), so a share already recorded for ref is the
+// edge's latest record.
+func (a *shareAcc) add(ei int, ref ThreadRef, v Vec) {
+	for len(a.last) <= ei {
+		a.last = append(a.last, -1)
 	}
-	cur := m[ref]
-	cur.add(v)
-	m[ref] = cur
+	if j := int(a.last[ei]); j >= a.first && a.recs[j].tv.Ref == ref {
+		a.recs[j].tv.Vec.add(v)
+		return
+	}
+	a.recs = append(a.recs, shareRec{edge: int32(ei), tv: ThreadVec{Ref: ref, Vec: v}})
+	a.last[ei] = int32(len(a.recs) - 1)
+}
+
+// dissect moves the share records into GraphEdge.Threads, each sorted by
+// ThreadRef, sharing one backing array.
+func (g *Graph) dissect() {
+	recs := g.shares.recs
+	g.shares = shareAcc{}
+	if len(recs) == 0 {
+		return
+	}
+	start := make([]int32, len(g.Edges)+1)
+	for _, r := range recs {
+		start[r.edge+1]++
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	all := make([]ThreadVec, len(recs))
+	fill := make([]int32, len(g.Edges))
+	copy(fill, start[:len(g.Edges)])
+	for _, r := range recs {
+		all[fill[r.edge]] = r.tv
+		fill[r.edge]++
+	}
+	for ei := range g.Edges {
+		a, b := start[ei], start[ei+1]
+		if a == b {
+			continue
+		}
+		tv := all[a:b:b]
+		if !sort.SliceIsSorted(tv, func(x, y int) bool { return refLess(tv[x].Ref, tv[y].Ref) }) {
+			sort.SliceStable(tv, func(x, y int) bool { return refLess(tv[x].Ref, tv[y].Ref) })
+		}
+		// one entry per ref: fold repeated records of a ref
+		out := tv[:1]
+		for _, x := range tv[1:] {
+			if x.Ref == out[len(out)-1].Ref {
+				out[len(out)-1].Vec.add(x.Vec)
+			} else {
+				out = append(out, x)
+			}
+		}
+		g.Edges[ei].Threads = out[:len(out):len(out)]
+	}
+}
+
+func refLess(x, y ThreadRef) bool {
+	return x.Thread < y.Thread || (x.Thread == y.Thread && x.Member < y.Member)
 }
 
 // spawnerKey keys the spawning (or forking) function: where it is the first
@@ -269,7 +364,7 @@ func (p *Profile) spawnerKey(fn, pid, tid int) Key {
 
 // addSpawnForkEdges adds one spawn edge per spawned thread and one fork
 // edge per forked process whose spawner lies in scope.
-func (p *Profile) addSpawnForkEdges(g *Graph, s Scope, perThread map[int]map[ThreadRef]Vec) {
+func (p *Profile) addSpawnForkEdges(g *Graph, s Scope) {
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
 		if root := t.RootFunc(); root != StartFunc {
@@ -284,9 +379,10 @@ func (p *Profile) addSpawnForkEdges(g *Graph, s Scope, perThread map[int]map[Thr
 				}
 				from := g.node(p.spawnerKey(spawner, pid, ptid))
 				to := g.node(Key{root, t.Level})
-				e := g.edge(from, to, EdgeSpawn)
-				e.Calls++
-				addShare(perThread, g.edgeIdx[edgeKey{from, to, EdgeSpawn}], ref, Vec{Calls: 1})
+				ei := g.edge(from, to, EdgeSpawn)
+				g.Edges[ei].Calls++
+				g.shares.begin()
+				g.shares.add(ei, ref, Vec{Calls: 1})
 			}
 		}
 	}
@@ -304,9 +400,10 @@ func (p *Profile) addSpawnForkEdges(g *Graph, s Scope, perThread map[int]map[Thr
 		}
 		from := g.node(p.spawnerKey(pr.ForkedBy, p.parentPid(pr), pr.ForkedByTid))
 		to := g.node(Key{root, p.Threads[ti].Level})
-		e := g.edge(from, to, EdgeFork)
-		e.Calls++
-		addShare(perThread, g.edgeIdx[edgeKey{from, to, EdgeFork}], ThreadRef{ti, None}, Vec{Calls: 1})
+		ei := g.edge(from, to, EdgeFork)
+		g.Edges[ei].Calls++
+		g.shares.begin()
+		g.shares.add(ei, ThreadRef{ti, None}, Vec{Calls: 1})
 	}
 }
 
