@@ -30,6 +30,8 @@ type Options struct {
 	Progress func(Stats)
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
+
+	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 }
 
 // Stats are the engine's counters.

@@ -110,13 +110,21 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 }
 
 // programEntry runs once the dynamic linker has mapped the libraries and
-// jumps to the program: instrument them, then take the breakpoint out.
+// is about to jump to the program: map the out-of-line area, instrument
+// every module, take the entry breakpoint out and go on.
 func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	as := t.proc.as
 	e.remove(t.tid, as, b)
-	as.removed[b.addr] = false
 	delete(as.removed, b.addr)
-	e.scan(t.tid, t.proc)
 	setRegs(t.tid, regs)
+	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
+		e.warn("pid %d: %v", t.proc.pid, err)
+	} else if n, err := e.scan(t.tid, t.proc); err != nil || n == 0 {
+		if err == nil {
+			err = ErrNoFunctions
+		}
+		e.failStart(t, err)
+		return
+	}
 	e.resume(t, 0)
 }

@@ -23,6 +23,9 @@ func (e *engine) launch(argv []string) error {
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if e.opt.stdout != nil {
+		cmd.Stdout = e.opt.stdout
+	}
 	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
@@ -62,9 +65,10 @@ func (e *engine) launch(argv []string) error {
 }
 
 // instrumentFresh prepares a process image stopped at its first
-// instruction: an area near the executable, its functions, and a
-// breakpoint at the program entry for the libraries the dynamic linker is
-// about to map.
+// instruction: a breakpoint at the program entry, where the dynamic linker
+// has mapped the libraries and the program is about to run. Everything
+// else waits for it: this stop may sit inside execve, where an injected
+// system call would see execve's return value instead of its own.
 func (e *engine) instrumentFresh(t *thread) error {
 	p := t.proc
 	entry, err := entryPoint(p.pid)
@@ -72,20 +76,14 @@ func (e *engine) instrumentFresh(t *thread) error {
 		return err
 	}
 	p.as.entry = entry
-	if _, err := e.mapArea(t.tid, p.as, entry, entry); err != nil {
+	code := make([]byte, 1)
+	if err := readMem(t.tid, entry, code); err != nil {
 		return err
 	}
-	if _, err := e.scan(t.tid, p); err != nil {
+	if err := pokeText(t.tid, entry, []byte{0xcc}); err != nil {
 		return err
 	}
-	if _, ok := p.as.bps[entry]; !ok {
-		b, err := e.insert(t.tid, p.as, entry)
-		if err != nil {
-			return err
-		}
-		b.special = true
-		e.stats.Breakpoints--
-	}
+	p.as.bps[entry] = &bp{addr: entry, orig: code[0], fn: model.None, special: true}
 	return nil
 }
 
@@ -237,4 +235,20 @@ func (e *engine) report() {
 	s.Elapsed = e.elapsed()
 	s.Threads = len(e.threads)
 	e.opt.Progress(s)
+}
+
+// failStart handles an image that cannot be traced. The first image of a
+// session is the user's target: the session fails, and a target we
+// launched is killed. A later image (a child's exec of a stripped system
+// tool, say) just runs untraced.
+func (e *engine) failStart(t *thread, err error) {
+	if t.proc.idx != 0 {
+		e.resume(t, 0)
+		return
+	}
+	e.fatal = err
+	if e.launched {
+		unix.Kill(t.proc.pid, unix.SIGKILL)
+	}
+	e.resume(t, 0)
 }

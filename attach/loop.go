@@ -41,6 +41,9 @@ func (e *engine) loop() (*Result, error) {
 		e.handle(tid, ws)
 		e.report()
 	}
+	if e.fatal != nil {
+		return nil, e.fatal
+	}
 	return e.finish(), nil
 }
 
