@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"sort"
 	"os"
 	"os/exec"
 	"time"
@@ -123,7 +124,7 @@ func (e *engine) attach(pid int) error {
 	for tid := range seized {
 		interrupt(tid)
 	}
-	for tid := range seized {
+	for _, tid := range sortedTids(seized, pid) {
 		ws, err := e.waitInterrupted(tid)
 		if err != nil {
 			continue
@@ -251,4 +252,20 @@ func (e *engine) failStart(t *thread, err error) {
 		unix.Kill(t.proc.pid, unix.SIGKILL)
 	}
 	e.resume(t, 0)
+}
+
+// sortedTids lists tids in order, the leader first, so threads appear in
+// the profile as the process created them.
+func sortedTids(set map[int]bool, leader int) []int {
+	out := make([]int, 0, len(set))
+	for tid := range set {
+		if tid != leader {
+			out = append(out, tid)
+		}
+	}
+	sort.Ints(out)
+	if set[leader] {
+		out = append([]int{leader}, out...)
+	}
+	return out
 }

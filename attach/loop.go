@@ -11,6 +11,8 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
+var debug = os.Getenv("PROFILE_DEBUG") != ""
+
 // loop handles stops until no tracee is left or a stop is requested.
 func (e *engine) loop() (*Result, error) {
 	for len(e.threads) > 0 {
@@ -37,6 +39,9 @@ func (e *engine) loop() (*Result, error) {
 		e.stats.Stops++
 		if int64(tid) == e.wakers.Load() {
 			continue // our wake-up child: look at the stop request
+		}
+		if debug {
+			fmt.Fprintf(os.Stderr, "stop tid=%d status=%#x\n", tid, uint32(ws))
 		}
 		e.handle(tid, ws)
 		e.report()
@@ -183,8 +188,13 @@ func (e *engine) finish() *Result {
 		}
 	}
 	e.prof.Meta.DurationNs = e.now()
-	if len(e.prof.Processes) > 0 && e.prof.Meta.Exe == "" {
-		e.prof.Meta.Exe = e.prof.Processes[0].Exe
+	if len(e.prof.Processes) > 0 {
+		if e.prof.Meta.Exe == "" {
+			e.prof.Meta.Exe = e.prof.Processes[0].Exe
+		}
+		if len(e.prof.Meta.Command) == 0 {
+			e.prof.Meta.Command = e.prof.Processes[0].Argv
+		}
 	}
 	e.prof.Meta.Stops = e.stats.Stops
 	e.prof.Meta.TracedCalls = e.stats.TracedCalls

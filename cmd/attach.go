@@ -24,7 +24,7 @@ and writes the profile.`,
 			if pid <= 0 {
 				return fmt.Errorf("attach needs --pid PID")
 			}
-			opt, err := f.options("attach", []string{fmt.Sprintf("--pid=%d", pid)})
+			opt, err := f.options("attach", nil)
 			if err != nil {
 				return err
 			}

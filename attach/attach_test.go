@@ -1,0 +1,104 @@
+package attach
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/workload"
+)
+
+// startLongrun starts workload (g) untraced with its stdout captured.
+func startLongrun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	bin, err := workload.Path("longrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, &out
+}
+
+func checksum(t *testing.T, out string) string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "checksum="); ok {
+			return v
+		}
+	}
+	t.Fatalf("no checksum in %q", out)
+	return ""
+}
+
+// attachFor traces pid for d, then detaches.
+func attachFor(t *testing.T, pid int, d time.Duration) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	r, err := Attach(ctx, pid, defaultOptions(t))
+	if err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	if err := r.Profile.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestAttachDetachKeepsTargetCorrect(t *testing.T) {
+	args := []string{"--threads", "4", "--seconds", "6"}
+	ref, refOut := startLongrun(t, args...)
+	target, out := startLongrun(t, args...)
+	time.Sleep(500 * time.Millisecond)
+	r := attachFor(t, target.Process.Pid, 3*time.Second)
+	if r.Stats.TracedCalls == 0 || len(r.Profile.Threads) != 6 {
+		t.Errorf("traced %d calls on %d threads, want calls on 6 threads", r.Stats.TracedCalls, len(r.Profile.Threads))
+	}
+	if !r.Profile.Meta.Partial {
+		t.Error("a detached profile must be marked partial")
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target after detach: %v", err)
+	}
+	ref.Wait()
+	if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
+		t.Fatalf("checksum after attach/detach = %s, untraced %s", got, want)
+	}
+}
+
+func TestAttachDetachTwentyTimes(t *testing.T) {
+	args := []string{"--threads", "4", "--seconds", "12"}
+	ref, refOut := startLongrun(t, args...)
+	target, out := startLongrun(t, args...)
+	time.Sleep(300 * time.Millisecond)
+	for i := 0; i < 20; i++ {
+		r := attachFor(t, target.Process.Pid, 150*time.Millisecond)
+		if len(r.Profile.Threads) == 0 {
+			t.Fatalf("cycle %d: no threads", i)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target after 20 cycles: %v", err)
+	}
+	ref.Wait()
+	if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
+		t.Fatalf("checksum = %s, untraced %s", got, want)
+	}
+}
+
+func TestAttachErrors(t *testing.T) {
+	_, err := Attach(context.Background(), 1<<22+12345, defaultOptions(t))
+	if err == nil || !strings.Contains(err.Error(), "no such process") {
+		t.Fatalf("err = %v", err)
+	}
+}

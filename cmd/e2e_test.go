@@ -1,0 +1,200 @@
+package cmd_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/workload"
+	"github.com/profile-dev/profile/model"
+)
+
+var profileBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "profile-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755) // the permission test runs the binary as nobody
+	profileBin = filepath.Join(dir, "profile")
+	build := exec.Command("go", "build", "-o", profileBin, "..")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs profile with args in dir and returns stdout, stderr and status.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(profileBin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatal(err)
+		}
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+func wl(t *testing.T, name string) string {
+	t.Helper()
+	p, err := workload.Path(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// oneLineError checks a failed command's stderr: one line naming want.
+func oneLineError(t *testing.T, stderr string, code int, want string) {
+	t.Helper()
+	if code == 0 {
+		t.Fatalf("exit status 0, want failure (stderr %q)", stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], want) || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("stderr = %q, want one line containing %q", stderr, want)
+	}
+}
+
+func TestRecordExitStatusAndInfo(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := run(t, dir, "record", "-o", "r.data", "--", wl(t, "recursion"))
+	if code != 0 {
+		t.Fatalf("record: %d %s", code, stderr)
+	}
+	want, _ := exec.Command(wl(t, "recursion")).Output()
+	if stdout != string(want) {
+		t.Fatalf("stdout %q, want %q", stdout, want)
+	}
+	p, err := model.ReadFile(filepath.Join(dir, "r.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Meta.Mode != "record" || len(p.Processes) != 1 || !p.Processes[0].Exited {
+		t.Fatalf("meta %+v processes %+v", p.Meta, p.Processes)
+	}
+	info, _, code := run(t, dir, "info", "r.data")
+	if code != 0 || !strings.Contains(info, "mode          record") || !strings.Contains(info, "threads (1)") {
+		t.Fatalf("info:\n%s", info)
+	}
+	// A second record keeps the first file as .old.
+	run(t, dir, "record", "-o", "r.data", "--", wl(t, "recursion"))
+	if _, err := os.Stat(filepath.Join(dir, "r.data.old")); err != nil {
+		t.Fatal(err)
+	}
+	// The target's exit status and fatal signals come through.
+	_, _, code = run(t, dir, "record", "-o", "c.data", "--", wl(t, "crash"))
+	if code != 128+int(syscall.SIGSEGV) {
+		t.Fatalf("record crash exit = %d, want %d", code, 128+int(syscall.SIGSEGV))
+	}
+}
+
+func TestStatsOutput(t *testing.T) {
+	_, stderr, code := run(t, t.TempDir(), "record", "--stats", "--", wl(t, "recursion"))
+	if code != 0 || !strings.Contains(stderr, "stops per call:") || !strings.Contains(stderr, "breakpoints:") {
+		t.Fatalf("stats: %d\n%s", code, stderr)
+	}
+}
+
+func TestSigtermDetachesAndWrites(t *testing.T) {
+	dir := t.TempDir()
+	target := exec.Command(wl(t, "longrun"), "--threads", "2", "--seconds", "4")
+	var tout bytes.Buffer
+	target.Stdout = &tout
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer target.Process.Kill()
+	prof := exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "a.data")
+	prof.Dir = dir
+	var perr bytes.Buffer
+	prof.Stderr = &perr
+	if err := prof.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	prof.Process.Signal(syscall.SIGTERM)
+	if err := prof.Wait(); err != nil {
+		t.Fatalf("profile attach after SIGTERM: %v\n%s", err, perr.String())
+	}
+	if err := target.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("target gone after detach: %v", err)
+	}
+	p, err := model.ReadFile(filepath.Join(dir, "a.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Meta.Partial || p.Meta.Mode != "attach" || len(p.Threads) != 4 { // main, 2 compute threads, sleeper
+		t.Fatalf("profile meta %+v, %d threads", p.Meta, len(p.Threads))
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target after detach: %v", err)
+	}
+	if !strings.Contains(tout.String(), "checksum=") {
+		t.Fatalf("target output %q", tout.String())
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.data")
+	os.WriteFile(junk, []byte("not a profile"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no such pid", []string{"attach", "--pid", "4194000"}, "no such process"},
+		{"missing pid", []string{"attach"}, "needs --pid"},
+		{"nothing matched", []string{"record", "--filter", "^no_such_function$", "--", wl(t, "recursion")}, "nothing to trace"},
+		{"stripped", []string{"record", "--", wl(t, "stripped")}, "stripped binary"},
+		{"bad regex", []string{"record", "--filter", "(", "--", wl(t, "recursion")}, "("},
+		{"no such command", []string{"record", "--", "/no/such/program"}, "no such file"},
+		{"corrupt profile", []string{"info", junk}, "junk.data: not a profile file"},
+		{"missing profile", []string{"info", filepath.Join(dir, "none.data")}, "none.data: no such file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := run(t, dir, c.args...)
+			oneLineError(t, stderr, code, c.want)
+		})
+	}
+}
+
+func TestPermissionDeniedSaysHowToFix(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run the tracer as an unprivileged user")
+	}
+	target := exec.Command("sleep", "30")
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	cmd := exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "/tmp/never.data")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	cmd.Run()
+	oneLineError(t, errb.String(), cmd.ProcessState.ExitCode(), "permission denied")
+	if !strings.Contains(errb.String(), "ptrace_scope") && !strings.Contains(errb.String(), "CAP_SYS_PTRACE") {
+		t.Fatalf("no fix named: %q", errb.String())
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
