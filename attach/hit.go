@@ -20,6 +20,9 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.programEntry(t, b, regs)
 		return
 	}
+	if b.linkerHook {
+		e.linkMapChanged(t)
+	}
 	var last uint64
 	if b.isReturn {
 		last = e.popFrames(t, regs.Rsp, now, false)

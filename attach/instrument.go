@@ -26,7 +26,8 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		as.paths[path] = true
 		isMain := path == p.exe
-		if !isMain && !e.opt.Filter.Module(path, false) {
+		linker := isDynamicLinker(path)
+		if !isMain && !linker && !e.opt.Filter.Module(path, false) {
 			continue
 		}
 		mod, err := instrument.Open(path)
@@ -38,7 +39,14 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		bias, err := mod.Bias(maps)
 		if err != nil {
+			delete(as.paths, path) // not fully mapped yet: look again later
 			continue
+		}
+		if linker {
+			e.hookLinker(tid, as, mod, bias)
+			if !e.opt.Filter.Module(path, false) {
+				continue
+			}
 		}
 		lo, hi := moduleRange(maps, path)
 		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
@@ -58,6 +66,67 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 	}
 	return inserted, nil
+}
+
+// isDynamicLinker tells ld.so by name.
+func isDynamicLinker(path string) bool {
+	b := baseName(path)
+	return len(b) > 3 && b[:3] == "ld-"
+}
+
+// hookLinker puts a breakpoint on the dynamic linker's _dl_debug_state,
+// which it calls whenever the list of loaded objects changes (the r_debug
+// protocol debuggers use): dlopen'ed libraries are instrumented there.
+func (e *engine) hookLinker(tid int, as *space, mod *instrument.Module, bias uint64) {
+	for _, sym := range mod.Symbols {
+		if sym.Name != "_dl_debug_state" {
+			continue
+		}
+		addr := sym.Value + bias
+		if b, ok := as.bps[addr]; ok {
+			b.linkerHook = true
+			return
+		}
+		if b, err := e.insert(tid, as, addr); err == nil {
+			b.linkerHook = true
+			e.stats.Breakpoints--
+		}
+		return
+	}
+}
+
+// linkMapChanged rescans the maps after dlopen or dlclose: new libraries
+// are instrumented, breakpoints of unmapped ones are forgotten.
+func (e *engine) linkMapChanged(t *thread) {
+	as := t.proc.as
+	maps, err := instrument.ReadMaps(t.proc.pid)
+	if err != nil {
+		return
+	}
+	mapped := map[string]bool{}
+	for _, p := range instrument.LoadedPaths(maps) {
+		mapped[p] = true
+	}
+	kept := as.modules[:0]
+	for _, m := range as.modules {
+		if mapped[m.mod.Path] || m.main {
+			kept = append(kept, m)
+			continue
+		}
+		for addr := range as.bps {
+			if addr >= m.lo && addr < m.hi {
+				delete(as.bps, addr)
+			}
+		}
+		delete(as.paths, m.mod.Path)
+	}
+	as.modules = kept
+	for p := range as.paths {
+		if !mapped[p] {
+			delete(as.paths, p)
+		}
+	}
+	e.scan(t.tid, t.proc)
 }
 
 func moduleRange(maps []instrument.Mapping, path string) (lo, hi uint64) {

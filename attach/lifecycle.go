@@ -2,9 +2,9 @@ package attach
 
 import (
 	"fmt"
-	"sort"
 	"os"
 	"os/exec"
+	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"

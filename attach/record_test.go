@@ -67,13 +67,20 @@ func untraced(t *testing.T, name string, args ...string) (string, int) {
 }
 
 func TestRecordExactCounts(t *testing.T) {
-	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking"} {
+	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking", "unusual", "dlopen", "demo"} {
 		t.Run(name, func(t *testing.T) {
 			want, err := workload.LoadExpected(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, out := recordWorkload(t, name, defaultOptions(t))
+			opt := defaultOptions(t)
+			if name == "dlopen" {
+				// The plugin is dlopen'ed later: found through r_debug.
+				if opt.Filter, err = instrument.NewFilter(nil, nil, []string{"libplugin"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, out := recordWorkload(t, name, opt)
 			got := observe(r.Profile)
 			if !reflect.DeepEqual(got.Functions, want.Functions) {
 				t.Errorf("functions:\n got %v\nwant %v", got.Functions, want.Functions)

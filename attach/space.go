@@ -38,6 +38,9 @@ type bp struct {
 	plan     instrument.Plan
 	slot     uint64
 	special  bool // the program entry point: not a traced function
+	// linkerHook marks the dynamic linker's _dl_debug_state: the set of
+	// loaded libraries changed.
+	linkerHook bool
 }
 
 // area is an injected mapping holding out-of-line slots.

@@ -75,3 +75,39 @@ func TestStopsPerCall(t *testing.T) {
 		t.Fatalf("stops per traced call = %.3f (%d stops, %d calls), want <= 2.05", per, s.Stops, s.TracedCalls)
 	}
 }
+
+// Frames abandoned by exceptions and longjmp close when the stack pointer
+// passes them: a callee's total never exceeds its caller's.
+func TestUnusualControlFlowClosesFrames(t *testing.T) {
+	r, _ := recordWorkload(t, "unusual", defaultOptions(t))
+	p := r.Profile
+	total := func(name string) int64 {
+		nodes, _ := funcNodes(p, name)
+		var s int64
+		for _, n := range nodes {
+			s += n.TotalNs
+		}
+		return s
+	}
+	for _, c := range [][2]string{
+		{"exc::thrower_a(int)", "exception_test()"},
+		{"exc::thrower_c(int)", "exception_test()"},
+		{"ljmp_a", "longjmp_test"},
+		{"ljmp_c", "longjmp_test"},
+		{"on_sigusr1", "signal_test"},
+		{"exception_test()", "main"},
+		{"longjmp_test", "main"},
+	} {
+		inner, outer := total(c[0]), total(c[1])
+		if inner == 0 || inner > outer {
+			t.Errorf("%s total %d, %s total %d: an abandoned frame stayed open", c[0], inner, c[1], outer)
+		}
+	}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.TotalNs > p.Meta.DurationNs || n.SelfNs > p.Meta.DurationNs {
+				t.Errorf("%s: duration beyond the run's wall time", p.FuncName(n.Func))
+			}
+		}
+	}
+}
