@@ -31,7 +31,12 @@ type Options struct {
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
 
+	// OnCrash, when set, receives the profile so far when a fatal signal
+	// is about to end a traced process, before the signal goes through.
+	OnCrash func(*model.Profile)
+
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
+	dir    string   // the recorded program's working directory (tests)
 }
 
 // Stats are the engine's counters.
@@ -50,9 +55,10 @@ type Result struct {
 	Profile *model.Profile
 	Stats   Stats
 	// ExitCode and Signal describe how the first process ended (record).
-	ExitCode int
-	Signal   syscall.Signal
-	Exited   bool // the first process ended (rather than being detached)
+	ExitCode   int
+	Signal     syscall.Signal
+	Exited     bool // the first process ended (rather than being detached)
+	CoreDumped bool // ... and dumped core
 }
 
 // ErrNoFunctions means the filters selected nothing to trace.

@@ -27,6 +27,7 @@ func (e *engine) launch(argv []string) error {
 	if e.opt.stdout != nil {
 		cmd.Stdout = e.opt.stdout
 	}
+	cmd.Dir = e.opt.dir
 	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)

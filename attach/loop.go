@@ -119,8 +119,8 @@ func (e *engine) groupStop(t *thread, sig syscall.Signal) {
 
 // signal passes a signal that is not ours to the target unchanged.
 func (e *engine) signal(t *thread, sig syscall.Signal) {
-	if e.detaching && sig == unix.SIGSTOP {
-		// Ours, if the target never asked for one: keep the stop.
+	if !e.detaching && crashSignal(t, sig) {
+		e.crash(t, sig)
 	}
 	e.resume(t, int(sig))
 }
@@ -206,7 +206,11 @@ func (e *engine) finish() *Result {
 		if ws.Exited() {
 			r.ExitCode = ws.ExitStatus()
 		} else {
-			r.Signal = ws.Signal()
+			r.Signal, r.CoreDumped = ws.Signal(), ws.CoreDump()
+		}
+		if !ws.Exited() && !e.prof.Meta.Partial {
+			e.prof.Meta.Partial = true
+			e.prof.Meta.PartialReason = "target killed by " + signalName(ws.Signal())
 		}
 	} else if e.detaching {
 		e.prof.Meta.Partial = true

@@ -25,6 +25,17 @@ type traceFlags struct {
 	noFollowFork bool
 	stats        bool
 	duration     time.Duration
+	saved        bool // the output was written once already this session
+}
+
+// save writes the profile; the first write of a session keeps an existing
+// file as .old, later ones (after a crash snapshot) replace it.
+func (f *traceFlags) save(p *model.Profile) error {
+	if f.saved {
+		return model.WriteFile(f.out, p)
+	}
+	f.saved = true
+	return writeProfile(f.out, p)
 }
 
 func (f *traceFlags) register(c *cobra.Command) {
@@ -51,6 +62,12 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
+	}
+	opt.OnCrash = func(p *model.Profile) {
+		// Saved before the crash goes through, in case nothing else is.
+		if err := f.save(p); err != nil {
+			fmt.Fprintf(os.Stderr, "profile: %v\n", err)
+		}
 	}
 	return opt, nil
 }
@@ -96,7 +113,7 @@ func (f *traceFlags) finishTrace(c *cobra.Command, r *attach.Result) error {
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
-	if err := writeProfile(f.out, r.Profile); err != nil {
+	if err := f.save(r.Profile); err != nil {
 		return err
 	}
 	if f.stats {

@@ -134,3 +134,23 @@ func (r *Recorder) Finish(end int64) (nodes []Node, tracedNs int64) {
 	}
 	return r.tree.Nodes, r.end - r.start
 }
+
+// Snapshot returns the CCT and traced time as if the thread finished at
+// end, leaving the recorder running: the engine saves a profile before a
+// crash it is about to let through.
+func (r *Recorder) Snapshot(end int64) (nodes []Node, tracedNs int64) {
+	if r.done {
+		return r.Finish(end)
+	}
+	c := &Recorder{
+		tree:   &Tree{Nodes: append([]Node(nil), r.tree.Nodes...), kids: r.tree.kids},
+		stack:  append([]frame(nil), r.stack...),
+		active: make(map[int]int, len(r.active)),
+		start:  r.start,
+	}
+	for k, v := range r.active {
+		c.active[k] = v
+	}
+	// Closing frames only touches existing nodes: sharing kids is safe.
+	return c.Finish(end)
+}

@@ -45,11 +45,15 @@ TRACED void crash_here(long value)
 	SC_LEAVE(crash_here);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	SC_ENTER(main);
-	struct rlimit no_core = {0, 0};
-	setrlimit(RLIMIT_CORE, &no_core);
+	/* --core keeps the inherited core limit, for the test that checks a
+	 * traced crash still dumps core. */
+	if (argc < 2 || strcmp(argv[1], "--core") != 0) {
+		struct rlimit no_core = {0, 0};
+		setrlimit(RLIMIT_CORE, &no_core);
+	}
 	long v = prepare(0) + prepare(10);
 	printf("crash: value=%ld, crashing now\n", v);
 	fflush(stdout);
