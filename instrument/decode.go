@@ -1,0 +1,67 @@
+package instrument
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// endbr64 and endbr32 are the CET landing pads that start most functions
+// built with -fcf-protection. x86asm does not know them (it decodes a lone
+// "rep" prefix), so they are recognised here.
+var (
+	endbr64 = []byte{0xf3, 0x0f, 0x1e, 0xfa}
+	endbr32 = []byte{0xf3, 0x0f, 0x1e, 0xfb}
+)
+
+func isEndbr(code []byte) bool {
+	return bytes.HasPrefix(code, endbr64) || bytes.HasPrefix(code, endbr32)
+}
+
+// decodeInst decodes one 64-bit instruction. It reports an error for bytes
+// x86asm accepts without naming an instruction, which it does for some
+// encodings it does not know, so callers never act on a guessed length.
+func decodeInst(code []byte) (x86asm.Inst, error) {
+	if isEndbr(code) {
+		return x86asm.Inst{Op: x86asm.NOP, Len: 4, Mode: 64, AddrSize: 64, DataSize: 32}, nil
+	}
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return inst, fmt.Errorf("decode % x: %w", head(code), err)
+	}
+	if inst.Op == 0 {
+		return inst, fmt.Errorf("decode % x: unrecognized instruction", head(code))
+	}
+	return inst, nil
+}
+
+// head returns at most the first 15 bytes of code, the longest instruction,
+// for error messages.
+func head(code []byte) []byte { return code[:min(len(code), 15)] }
+
+// pcRel returns the sign-extended PC-relative displacement or branch offset
+// of inst, read from its encoding, which is less error-prone than the
+// decoded argument (x86asm does not sign-extend rip-relative Mem.Disp).
+func pcRel(code []byte, inst x86asm.Inst) int64 {
+	b := code[inst.PCRelOff : inst.PCRelOff+inst.PCRel]
+	switch inst.PCRel {
+	case 1:
+		return int64(int8(b[0]))
+	case 2:
+		return int64(int16(binary.LittleEndian.Uint16(b)))
+	default:
+		return int64(int32(binary.LittleEndian.Uint32(b)))
+	}
+}
+
+// ripMem returns inst's rip-relative memory operand, if it has one.
+func ripMem(inst x86asm.Inst) (x86asm.Mem, bool) {
+	for _, a := range inst.Args {
+		if m, ok := a.(x86asm.Mem); ok && (m.Base == x86asm.RIP || m.Base == x86asm.EIP) {
+			return m, true
+		}
+	}
+	return x86asm.Mem{}, false
+}

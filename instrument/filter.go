@@ -1,0 +1,180 @@
+package instrument
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Filter decides which functions are traced (the "shared library and routine
+// filter").
+//
+// The candidates are every function of the main executable, every function
+// of the libraries named with --lib, and the default-blocking functions
+// (DefaultBlocking) of the C library. When include patterns are given, only
+// candidates whose "module:function" matches one of them stay (module is the
+// file's base name, e.g. "libc.so.6:usleep", "recursion:fib"; function is
+// the demangled name). Candidates matching an exclude pattern are dropped.
+// Functions that cannot be breakpointed safely are never traced (see
+// neverTrace).
+type Filter struct {
+	include, exclude []*regexp.Regexp
+	libs             []string
+}
+
+// NewFilter compiles the --filter (include), --exclude and --lib arguments.
+// Patterns are Go regular expressions, unanchored.
+func NewFilter(include, exclude, libs []string) (*Filter, error) {
+	f := &Filter{}
+	var err error
+	if f.include, err = compileAll("--filter", include); err != nil {
+		return nil, err
+	}
+	if f.exclude, err = compileAll("--exclude", exclude); err != nil {
+		return nil, err
+	}
+	for _, l := range libs {
+		if l == "" {
+			return nil, fmt.Errorf("--lib: empty library name")
+		}
+		f.libs = append(f.libs, l)
+	}
+	return f, nil
+}
+
+func compileAll(flag string, patterns []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", flag, p, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+// Module reports whether any function of the module at path could be
+// selected, so the tracer can skip opening and parsing the others. It is
+// conservative for the main executable and --lib libraries (their functions
+// are not known yet) and exact for the C library, whose only candidates are
+// the default-blocking functions.
+func (f *Filter) Module(path string, isMain bool) bool {
+	if isMain || f.isLib(path) {
+		return true
+	}
+	if !isBlockingLibrary(path) {
+		return false
+	}
+	for _, name := range defaultBlocking {
+		if f.selected(path, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Function reports whether the function name (demangled, as in
+// Symbol.Name) of the module at path is traced.
+func (f *Filter) Function(path string, isMain bool, name string) bool {
+	if neverTrace(name) {
+		return false
+	}
+	candidate := isMain || f.isLib(path) || (isDefaultBlocking(name) && isBlockingLibrary(path))
+	return candidate && f.selected(path, name)
+}
+
+// selected applies the include and exclude patterns to a candidate.
+func (f *Filter) selected(path, name string) bool {
+	key := filepath.Base(path) + ":" + name
+	if len(f.include) > 0 && !matchAny(f.include, key) {
+		return false
+	}
+	return !matchAny(f.exclude, key)
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLib reports whether path is a library named by --lib: a NAME with a
+// slash must be the library's path; otherwise the base name must start with
+// NAME or with "lib"+NAME, so "--lib plugin", "--lib libplugin" and
+// "--lib libplugin.so" all select libplugin.so.1.
+func (f *Filter) isLib(path string) bool {
+	base := filepath.Base(path)
+	for _, l := range f.libs {
+		if strings.Contains(l, "/") {
+			if filepath.Clean(l) == filepath.Clean(path) {
+				return true
+			}
+			continue
+		}
+		if strings.HasPrefix(base, l) || strings.HasPrefix(base, "lib"+l) {
+			return true
+		}
+	}
+	return false
+}
+
+func isBlockingLibrary(path string) bool {
+	base := filepath.Base(path)
+	for _, p := range blockingLibraries {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// unsafeFunction reports the functions that cannot be traced with entry and
+// return breakpoints:
+//   - _start is entered by the kernel, not called: [rsp] holds argc, not a
+//     return address, and it never returns.
+//   - _init and _fini are pasted together from crti.o/crtn.o fragments in
+//     .init/.fini (their symbols have no reliable size) and run from the
+//     dynamic loader before main and after exit, while the tracer is being
+//     set up or torn down.
+//   - __libc_csu_init/__libc_csu_fini (glibc < 2.34 startup glue) and GCC's
+//     crtstuff helpers run before main and after exit; frame_dummy
+//     tail-jumps (jmp, not call) into register_tm_clones, whose entry
+//     breakpoint would then see a return address it did not get, so the
+//     entry and return events would not pair up.
+//   - _dl_relocate_static_pie runs before relocation in static PIEs, when
+//     even the return-site classification reads unrelocated code.
+func unsafeFunction(name string) bool {
+	switch name {
+	case "_start", "_init", "_fini",
+		"__libc_csu_init", "__libc_csu_fini",
+		"deregister_tm_clones", "register_tm_clones",
+		"__do_global_dtors_aux", "frame_dummy",
+		"_dl_relocate_static_pie":
+		return true
+	}
+	return false
+}
+
+// neverTrace reports whether a function must not be breakpointed whatever
+// the filter says: the unsafe startup functions above, PLT stubs (named
+// "foo@plt" by some tools: a breakpoint there would also fire for calls that
+// are already counted at the real function's entry) and the cold parts GCC
+// splits off a function ("f.cold", "f() [clone .cold]"), which are jumped
+// to from the hot part, never called, so their "entry" has no return
+// address.
+func neverTrace(name string) bool {
+	return unsafeFunction(name) ||
+		strings.HasSuffix(name, "@plt") ||
+		isColdPart(name)
+}
+
+func isColdPart(name string) bool {
+	return strings.HasSuffix(name, ".cold") ||
+		strings.Contains(name, ".cold.") ||
+		strings.Contains(name, "[clone .cold")
+}
