@@ -110,6 +110,9 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 	}
 	setRegs(t.tid, regs)
 	e.resume(t, 0)
+	if e.detaching {
+		interrupt(t.tid) // stop again, now past the breakpoint
+	}
 }
 
 // programEntry runs once the dynamic linker has mapped the libraries and

@@ -49,7 +49,9 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 			return 0, fmt.Errorf("inject: thread %d ended", tid)
 		}
 		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) <= 0 {
-			break
+			if err := getRegs(tid, &regs); err == nil && regs.Rip == site+uint64(len(syscallTrap)) {
+				break
+			}
 		}
 		// Anything else (a signal arriving now) waits for later: put it
 		// back by continuing without it is wrong, so remember and retry.
@@ -57,9 +59,6 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 		if err := cont(tid, 0); err != nil {
 			return 0, fmt.Errorf("inject: %w", err)
 		}
-	}
-	if err := getRegs(tid, &regs); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
 	}
 	if err := setRegs(tid, &saved); err != nil {
 		return 0, fmt.Errorf("inject: restore: %w", err)

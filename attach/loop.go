@@ -97,6 +97,14 @@ func (e *engine) event(t *thread, ev int) {
 		// listening task on SIGCONT.
 		t.listening = false
 		if e.detaching {
+			if trapPending(t.tid) {
+				// It hit a breakpoint as we interrupted it: the trap
+				// comes after this stop. Let it arrive and be handled
+				// (hit re-interrupts), or it would kill the target once
+				// we are gone.
+				e.resume(t, 0)
+				return
+			}
 			t.stopped = true
 			return
 		}

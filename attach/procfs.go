@@ -63,3 +63,19 @@ func taskIDs(pid int) ([]int, error) {
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// trapPending tells whether a SIGTRAP is pending for the thread itself:
+// an int3 it executed whose stop has not been reported yet.
+func trapPending(tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
+			mask, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return mask&(1<<(5-1)) != 0 // SIGTRAP is 5
+		}
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package attach
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/workload"
+)
+
+// childPids lists the children of this test process.
+func childPids() []int {
+	var out []int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, s := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(s); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// cpuTicks is a process's utime+stime.
+func cpuTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+func TestStopContBehavesAsUntraced(t *testing.T) {
+	args := []string{"--threads", "2", "--seconds", "3"}
+	ref, refOut := startLongrun(t, args...)
+	before := map[int]bool{}
+	for _, p := range childPids() {
+		before[p] = true
+	}
+	bin, err := workload.Path("longrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		r   *Result
+		out string
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		var out bytes.Buffer
+		r, err := recordTo(context.Background(), append([]string{bin}, args...), defaultOptions(t), &out)
+		done <- res{r, out.String(), err}
+	}()
+	var pid int
+	for i := 0; i < 100 && pid == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		for _, p := range childPids() {
+			if !before[p] {
+				pid = p
+			}
+		}
+	}
+	if pid == 0 {
+		t.Fatal("traced longrun not found")
+	}
+	time.Sleep(500 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGSTOP)
+	time.Sleep(200 * time.Millisecond)
+	t0 := cpuTicks(pid)
+	time.Sleep(700 * time.Millisecond)
+	if t1 := cpuTicks(pid); t1 != t0 {
+		t.Errorf("the stopped target ran: cpu ticks %d -> %d", t0, t1)
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.r.ExitCode != 0 || r.r.Signal != 0 {
+		t.Fatalf("exit %d signal %v", r.r.ExitCode, r.r.Signal)
+	}
+	ref.Wait()
+	if got, want := checksum(t, r.out), checksum(t, refOut.String()); got != want {
+		t.Fatalf("checksum %s, untraced %s", got, want)
+	}
+}
