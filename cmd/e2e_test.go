@@ -197,4 +197,3 @@ func TestPermissionDeniedSaysHowToFix(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -15,8 +15,8 @@ func (e *InvariantError) Error() string {
 	return "invalid profile: " + e.Where + ": " + e.Rule
 }
 
-func broken(where, format string, args ...any) error {
-	return &InvariantError{Where: where, Rule: fmt.Sprintf(format, args...)}
+func broken(where any, format string, args ...any) error {
+	return &InvariantError{Where: fmt.Sprint(where), Rule: fmt.Sprintf(format, args...)}
 }
 
 // Validate checks every invariant of the data model and returns the first
@@ -138,7 +138,7 @@ func (p *Profile) validateThread(ti int) error {
 
 func (p *Profile) validateNode(t *Thread, ni int, kids map[childKey]bool) error {
 	n := &t.Nodes[ni]
-	where := fmt.Sprintf("tid %d node %d", t.Tid, ni)
+	where := nodeWhere{t.Tid, ni}
 	if ni > 0 {
 		if n.Parent < 0 || n.Parent >= ni {
 			return broken(where, "parent %d must precede its child", n.Parent)
@@ -166,7 +166,13 @@ func (p *Profile) validateNode(t *Thread, ni int, kids map[childKey]bool) error 
 	return validateContribs(n, len(t.Members), where)
 }
 
-func validateContribs(n *Node, members int, where string) error {
+// nodeWhere names a node lazily: formatting it for every node of a
+// million-node profile would dominate Validate.
+type nodeWhere struct{ tid, node int }
+
+func (w nodeWhere) String() string { return fmt.Sprintf("tid %d node %d", w.tid, w.node) }
+
+func validateContribs(n *Node, members int, where nodeWhere) error {
 	if len(n.Contribs) == 0 {
 		return nil
 	}
