@@ -125,7 +125,14 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	setRegs(t.tid, regs)
 	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
 		e.warn("pid %d: %v", t.proc.pid, err)
-	} else if n, err := e.scan(t.tid, t.proc); err != nil || n == 0 {
+	} else if e.prof.Meta.StopOverheadNs == 0 {
+		e.measureStop(t.tid, as)
+	}
+	if len(as.areas) == 0 {
+		e.resume(t, 0)
+		return
+	}
+	if n, err := e.scan(t.tid, t.proc); err != nil || n == 0 {
 		if err == nil {
 			err = ErrNoFunctions
 		}

@@ -166,6 +166,7 @@ func (e *engine) attach(pid int) error {
 		e.detachAll()
 		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
+	e.measureStop(first.tid, p.as)
 	n, err := e.scan(first.tid, p)
 	if err == nil && n == 0 {
 		err = ErrNoFunctions
