@@ -38,20 +38,53 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 
 // popFrames closes every open frame whose entry stack pointer lies below
 // sp: returns, and frames abandoned by longjmp or exceptions, close here.
-// At an entry, a frame at exactly sp was abandoned too (tail call). It
-// returns the return address of the outermost frame it closed, 0 if none.
+// At an entry, a frame at exactly sp was abandoned too (tail call). Frames
+// on another stack (a signal handler's sigaltstack) are compared only
+// when a frame below them on this stack closes: then they were abandoned
+// too (siglongjmp out of the handler). It returns the return address of
+// the outermost frame it closed, 0 if none.
 func (e *engine) popFrames(t *thread, sp uint64, now int64, atEntry bool) uint64 {
-	var last uint64
-	for n := len(t.frames); n > 0; n-- {
-		f := t.frames[n-1]
+	if len(t.frames) == 0 {
+		return 0
+	}
+	stack := e.stackOf(t, sp)
+	cut := len(t.frames)
+	for i := len(t.frames) - 1; i >= 0; i-- {
+		f := t.frames[i]
+		if f.stack != stack {
+			continue
+		}
 		if f.sp > sp || (f.sp == sp && !atEntry) {
 			break
 		}
-		t.frames = t.frames[:n-1]
+		cut = i
+	}
+	var last uint64
+	for len(t.frames) > cut {
+		last = t.frames[len(t.frames)-1].ret
+		t.frames = t.frames[:len(t.frames)-1]
 		t.rec.Exit(now)
-		last = f.ret
 	}
 	return last
+}
+
+// stackOf identifies the stack sp is on by the end of its mapping (a
+// stack grows down, so its end stays put). The thread caches its current
+// stack; /proc is read only when sp leaves it.
+func (e *engine) stackOf(t *thread, sp uint64) uint64 {
+	if sp >= t.stackLo && sp < t.stackHi {
+		return t.stackHi
+	}
+	maps, err := instrument.ReadMaps(t.proc.pid)
+	if err == nil {
+		for _, m := range maps {
+			if sp >= m.Start && sp < m.End {
+				t.stackLo, t.stackHi = m.Start, m.End
+				return m.End
+			}
+		}
+	}
+	return 0
 }
 
 // enter opens an activation of b's function.
@@ -68,7 +101,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	} else if rb, err := e.insertReturn(t.tid, t.proc.as, ret); err == nil {
 		kind = rb.kind
 	}
-	t.frames = append(t.frames, frame{sp: regs.Rsp, ret: ret})
+	t.frames = append(t.frames, frame{sp: regs.Rsp, ret: ret, stack: e.stackOf(t, regs.Rsp)})
 	t.rec.Enter(b.fn, now, kind)
 	e.stats.TracedCalls++
 }

@@ -67,7 +67,7 @@ func untraced(t *testing.T, name string, args ...string) (string, int) {
 }
 
 func TestRecordExactCounts(t *testing.T) {
-	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking", "unusual", "dlopen", "demo"} {
+	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking", "unusual", "dlopen", "demo", "altstack"} {
 		t.Run(name, func(t *testing.T) {
 			want, err := workload.LoadExpected(name)
 			if err != nil {

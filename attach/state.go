@@ -58,6 +58,10 @@ type thread struct {
 	frames []frame
 	level  int
 
+	// The stack mapping the thread's sp was last seen in: a signal
+	// handler on a sigaltstack runs on another one.
+	stackLo, stackHi uint64
+
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	done      bool
@@ -67,6 +71,7 @@ type thread struct {
 // entry (where the return address lies) and the return address.
 type frame struct {
 	sp, ret uint64
+	stack   uint64 // end of the stack mapping holding sp: its identity
 }
 
 func newEngine(opt Options) *engine {

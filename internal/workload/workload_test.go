@@ -22,7 +22,7 @@ import (
 // expected file.  crash has an expected file but cannot report (it dies).
 var selfChecked = []string{
 	"recursion", "mutual", "threads", "forks", "exec_target", "blocking",
-	"unusual", "dlopen", "demo",
+	"unusual", "dlopen", "demo", "altstack",
 }
 
 func mustBuild(t *testing.T) {
