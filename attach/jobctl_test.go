@@ -97,3 +97,71 @@ func TestStopContBehavesAsUntraced(t *testing.T) {
 		t.Fatalf("checksum %s, untraced %s", got, want)
 	}
 }
+
+func TestSigkillStillWritesPartialProfile(t *testing.T) {
+	before := map[int]bool{}
+	for _, p := range childPids() {
+		before[p] = true
+	}
+	bin, err := workload.Path("longrun")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Result, 1)
+	go func() {
+		var out bytes.Buffer
+		r, err := recordTo(context.Background(), []string{bin, "--threads", "2", "--seconds", "10"}, defaultOptions(t), &out)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- r
+	}()
+	var pid int
+	for i := 0; i < 100 && pid == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		for _, p := range childPids() {
+			if !before[p] {
+				pid = p
+			}
+		}
+	}
+	if pid == 0 {
+		t.Fatal("traced longrun not found")
+	}
+	time.Sleep(500 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGKILL)
+	r := <-done
+	if r == nil {
+		t.Fatal("no result")
+	}
+	p := r.Profile
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Signal != syscall.SIGKILL || !p.Meta.Partial || !strings.Contains(p.Meta.PartialReason, "SIGKILL") {
+		t.Fatalf("signal %v, meta %+v", r.Signal, p.Meta)
+	}
+	if r.Stats.TracedCalls == 0 || len(p.Threads) != 4 {
+		t.Fatalf("%d calls, %d threads", r.Stats.TracedCalls, len(p.Threads))
+	}
+}
+
+func TestNoFollowFork(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.NoFollowFork = true
+	r, out := recordWorkload(t, "forks", opt)
+	wantOut, code := untraced(t, "forks")
+	if out != wantOut || r.ExitCode != code {
+		t.Fatalf("output %q exit %d, untraced %q %d", out, r.ExitCode, wantOut, code)
+	}
+	if len(r.Profile.Processes) != 1 {
+		t.Fatalf("%d processes traced, want only the first", len(r.Profile.Processes))
+	}
+	got := observe(r.Profile)
+	if _, ok := got.Functions["child_work"]; ok {
+		t.Fatal("the child's work was traced")
+	}
+	if got.Functions["do_fork"].Calls != 1 || got.Functions["main"].Calls != 1 {
+		t.Fatalf("parent functions %v", got.Functions)
+	}
+}
