@@ -24,6 +24,21 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
 
+# The README's first command: build, record the bundled demo workload,
+# print its summary and render its call graph to demo.svg.
+demo: build testdata
+	$(BIN) record -o demo.data -- testdata/bin/demo
+	$(BIN) summary --top 15 demo.data
+	$(BIN) render --svg -o demo.svg demo.data
+	@echo "wrote demo.svg"
+
+# Engine overhead against ltrace and the bare ptrace stop (docs/benchmarks.md),
+# then the offline benchmarks.
+bench: build testdata
+	@command -v ltrace >/dev/null || echo "bench: ltrace not installed (apt-get install -y ltrace); its column stays n/a"
+	$(GO) run ./bench -o docs/benchmarks.md
+	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./merge/ ./prune/ ./summary/ ./render/
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./model/
 
