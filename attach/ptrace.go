@@ -17,8 +17,10 @@ const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.P
 // siKernel is si_code of a SIGTRAP raised by an int3.
 const siKernel = 0x80
 
+// ptrace issues a request. The requests never block, so the raw form
+// skips the runtime's syscall bookkeeping: it shows at two stops per call.
 func ptrace(req int, pid int, addr, data uintptr) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
 	if e != 0 {
 		return e
 	}
@@ -35,9 +37,13 @@ func listen(tid int) error { return ptrace(unix.PTRACE_LISTEN, tid, 0, 0) }
 
 func detach(tid, sig int) error { return ptrace(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
 
-func getRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceGetRegs(tid, r) }
+func getRegs(tid int, r *unix.PtraceRegs) error {
+	return ptrace(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+}
 
-func setRegs(tid int, r *unix.PtraceRegs) error { return unix.PtraceSetRegs(tid, r) }
+func setRegs(tid int, r *unix.PtraceRegs) error {
+	return ptrace(unix.PTRACE_SETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+}
 
 func eventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
 
@@ -59,10 +65,16 @@ func getSigInfo(tid int) (sigInfo, error) {
 
 // readMem reads len(buf) bytes at addr with one process_vm_readv.
 func readMem(pid int, addr uint64, buf []byte) error {
-	local := []unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(len(buf))
-	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
-	n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	local := unix.Iovec{Base: &buf[0]}
+	local.SetLen(len(buf))
+	remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(buf)}
+	r, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+		uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+	n := int(r)
+	var err error
+	if e != 0 {
+		err = e
+	}
 	if err != nil {
 		return fmt.Errorf("read %d bytes at %#x in %d: %w", len(buf), addr, pid, err)
 	}
