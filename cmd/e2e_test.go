@@ -197,3 +197,34 @@ func TestPermissionDeniedSaysHowToFix(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A second Ctrl-C while detaching does not abandon the target.
+func TestDoubleInterruptStillDetachesCleanly(t *testing.T) {
+	dir := t.TempDir()
+	target := exec.Command(wl(t, "longrun"), "--threads", "4", "--seconds", "4")
+	var tout bytes.Buffer
+	target.Stdout = &tout
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer target.Process.Kill()
+	prof := exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "a.data")
+	prof.Dir = dir
+	if err := prof.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1 * time.Second)
+	prof.Process.Signal(syscall.SIGINT)
+	time.Sleep(2 * time.Millisecond)
+	prof.Process.Signal(syscall.SIGINT)
+	prof.Process.Signal(syscall.SIGINT)
+	if err := prof.Wait(); err != nil {
+		t.Fatalf("profile attach after two interrupts: %v", err)
+	}
+	if _, err := model.ReadFile(filepath.Join(dir, "a.data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target after detach: %v (output %q)", err, tout.String())
+	}
+}
