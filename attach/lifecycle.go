@@ -175,6 +175,10 @@ func (e *engine) attach(pid int) error {
 		e.detachAll()
 		return err
 	}
+	mods := unwindModules(p)
+	for _, t := range e.threads {
+		e.rebuildInFlight(t, mods)
+	}
 	e.start = time.Now()
 	for _, t := range e.threads {
 		if t.listening {

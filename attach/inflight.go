@@ -1,0 +1,91 @@
+package attach
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/instrument/unwind"
+	"github.com/profile-dev/profile/model"
+)
+
+// maxUnwind bounds the frames walked per thread at attach.
+const maxUnwind = 512
+
+// unwindModules loads the call-frame information of every executable
+// module mapped in p: a stack passes through libraries we do not trace.
+func unwindModules(p *process) []*unwind.Module {
+	maps, err := instrument.ReadMaps(p.pid)
+	if err != nil {
+		return nil
+	}
+	var mods []*unwind.Module
+	for _, path := range instrument.LoadedPaths(maps) {
+		m, err := instrument.Open(path)
+		if err != nil {
+			continue
+		}
+		bias, err := m.Bias(maps)
+		if err != nil {
+			continue
+		}
+		lo, hi := moduleRange(maps, path)
+		if um, err := unwind.Load(path, bias, lo, hi); err == nil {
+			mods = append(mods, um)
+		}
+	}
+	return mods
+}
+
+// rebuildInFlight reconstructs the activations of traced functions a
+// thread was already inside when we attached: unwinding its stack, each
+// frame of a traced function becomes an in-flight activation (timed from
+// now, no call counted) with a return breakpoint, so time already spent
+// blocked or computing there is attributed from the first microsecond.
+func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
+	var regs unix.PtraceRegs
+	if getRegs(t.tid, &regs) != nil {
+		return
+	}
+	mem := func(addr uint64, buf []byte) error { return readMem(t.tid, addr, buf) }
+	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
+		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, maxUnwind)
+	as := t.proc.as
+	now := e.now()
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := frames[i]
+		pc := f.PC
+		if i > 0 {
+			pc-- // a return address may lie past its caller's last byte
+		}
+		fn, start := e.tracedAt(as, pc)
+		if fn == model.None || f.RA == 0 {
+			continue
+		}
+		if i == 0 && f.PC == start {
+			continue // about to enter: the entry breakpoint will count it
+		}
+		sp := f.CFA - 8
+		if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
+			continue
+		}
+		t.rec.EnterInFlight(fn, now)
+		t.frames = append(t.frames, frame{sp: sp, ret: f.RA, stack: e.stackOf(t, sp)})
+	}
+}
+
+// tracedAt returns the traced function containing pc and its entry.
+func (e *engine) tracedAt(as *space, pc uint64) (int, uint64) {
+	m := as.moduleAt(pc)
+	if m == nil {
+		return model.None, 0
+	}
+	sym, ok := m.mod.Lookup(pc - m.bias)
+	if !ok {
+		return model.None, 0
+	}
+	start := sym.Value + m.bias
+	if b, ok := as.bps[start]; ok && b.fn != model.None {
+		return b.fn, start
+	}
+	return model.None, 0
+}

@@ -1,0 +1,53 @@
+package attach
+
+import (
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// nodeUnder finds the node of fn whose parent is parent (display names).
+func nodeUnder(p *model.Profile, parent, fn string) (model.Node, bool) {
+	for _, t := range p.Threads {
+		for _, n := range t.Nodes[1:] {
+			if p.FuncName(n.Func) == fn && p.FuncName(t.Nodes[n.Parent].Func) == parent {
+				return n, true
+			}
+		}
+	}
+	return model.Node{}, false
+}
+
+func TestAttachRebuildsInFlightFrames(t *testing.T) {
+	target, _ := startLongrun(t, "--threads", "2", "--seconds", "6")
+	started := time.Now()
+	time.Sleep(400 * time.Millisecond)
+	// The sleeper thread sleeps until about 2 s after the start.
+	remaining := 2*time.Second - time.Since(started)
+	r := attachFor(t, target.Process.Pid, 2500*time.Millisecond)
+	p := r.Profile
+	sl, ok := nodeUnder(p, "sleeper_thread", "sleeper")
+	if !ok || sl.InFlight != 1 {
+		t.Fatalf("sleeper under sleeper_thread = %+v (found %v), want one in-flight activation", sl, ok)
+	}
+	// The in-flight sleep alone lasted the remaining time; a later one
+	// adds more. Allow the scheduling slack of starting the thread.
+	if slack := 100 * time.Millisecond; time.Duration(sl.TotalNs) < remaining-slack {
+		t.Fatalf("sleeper total %v, the sleep had %v left at attach", time.Duration(sl.TotalNs), remaining)
+	}
+	if st, ok := nodeUnder(p, "START", "sleeper_thread"); !ok || st.InFlight != 1 || st.Calls != 0 {
+		t.Fatalf("sleeper_thread = %+v, want in flight, no call", st)
+	}
+	cn, ok := nodeUnder(p, "sleeper", "libc.so.6:clock_nanosleep")
+	if !ok || cn.InFlight != 1 {
+		t.Fatalf("clock_nanosleep under sleeper = %+v (found %v), want in flight", cn, ok)
+	}
+	ct, ok := nodeUnder(p, "START", "compute_thread")
+	if !ok || ct.InFlight != 1 || ct.Calls != 0 {
+		t.Fatalf("compute_thread = %+v, want the computing thread's in-flight frame", ct)
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target: %v", err)
+	}
+}
