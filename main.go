@@ -7,8 +7,10 @@ import (
 	"os"
 
 	"github.com/profile-dev/profile/cmd"
+	"github.com/profile-dev/profile/internal/gvcache"
 )
 
 func main() {
+	gvcache.Restore()
 	os.Exit(cmd.Execute())
 }

@@ -228,3 +228,34 @@ func TestDoubleInterruptStillDetachesCleanly(t *testing.T) {
 		t.Fatalf("target after detach: %v (output %q)", err, tout.String())
 	}
 }
+
+// The recorded program sees our environment unchanged (TMPDIR included,
+// which profile borrows briefly at start-up; see internal/gvcache).
+func TestRecordedEnvironmentUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "env.c")
+	os.WriteFile(src, []byte(`#include <stdio.h>
+#include <stdlib.h>
+int main(void) { const char *v = getenv("TMPDIR"); printf("%s\n", v ? v : "unset"); return 0; }
+`), 0o644)
+	bin := filepath.Join(dir, "env")
+	if out, err := exec.Command("gcc", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, tmp := range []string{"", "/var/tmp/x"} {
+		cmd := exec.Command(profileBin, "record", "-o", filepath.Join(dir, "e.data"), "--", bin)
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		want := "unset\n"
+		if tmp != "" {
+			cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+			want = tmp + "\n"
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != want {
+			t.Errorf("TMPDIR %q: the program saw %q", tmp, out)
+		}
+	}
+}

@@ -30,7 +30,7 @@ summarizes and renders the saved profiles offline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd())
+	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd())
 	return root
 }
 

@@ -352,14 +352,42 @@ func refLess(x, y ThreadRef) bool {
 func (p *Profile) spawnerKey(fn, pid, tid int) Key {
 	for i := range p.Threads {
 		t := &p.Threads[i]
-		if t.Tid == tid && p.Processes[t.Process].Pid == pid && len(t.Members) == 0 {
-			if t.RootFunc() == fn {
-				return Key{fn, t.Level}
+		if len(t.Members) == 0 {
+			if t.Tid == tid && p.Processes[t.Process].Pid == pid {
+				if t.RootFunc() == fn {
+					return Key{fn, t.Level}
+				}
+				break
 			}
-			break
+			continue
+		}
+		// a composite thread: the parent is one of its members (runs that
+		// reused a pid and tid are not told apart: the first member wins)
+		for mi := range t.Members {
+			if m := &t.Members[mi]; m.Tid == tid && m.Pid == pid {
+				if t.MemberRootFunc(mi) == fn {
+					return Key{fn, t.Level}
+				}
+				return Key{fn, None}
+			}
 		}
 	}
 	return Key{fn, None}
+}
+
+// MemberRootFunc returns the first subroutine of member m of a composite
+// thread: the first child of START, in node order, that the member reached
+// (StartFunc if none). For m == None it is RootFunc.
+func (t *Thread) MemberRootFunc(m int) int {
+	if m == None {
+		return t.RootFunc()
+	}
+	for i := 1; i < len(t.Nodes); i++ {
+		if n := &t.Nodes[i]; n.Parent == 0 && nodeVec(n, m) != (Vec{}) {
+			return n.Func
+		}
+	}
+	return StartFunc
 }
 
 // addSpawnForkEdges adds one spawn edge per spawned thread and one fork

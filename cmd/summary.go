@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/summary"
+)
+
+var summaryWriters = map[string]func(io.Writer, *summary.Report) error{
+	"table":    summary.WriteTable,
+	"markdown": summary.WriteMarkdown,
+	"md":       summary.WriteMarkdown,
+	"json":     summary.WriteJSON,
+	"csv":      summary.WriteCSV,
+}
+
+func newSummaryCmd() *cobra.Command {
+	var (
+		format        string
+		top, pid, tid int
+	)
+	c := &cobra.Command{
+		Use:     "summary FILE",
+		Aliases: []string{"summarize"},
+		Short:   "Summarize a profile: hottest functions, edges and path, recursion, threads, blocking",
+		Long: `summary prints the numbers of a profile: call-graph size, calls by kind (direct,
+indirect, PLT), the hottest functions (self time) and edges (total time), the
+hottest path, recursion, threads, processes and levels of multithreading, the
+coverage of each library and the time blocked in waiting calls.
+
+--format json is the stable machine-readable form (docs/summary-json.md);
+csv carries the same numbers; table and markdown are for people.
+Percentages are of the traced time of the scope (--pid, --tid).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			write, ok := summaryWriters[strings.ToLower(format)]
+			if !ok {
+				return fmt.Errorf("unknown --format %q: use table, markdown, json or csv", format)
+			}
+			if top < 0 {
+				return fmt.Errorf("bad --top %d: must not be negative", top)
+			}
+			p, err := readProfile(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid})
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriter(c.OutOrStdout())
+			if err := write(w, r); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&format, "format", "table", "output `FORMAT`: table, markdown, json or csv")
+	fl.IntVar(&top, "top", 0, "list only the `N` hottest functions and edges (0: all)")
+	fl.IntVar(&pid, "pid", 0, "summarize only process `PID`")
+	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
+	return c
+}

@@ -1,0 +1,671 @@
+// Package summary computes the summary of a profile (DESIGN §4, §4.1):
+// counts, hottest functions and edges, hottest path, recursion, threads,
+// processes, levels of multithreading, libraries with their coverage and
+// time blocked in waiting calls. Compute builds a Report from the model;
+// the Write functions format it as a table, markdown, JSON or CSV.
+//
+// Percentages are percent (0 to 100) of the scope's traced time: the sum
+// of the traced wall time of every thread in scope.
+package summary
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// Format names the JSON layout of a Report.
+const Format = "profile-summary/1"
+
+// Options select what Compute summarises.
+type Options struct {
+	Top int // list only the Top hottest functions and edges; 0 lists all
+	Pid int // only this process (0: every process)
+	Tid int // only this thread (0: every thread)
+}
+
+// Report is a profile's summary. Marshalled with encoding/json it is the
+// document of DESIGN §4.1 (see docs/summary-json.md); the fields tagged
+// `json:"-"` go beyond that format and appear in the table and markdown.
+type Report struct {
+	Format    string     `json:"format"`
+	Meta      Meta       `json:"meta"`
+	Totals    Totals     `json:"totals"`
+	Functions []Function `json:"functions"`
+	Edges     []Edge     `json:"edges"`
+	Modules   []Module   `json:"modules"`
+	Threads   []Thread   `json:"threads"`
+	Processes []Process  `json:"processes"`
+
+	Scope       model.Scope `json:"-"`
+	AllFuncs    int         `json:"-"` // functions before Top
+	AllEdges    int         `json:"-"` // edges before Top
+	HottestPath []PathStep  `json:"-"`
+	Recursion   []Recursion `json:"-"` // recursive functions, deepest first
+	Levels      []Level     `json:"-"` // threads per nesting level
+	Blocking    []BlockedFn `json:"-"` // blocking functions, most blocked first
+}
+
+// Meta describes the profiled run.
+type Meta struct {
+	Command     []string `json:"command"`
+	Exe         string   `json:"exe"`
+	Pid         int      `json:"pid"` // the first process's pid, 0 if none
+	Mode        string   `json:"mode"`
+	DurationNs  int64    `json:"duration_ns"`
+	Partial     bool     `json:"partial"`
+	Stops       int64    `json:"stops"`
+	TracedCalls int64    `json:"traced_calls"`
+}
+
+// Totals are the scope's counts and times.
+type Totals struct {
+	Nodes             int   `json:"nodes"` // call-graph nodes (§2.4), START and per-level thread roots included
+	Edges             int   `json:"edges"` // call-graph edges: call, spawn and fork
+	Calls             int64 `json:"calls"`
+	DirectCalls       int64 `json:"direct_calls"`
+	IndirectCalls     int64 `json:"indirect_calls"`
+	PLTCalls          int64 `json:"plt_calls"`
+	Threads           int   `json:"threads"`
+	Processes         int   `json:"processes"`
+	MaxNestingLevel   int   `json:"max_nesting_level"`
+	MaxRecursionDepth int   `json:"max_recursion_depth"`
+	TracedNs          int64 `json:"traced_ns"`
+	BlockedNs         int64 `json:"blocked_ns"`
+}
+
+// Function is one function, all its calling contexts and nesting levels
+// summed.
+type Function struct {
+	Name           string  `json:"name"`
+	Module         string  `json:"module"`
+	Calls          int64   `json:"calls"`
+	RecursiveCalls int64   `json:"recursive_calls"`
+	SelfNs         int64   `json:"self_ns"`
+	TotalNs        int64   `json:"total_ns"`
+	SelfPct        float64 `json:"self_pct"`
+	TotalPct       float64 `json:"total_pct"`
+
+	Display string `json:"-"` // "module:name" for library functions
+}
+
+// Edge is one (caller, callee, kind) pair of functions.
+type Edge struct {
+	Caller         string  `json:"caller"`
+	Callee         string  `json:"callee"`
+	CallerModule   string  `json:"caller_module"`
+	CalleeModule   string  `json:"callee_module"`
+	Kind           string  `json:"kind"`
+	Calls          int64   `json:"calls"`
+	RecursiveCalls int64   `json:"recursive_calls"`
+	TotalNs        int64   `json:"total_ns"`
+	TotalPct       float64 `json:"total_pct"`
+
+	CallerDisplay string `json:"-"`
+	CalleeDisplay string `json:"-"`
+}
+
+// Module is one ELF file with the self time of its functions.
+type Module struct {
+	Module  string  `json:"module"`
+	SelfNs  int64   `json:"self_ns"`
+	SelfPct float64 `json:"self_pct"`
+}
+
+// Thread is one thread (a member thread of a composite profile).
+type Thread struct {
+	Tid          int    `json:"tid"`
+	Pid          int    `json:"pid"`
+	Name         string `json:"name"`
+	ParentTid    int    `json:"parent_tid"`
+	SpawnedBy    string `json:"spawned_by"`
+	NestingLevel int    `json:"nesting_level"`
+	TracedNs     int64  `json:"traced_ns"`
+}
+
+// Process is one process image.
+type Process struct {
+	Pid       int    `json:"pid"`
+	ParentPid int    `json:"parent_pid"`
+	ForkedBy  string `json:"forked_by"`
+	Exe       string `json:"exe"`
+	ExitCode  int    `json:"exit_code"`
+	Signal    string `json:"signal"`
+}
+
+// PathStep is one call of the hottest path: the callee entered and the
+// numbers of the edge into it.
+type PathStep struct {
+	Display  string // "module:name" for library functions
+	Level    int    // nesting level of a thread root, model.None otherwise
+	Calls    int64
+	TotalNs  int64
+	TotalPct float64
+}
+
+// Recursion is a recursive function: its recursive calls (rc) and the
+// most activations of it ever on one calling-context path.
+type Recursion struct {
+	Display        string
+	Calls          int64
+	RecursiveCalls int64
+	MaxDepth       int
+}
+
+// Level counts the threads at one nesting level.
+type Level struct {
+	Level    int
+	Threads  int
+	TracedNs int64
+}
+
+// BlockedFn is a blocking function and its time not already inside
+// another blocking call.
+type BlockedFn struct {
+	Display   string
+	Calls     int64
+	BlockedNs int64
+	Pct       float64
+}
+
+// ref is one (member) thread in scope.
+type ref struct {
+	model.ThreadRef
+	pid, tid, parentTid, spawnedBy, level int
+	name                                  string
+	traced                                int64
+}
+
+func threadRefs(p *model.Profile, s model.Scope) []ref {
+	var out []ref
+	match := func(pid, tid int) bool {
+		return (s.Pid == 0 || s.Pid == pid) && (s.Tid == 0 || s.Tid == tid)
+	}
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		if len(t.Members) == 0 {
+			pid := p.Processes[t.Process].Pid
+			if match(pid, t.Tid) {
+				out = append(out, ref{model.ThreadRef{Thread: ti, Member: model.None}, pid, t.Tid, t.ParentTid,
+					t.SpawnedBy, t.Level, t.Name, t.TracedNs})
+			}
+			continue
+		}
+		for mi, m := range t.Members {
+			if match(m.Pid, m.Tid) {
+				out = append(out, ref{model.ThreadRef{Thread: ti, Member: mi}, m.Pid, m.Tid, m.ParentTid,
+					m.SpawnedBy, m.Level, m.Name, m.TracedNs})
+			}
+		}
+	}
+	return out
+}
+
+// vecOf is node n's numbers for one member (model.None: the whole node).
+func vecOf(n *model.Node, member int) (calls, rc, self, total int64) {
+	if member == model.None {
+		return n.Calls, n.RecursiveCalls, n.SelfNs, n.TotalNs
+	}
+	for _, c := range n.Contribs {
+		if c.Member == member {
+			return c.Calls, c.RecursiveCalls, c.SelfNs, c.TotalNs
+		}
+	}
+	return 0, 0, 0, 0
+}
+
+// Compute summarises profile p.
+func Compute(p *model.Profile, opt Options) (*Report, error) {
+	if p == nil {
+		return nil, errors.New("summary: no profile")
+	}
+	if opt.Top < 0 {
+		return nil, fmt.Errorf("summary: --top must not be negative (got %d)", opt.Top)
+	}
+	scope := model.Scope{Pid: opt.Pid, Tid: opt.Tid}
+	refs := threadRefs(p, scope)
+	procs := processesInScope(p, scope, refs)
+	if (opt.Pid != 0 || opt.Tid != 0) && len(refs) == 0 && len(procs) == 0 {
+		return nil, scopeError(opt)
+	}
+	g := p.Graph(scope)
+	r := &Report{Format: Format, Scope: scope}
+	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
+
+	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
+		Partial: p.Meta.Partial, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls}
+	if len(p.Processes) > 0 {
+		r.Meta.Pid = p.Processes[0].Pid
+	}
+
+	// functions: graph nodes summed over nesting levels
+	fidx := make(map[int]int) // function -> index in r.Functions
+	for _, n := range g.Nodes {
+		i, ok := fidx[n.Key.Func]
+		if !ok {
+			fn := p.Functions[n.Key.Func]
+			r.Functions = append(r.Functions, Function{Name: fn.Name, Module: p.ModuleName(fn.Module),
+				Display: p.FuncName(n.Key.Func)})
+			i = len(r.Functions) - 1
+			fidx[n.Key.Func] = i
+		}
+		f := &r.Functions[i]
+		f.Calls += n.Calls
+		f.RecursiveCalls += n.RecursiveCalls
+		f.SelfNs += n.SelfNs
+		f.TotalNs += n.TotalNs
+	}
+	// START spans every thread's traced time.
+	r.Functions[fidx[model.StartFunc]].TotalNs = g.TracedNs
+	modSelf := make(map[string]int64)
+	var modOrder []string
+	for i := range r.Functions {
+		f := &r.Functions[i]
+		f.SelfPct, f.TotalPct = pct(f.SelfNs), pct(f.TotalNs)
+		r.Totals.Calls += f.Calls
+		if f.Module == "" {
+			continue // START
+		}
+		if _, ok := modSelf[f.Module]; !ok {
+			modOrder = append(modOrder, f.Module)
+		}
+		modSelf[f.Module] += f.SelfNs
+	}
+	for _, m := range modOrder {
+		r.Modules = append(r.Modules, Module{Module: m, SelfNs: modSelf[m], SelfPct: pct(modSelf[m])})
+	}
+	funcOf := make([]int, len(g.Nodes)) // graph node -> r.Functions index
+	for i, n := range g.Nodes {
+		funcOf[i] = fidx[n.Key.Func]
+	}
+
+	// edges: graph edges summed over nesting levels. Only an edge with an
+	// end in a function that has per-level nodes can meet another edge of
+	// the same functions; only those go through the map.
+	leveled := make(map[int]bool)
+	for _, n := range g.Nodes {
+		if n.Key.Level != model.None {
+			leveled[n.Key.Func] = true
+		}
+	}
+	type ekey struct {
+		from, to int32
+		kind     model.EdgeKind
+	}
+	type agg struct {
+		ekey
+		calls, rc, total int64
+	}
+	eidx := make(map[ekey]int)
+	aggs := make([]agg, 0, len(g.Edges))
+	for _, e := range g.Edges {
+		k := ekey{int32(funcOf[e.From]), int32(funcOf[e.To]), e.Kind}
+		shared := leveled[g.Nodes[e.From].Key.Func] || leveled[g.Nodes[e.To].Key.Func]
+		i, ok := -1, false
+		if shared {
+			i, ok = eidx[k]
+		}
+		if !ok {
+			aggs = append(aggs, agg{ekey: k})
+			i = len(aggs) - 1
+			if shared {
+				eidx[k] = i
+			}
+		}
+		ag := &aggs[i]
+		ag.calls += e.Calls
+		ag.rc += e.RecursiveCalls
+		ag.total += e.TotalNs
+	}
+	// sort (total, index) pairs, then build only the edges listed
+	fn := r.Functions // not yet sorted: agg indices point here
+	type kv struct {
+		total int64
+		i     int32
+	}
+	order := make([]kv, len(aggs))
+	for i := range aggs {
+		order[i] = kv{aggs[i].total, int32(i)}
+	}
+	slices.SortFunc(order, func(x, y kv) int {
+		if x.total != y.total {
+			if x.total > y.total {
+				return -1
+			}
+			return 1
+		}
+		a, b := &aggs[x.i], &aggs[y.i]
+		fa, fb, ta, tb := &fn[a.from], &fn[b.from], &fn[a.to], &fn[b.to]
+		return cmp.Or(strings.Compare(fa.Name, fb.Name), strings.Compare(ta.Name, tb.Name),
+			strings.Compare(fa.Module, fb.Module), strings.Compare(ta.Module, tb.Module),
+			strings.Compare(a.kind.String(), b.kind.String()))
+	})
+	r.AllEdges = len(aggs)
+	if opt.Top > 0 {
+		order = order[:min(opt.Top, len(order))]
+	}
+	r.Edges = make([]Edge, len(order))
+	for i, o := range order {
+		ag := &aggs[o.i]
+		from, to := &fn[ag.from], &fn[ag.to]
+		r.Edges[i] = Edge{Caller: from.Name, Callee: to.Name, CallerModule: from.Module, CalleeModule: to.Module,
+			Kind: ag.kind.String(), Calls: ag.calls, RecursiveCalls: ag.rc, TotalNs: ag.total, TotalPct: pct(ag.total),
+			CallerDisplay: from.Display, CalleeDisplay: to.Display}
+	}
+
+	r.HottestPath = hottestPath(p, g)
+	w := walkCCTs(p, refs, scope)
+	r.Totals.DirectCalls, r.Totals.IndirectCalls, r.Totals.PLTCalls = w.direct, w.indirect, w.plt
+	r.Totals.MaxRecursionDepth = w.maxDepth
+	r.Totals.BlockedNs = w.blocked
+	for f, d := range w.depth {
+		if fn := r.Functions[fidx[f]]; d > 1 || fn.RecursiveCalls > 0 {
+			r.Recursion = append(r.Recursion, Recursion{Display: fn.Display, Calls: fn.Calls,
+				RecursiveCalls: fn.RecursiveCalls, MaxDepth: d})
+		}
+	}
+	sort.Slice(r.Recursion, func(i, j int) bool {
+		a, b := r.Recursion[i], r.Recursion[j]
+		if a.MaxDepth != b.MaxDepth {
+			return a.MaxDepth > b.MaxDepth
+		}
+		if a.RecursiveCalls != b.RecursiveCalls {
+			return a.RecursiveCalls > b.RecursiveCalls
+		}
+		return a.Display < b.Display
+	})
+	for f, b := range w.blockedBy {
+		r.Blocking = append(r.Blocking, BlockedFn{Display: p.FuncName(f), Calls: w.blockedCalls[f], BlockedNs: b, Pct: pct(b)})
+	}
+	sort.Slice(r.Blocking, func(i, j int) bool {
+		a, b := r.Blocking[i], r.Blocking[j]
+		if a.BlockedNs != b.BlockedNs {
+			return a.BlockedNs > b.BlockedNs
+		}
+		return a.Display < b.Display
+	})
+
+	// threads, levels, processes
+	levels := map[int]*Level{}
+	for _, t := range refs {
+		spawned := ""
+		if t.spawnedBy != model.None {
+			spawned = p.Functions[t.spawnedBy].Name
+		}
+		r.Threads = append(r.Threads, Thread{Tid: t.tid, Pid: t.pid, Name: t.name, ParentTid: t.parentTid,
+			SpawnedBy: spawned, NestingLevel: t.level, TracedNs: t.traced})
+		r.Totals.MaxNestingLevel = max(r.Totals.MaxNestingLevel, t.level)
+		l := levels[t.level]
+		if l == nil {
+			l = &Level{Level: t.level}
+			levels[t.level] = l
+		}
+		l.Threads++
+		l.TracedNs += t.traced
+	}
+	for _, l := range levels {
+		r.Levels = append(r.Levels, *l)
+	}
+	sort.Slice(r.Levels, func(i, j int) bool { return r.Levels[i].Level < r.Levels[j].Level })
+	for _, pi := range procs {
+		pr := p.Processes[pi]
+		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal}
+		if pr.Parent != model.None {
+			out.ParentPid = p.Processes[pr.Parent].Pid
+		}
+		if pr.ForkedBy != model.None {
+			out.ForkedBy = p.Functions[pr.ForkedBy].Name
+		}
+		r.Processes = append(r.Processes, out)
+	}
+
+	r.Totals.Nodes, r.Totals.Edges = len(g.Nodes), len(g.Edges)
+	r.Totals.Threads, r.Totals.Processes = len(r.Threads), len(r.Processes)
+	r.Totals.TracedNs = g.TracedNs
+
+	sortReport(r)
+	r.AllFuncs = len(r.Functions)
+	if opt.Top > 0 {
+		r.Functions = r.Functions[:min(opt.Top, len(r.Functions))]
+	}
+	r.Functions = nonNil(r.Functions)
+	r.Edges = nonNil(r.Edges)
+	r.Modules = nonNil(r.Modules)
+	r.Threads = nonNil(r.Threads)
+	r.Processes = nonNil(r.Processes)
+	return r, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func scopeError(opt Options) error {
+	switch {
+	case opt.Pid != 0 && opt.Tid != 0:
+		return fmt.Errorf("no thread %d in process %d in the profile", opt.Tid, opt.Pid)
+	case opt.Tid != 0:
+		return fmt.Errorf("no thread %d in the profile", opt.Tid)
+	default:
+		return fmt.Errorf("no process %d in the profile", opt.Pid)
+	}
+}
+
+// processesInScope lists the processes of the scope: every one without a
+// scope, else those whose pid matches (with --tid: that has the thread).
+func processesInScope(p *model.Profile, s model.Scope, refs []ref) []int {
+	pids := make(map[int]bool)
+	for _, t := range refs {
+		pids[t.pid] = true
+	}
+	var out []int
+	for i, pr := range p.Processes {
+		if (s.Tid == 0 && (s.Pid == 0 || s.Pid == pr.Pid)) || pids[pr.Pid] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func sortReport(r *Report) {
+	sortBy(r.Functions, func(f *Function) int64 { return f.SelfNs }, func(a, b *Function) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Module, b.Module))
+	})
+	sortBy(r.Modules, func(m *Module) int64 { return m.SelfNs }, func(a, b *Module) int {
+		return strings.Compare(a.Module, b.Module)
+	})
+}
+
+// sortBy sorts s by key, largest first, then by tie. It sorts compact
+// (key, index) pairs rather than the large structs themselves.
+func sortBy[T any](s []T, key func(*T) int64, tie func(a, b *T) int) {
+	type kv struct {
+		key int64
+		i   int32
+	}
+	idx := make([]kv, len(s))
+	for i := range s {
+		idx[i] = kv{key(&s[i]), int32(i)}
+	}
+	slices.SortFunc(idx, func(a, b kv) int {
+		if a.key != b.key {
+			return cmp.Compare(b.key, a.key)
+		}
+		return tie(&s[a.i], &s[b.i])
+	})
+	sorted := make([]T, len(s))
+	for i, x := range idx {
+		sorted[i] = s[x.i]
+	}
+	copy(s, sorted)
+}
+
+// hottestPath follows, from START, the call edge of the largest total time
+// to a function not yet on the path.
+func hottestPath(p *model.Profile, g *model.Graph) []PathStep {
+	out := make([][]int, len(g.Nodes))
+	for i, e := range g.Edges {
+		if e.Kind == model.EdgeCall && e.TotalNs > 0 {
+			out[e.From] = append(out[e.From], i)
+		}
+	}
+	onPath := make([]bool, len(g.Nodes))
+	var path []PathStep
+	for cur := 0; ; {
+		onPath[cur] = true
+		best := -1
+		for _, ei := range out[cur] {
+			e := &g.Edges[ei]
+			if onPath[e.To] {
+				continue
+			}
+			if best < 0 || e.TotalNs > g.Edges[best].TotalNs ||
+				e.TotalNs == g.Edges[best].TotalNs && keyLess(p, g.Nodes[e.To].Key, g.Nodes[g.Edges[best].To].Key) {
+				best = ei
+			}
+		}
+		if best < 0 {
+			return path
+		}
+		e := &g.Edges[best]
+		k := g.Nodes[e.To].Key
+		path = append(path, PathStep{Display: p.FuncName(k.Func), Level: k.Level, Calls: e.Calls,
+			TotalNs: e.TotalNs, TotalPct: 100 * g.Coverage(e.TotalNs)})
+		cur = e.To
+	}
+}
+
+func keyLess(p *model.Profile, a, b model.Key) bool {
+	if na, nb := p.FuncName(a.Func), p.FuncName(b.Func); na != nb {
+		return na < nb
+	}
+	if a.Func != b.Func {
+		return a.Func < b.Func
+	}
+	return a.Level < b.Level
+}
+
+// walk holds what only the CCTs tell: call kinds, recursion depth and
+// blocked time.
+type walk struct {
+	direct, indirect, plt int64
+	maxDepth              int
+	depth                 map[int]int // function -> max activations on one path
+	blocked               int64
+	blockedBy             map[int]int64 // blocking function -> outermost total
+	blockedCalls          map[int]int64
+}
+
+// walkCCTs visits every CCT of the scope depth-first. Call kinds are not
+// split by member in a composite thread: they count only when all of the
+// thread's members are in scope.
+func walkCCTs(p *model.Profile, refs []ref, s model.Scope) *walk {
+	w := &walk{depth: map[int]int{}, blockedBy: map[int]int64{}, blockedCalls: map[int]int64{}}
+	blocking := make([]bool, len(p.Functions))
+	for f := 1; f < len(p.Functions); f++ {
+		// library functions only: FuncName differs from the bare name
+		blocking[f] = IsBlocking(p.Functions[f].Name) && p.FuncName(f) != p.Functions[f].Name
+	}
+	active := make([]int32, len(p.Functions)) // activations of f on the current path
+	depth := make([]int32, len(p.Functions))
+	inScope := map[int]int{} // thread -> members in scope
+	for _, t := range refs {
+		inScope[t.Thread]++
+	}
+	var kids, start []int32
+	var stack []int32
+	for ri, t := range refs {
+		th := &p.Threads[t.Thread]
+		nodes := th.Nodes
+		// call kinds: once per thread
+		if ri == 0 || refs[ri-1].Thread != t.Thread {
+			if len(th.Members) == 0 || inScope[t.Thread] == len(th.Members) {
+				for i := range nodes {
+					w.direct += nodes[i].DirectCalls
+					w.indirect += nodes[i].IndirectCalls
+					w.plt += nodes[i].PLTCalls
+				}
+			}
+			// children lists (CSR), shared by the thread's members
+			start = resize(start, len(nodes)+1)
+			clear(start)
+			for i := 1; i < len(nodes); i++ {
+				start[nodes[i].Parent+1]++
+			}
+			for i := 1; i <= len(nodes); i++ {
+				start[i] += start[i-1]
+			}
+			kids = resize(kids, len(nodes))
+			fill := resize(stack, len(nodes))
+			copy(fill, start[:len(nodes)])
+			for i := 1; i < len(nodes); i++ {
+				par := nodes[i].Parent
+				kids[fill[par]] = int32(i)
+				fill[par]++
+			}
+			stack = fill[:0]
+		}
+		// depth-first: a node is pushed as n+1 (enter) and popped as -(n+1) (leave)
+		blockedDepth := 0
+		stack = append(stack[:0], 1)
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x < 0 {
+				f := nodes[-x-1].Func
+				active[f]--
+				if blocking[f] {
+					blockedDepth--
+				}
+				continue
+			}
+			n := int(x - 1)
+			nd := &nodes[n]
+			calls, rc, self, total := vecOf(nd, t.Member)
+			if n > 0 && t.Member != model.None && calls == 0 && rc == 0 && self == 0 && total == 0 {
+				continue // this member never reached the context
+			}
+			f := nd.Func
+			if n > 0 {
+				active[f]++
+				if a := active[f]; a > depth[f] {
+					depth[f] = a
+				}
+				if blocking[f] {
+					if blockedDepth == 0 {
+						w.blocked += total
+						w.blockedBy[f] += total
+						w.blockedCalls[f] += calls
+					}
+					blockedDepth++
+				}
+				stack = append(stack, -x)
+			}
+			for k := start[n+1] - 1; k >= start[n]; k-- {
+				stack = append(stack, kids[k]+1)
+			}
+		}
+	}
+	for f, d := range depth {
+		if d > 0 {
+			w.depth[f] = int(d)
+			w.maxDepth = max(w.maxDepth, int(d))
+		}
+	}
+	return w
+}
+
+func resize(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

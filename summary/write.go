@@ -1,0 +1,427 @@
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/model"
+)
+
+// CSVHeader is the header record of WriteCSV. Every record names its
+// section (a key of the JSON document) first and fills the columns of
+// that section's fields; meta and totals are key/value records.
+var CSVHeader = []string{
+	"section", "key", "value",
+	"name", "module", "caller", "callee", "caller_module", "callee_module", "kind",
+	"calls", "recursive_calls", "self_ns", "total_ns", "self_pct", "total_pct",
+	"tid", "pid", "parent_tid", "spawned_by", "nesting_level", "traced_ns",
+	"parent_pid", "forked_by", "exe", "exit_code", "signal",
+}
+
+// WriteCSV writes r as one CSV: the CSVHeader record, then the records of
+// the sections meta, totals, functions, edges, modules, threads and
+// processes, with the numbers of WriteJSON (meta's command is a JSON
+// array of strings). Quoting follows encoding/csv.
+func WriteCSV(w io.Writer, r *Report) error {
+	c := &csvWriter{w: w, cells: make([][]byte, len(CSVHeader)), col: make(map[string]int, len(CSVHeader))}
+	for i, h := range CSVHeader {
+		c.col[h] = i
+		c.cells[i] = append(c.cells[i], h...)
+	}
+	c.end()
+	cmd, _ := json.Marshal(r.Meta.Command)
+	m := r.Meta
+	for _, kv := range [][2]any{{"format", r.Format}, {"command", string(cmd)}, {"exe", m.Exe}, {"pid", m.Pid},
+		{"mode", m.Mode}, {"duration_ns", m.DurationNs}, {"partial", m.Partial}, {"stops", m.Stops},
+		{"traced_calls", m.TracedCalls}} {
+		c.rec("meta", "key", kv[0], "value", kv[1])
+	}
+	t := r.Totals
+	for _, kv := range [][2]any{{"nodes", t.Nodes}, {"edges", t.Edges}, {"calls", t.Calls},
+		{"direct_calls", t.DirectCalls}, {"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls},
+		{"threads", t.Threads}, {"processes", t.Processes}, {"max_nesting_level", t.MaxNestingLevel},
+		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs}} {
+		c.rec("totals", "key", kv[0], "value", kv[1])
+	}
+	col := c.col
+	for i := range r.Functions {
+		f := &r.Functions[i]
+		c.str(0, "functions")
+		c.str(col["name"], f.Name)
+		c.str(col["module"], f.Module)
+		c.int(col["calls"], f.Calls)
+		c.int(col["recursive_calls"], f.RecursiveCalls)
+		c.int(col["self_ns"], f.SelfNs)
+		c.int(col["total_ns"], f.TotalNs)
+		c.float(col["self_pct"], f.SelfPct)
+		c.float(col["total_pct"], f.TotalPct)
+		c.end()
+	}
+	cCaller, cCallee, cCallerMod, cCalleeMod := col["caller"], col["callee"], col["caller_module"], col["callee_module"]
+	cKind, cCalls, cRC, cTotal, cPct := col["kind"], col["calls"], col["recursive_calls"], col["total_ns"], col["total_pct"]
+	for i := range r.Edges {
+		e := &r.Edges[i]
+		c.str(0, "edges")
+		c.str(cCaller, e.Caller)
+		c.str(cCallee, e.Callee)
+		c.str(cCallerMod, e.CallerModule)
+		c.str(cCalleeMod, e.CalleeModule)
+		c.str(cKind, e.Kind)
+		c.int(cCalls, e.Calls)
+		c.int(cRC, e.RecursiveCalls)
+		c.int(cTotal, e.TotalNs)
+		c.float(cPct, e.TotalPct)
+		c.end()
+	}
+	for _, md := range r.Modules {
+		c.rec("modules", "module", md.Module, "self_ns", md.SelfNs, "self_pct", md.SelfPct)
+	}
+	for _, th := range r.Threads {
+		c.rec("threads", "tid", th.Tid, "pid", th.Pid, "name", th.Name, "parent_tid", th.ParentTid,
+			"spawned_by", th.SpawnedBy, "nesting_level", th.NestingLevel, "traced_ns", th.TracedNs)
+	}
+	for _, p := range r.Processes {
+		c.rec("processes", "pid", p.Pid, "parent_pid", p.ParentPid, "forked_by", p.ForkedBy, "exe", p.Exe,
+			"exit_code", p.ExitCode, "signal", p.Signal)
+	}
+	return c.flush(true)
+}
+
+// csvWriter builds one record at a time in reused cells.
+type csvWriter struct {
+	w     io.Writer
+	b     []byte
+	cells [][]byte
+	col   map[string]int
+	err   error
+}
+
+// rec writes a record of section with (column, value) pairs.
+func (c *csvWriter) rec(section string, kv ...any) {
+	c.str(0, section)
+	for i := 0; i < len(kv); i += 2 {
+		k := c.col[kv[i].(string)]
+		switch x := kv[i+1].(type) {
+		case string:
+			c.str(k, x)
+		case int:
+			c.int(k, int64(x))
+		case int64:
+			c.int(k, x)
+		case float64:
+			c.float(k, x)
+		case bool:
+			c.cells[k] = strconv.AppendBool(c.cells[k][:0], x)
+		default:
+			panic(fmt.Sprintf("summary: csv value %T", x))
+		}
+	}
+	c.end()
+}
+
+func (c *csvWriter) int(k int, v int64) { c.cells[k] = strconv.AppendInt(c.cells[k][:0], v, 10) }
+
+func (c *csvWriter) float(k int, v float64) {
+	c.cells[k] = strconv.AppendFloat(c.cells[k][:0], v, 'f', -1, 64)
+}
+
+// str sets a text cell, quoted as encoding/csv would quote it.
+func (c *csvWriter) str(k int, s string) {
+	b := c.cells[k][:0]
+	if !csvNeedsQuotes(s) {
+		c.cells[k] = append(b, s...)
+		return
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, s[i])
+	}
+	c.cells[k] = append(b, '"')
+}
+
+func csvNeedsQuotes(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s == `\.` || strings.ContainsAny(s, "\",\r\n") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
+// end writes the record and clears the cells.
+func (c *csvWriter) end() {
+	for i, cell := range c.cells {
+		if i > 0 {
+			c.b = append(c.b, ',')
+		}
+		c.b = append(c.b, cell...)
+		c.cells[i] = cell[:0]
+	}
+	c.b = append(c.b, '\n')
+	c.flush(false)
+}
+
+func (c *csvWriter) flush(final bool) error {
+	if c.err == nil && (final || len(c.b) >= 1<<15) {
+		_, c.err = c.w.Write(c.b)
+		c.b = c.b[:0]
+	}
+	return c.err
+}
+
+// cell kinds of the human formats
+const (
+	text   = iota // plain text
+	symbol        // a function name: code in markdown
+	number        // right-aligned
+)
+
+// section is one table of the human formats (table and markdown), which
+// render the same sections so that they carry the same numbers.
+type section struct {
+	title  string
+	header []string
+	kinds  []int
+	rows   [][]string
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func levelSuffix(l int) string {
+	if l == model.None {
+		return ""
+	}
+	return fmt.Sprintf(" [L%d]", l)
+}
+
+// sections lays r out for the human formats: times with three significant
+// digits, percentages with two decimals, empty names as "-".
+func sections(r *Report) []section {
+	d, pc, n := human.Duration, human.Percent, func(v int64) string { return strconv.FormatInt(v, 10) }
+	i := func(v int) string { return strconv.Itoa(v) }
+	kv := []int{text, number}
+	m, t := r.Meta, r.Totals
+	scope := "whole profile"
+	switch {
+	case r.Scope.Pid != 0 && r.Scope.Tid != 0:
+		scope = fmt.Sprintf("pid %d, tid %d", r.Scope.Pid, r.Scope.Tid)
+	case r.Scope.Pid != 0:
+		scope = fmt.Sprintf("pid %d", r.Scope.Pid)
+	case r.Scope.Tid != 0:
+		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
+	}
+	out := []section{
+		{title: "Profile", header: []string{"field", "value"}, kinds: []int{text, text}, rows: [][]string{
+			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
+			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)},
+			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
+		}},
+		{title: "Totals", header: []string{"metric", "value"}, kinds: kv, rows: [][]string{
+			{"nodes", i(t.Nodes)}, {"edges", i(t.Edges)}, {"calls", n(t.Calls)},
+			{"direct calls", n(t.DirectCalls)}, {"indirect calls", n(t.IndirectCalls)}, {"PLT calls", n(t.PLTCalls)},
+			{"threads", i(t.Threads)}, {"processes", i(t.Processes)}, {"max nesting level", i(t.MaxNestingLevel)},
+			{"max recursion depth", i(t.MaxRecursionDepth)}, {"traced time", d(t.TracedNs)},
+			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.TracedNs))},
+		}},
+	}
+	fs := section{title: fmt.Sprintf("Hottest functions (by self time, %d of %d)", len(r.Functions), r.AllFuncs),
+		header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
+		kinds:  []int{symbol, text, number, number, number, number, number, number}}
+	for _, f := range r.Functions {
+		fs.rows = append(fs.rows, []string{f.Name, orDash(f.Module), n(f.Calls), n(f.RecursiveCalls),
+			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
+	}
+	es := section{title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
+		header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
+		kinds:  []int{symbol, symbol, text, number, number, number, number}}
+	for _, e := range r.Edges {
+		es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, n(e.Calls), n(e.RecursiveCalls),
+			d(e.TotalNs), pc(e.TotalPct)})
+	}
+	hp := section{title: "Hottest path (from START, hottest callee by total time)",
+		header: []string{"step", "function", "calls", "total", "total %"},
+		kinds:  []int{number, symbol, number, number, number}}
+	for k, s := range r.HottestPath {
+		hp.rows = append(hp.rows, []string{i(k + 1), s.Display + levelSuffix(s.Level), n(s.Calls), d(s.TotalNs), pc(s.TotalPct)})
+	}
+	rs := section{title: "Recursion (rc: recursive calls; depth: most activations on one path)",
+		header: []string{"function", "calls", "rc", "max depth"}, kinds: []int{symbol, number, number, number}}
+	for _, x := range r.Recursion {
+		rs.rows = append(rs.rows, []string{x.Display, n(x.Calls), n(x.RecursiveCalls), i(x.MaxDepth)})
+	}
+	bs := section{title: "Blocked in waiting calls (outermost only)",
+		header: []string{"function", "calls", "blocked", "blocked %"}, kinds: []int{symbol, number, number, number}}
+	for _, x := range r.Blocking {
+		bs.rows = append(bs.rows, []string{x.Display, n(x.Calls), d(x.BlockedNs), pc(x.Pct)})
+	}
+	ms := section{title: "Modules (self time of their functions)",
+		header: []string{"module", "self", "self %"}, kinds: []int{text, number, number}}
+	for _, x := range r.Modules {
+		ms.rows = append(ms.rows, []string{x.Module, d(x.SelfNs), pc(x.SelfPct)})
+	}
+	ts := section{title: "Threads",
+		header: []string{"tid", "pid", "name", "parent tid", "spawned by", "level", "traced"},
+		kinds:  []int{number, number, text, number, symbol, number, number}}
+	for _, x := range r.Threads {
+		ts.rows = append(ts.rows, []string{i(x.Tid), i(x.Pid), orDash(x.Name), i(x.ParentTid), orDash(x.SpawnedBy),
+			i(x.NestingLevel), d(x.TracedNs)})
+	}
+	ls := section{title: "Levels of multithreading", header: []string{"level", "threads", "traced"},
+		kinds: []int{number, number, number}}
+	for _, x := range r.Levels {
+		ls.rows = append(ls.rows, []string{i(x.Level), i(x.Threads), d(x.TracedNs)})
+	}
+	ps := section{title: "Processes",
+		header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
+		kinds:  []int{number, number, symbol, text, number, text}}
+	for _, x := range r.Processes {
+		ps.rows = append(ps.rows, []string{i(x.Pid), i(x.ParentPid), orDash(x.ForkedBy), orDash(x.Exe), i(x.ExitCode),
+			orDash(x.Signal)})
+	}
+	return append(out, fs, es, hp, rs, bs, ms, ts, ls, ps)
+}
+
+func pctOf(ns, base int64) float64 {
+	if base <= 0 {
+		return 0
+	}
+	return 100 * float64(ns) / float64(base)
+}
+
+// WriteTable writes r as text tables for a terminal.
+func WriteTable(w io.Writer, r *Report) error {
+	for k, s := range sections(r) {
+		sep := "\n"
+		if k == 0 {
+			sep = ""
+		}
+		if _, err := fmt.Fprintf(w, "%s%s\n", sep, s.title); err != nil {
+			return err
+		}
+		if len(s.rows) == 0 {
+			if _, err := fmt.Fprintln(w, "  (none)"); err != nil {
+				return err
+			}
+			continue
+		}
+		align := make([]tw.Align, len(s.kinds))
+		for c, kind := range s.kinds {
+			align[c] = tw.AlignLeft
+			if kind == number {
+				align[c] = tw.AlignRight
+			}
+		}
+		tb := tablewriter.NewTable(w,
+			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
+			tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
+			tablewriter.WithRowAutoWrap(tw.WrapNone),
+			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithTrimSpace(tw.Off),
+		)
+		header := make([]any, len(s.header))
+		for c, h := range s.header {
+			header[c] = strings.ToUpper(h)
+		}
+		tb.Header(header...)
+		if err := tb.Bulk(s.rows); err != nil {
+			return err
+		}
+		if err := tb.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteMarkdown writes r as GitHub-flavoured markdown: a heading and a
+// pipe table per section. Function names are code spans.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	b.WriteString("# Profile summary\n")
+	for _, s := range sections(r) {
+		fmt.Fprintf(&b, "\n## %s\n\n", mdText(s.title))
+		if len(s.rows) == 0 {
+			b.WriteString("(none)\n")
+			continue
+		}
+		b.WriteString("|")
+		for _, h := range s.header {
+			fmt.Fprintf(&b, " %s |", mdText(h))
+		}
+		b.WriteString("\n|")
+		for _, k := range s.kinds {
+			if k == number {
+				b.WriteString(" ---: |")
+			} else {
+				b.WriteString(" --- |")
+			}
+		}
+		b.WriteString("\n")
+		for _, row := range s.rows {
+			b.WriteString("|")
+			for c, v := range row {
+				if s.kinds[c] == symbol && v != "-" {
+					v = mdCode(v)
+				} else {
+					v = mdText(v)
+				}
+				fmt.Fprintf(&b, " %s |", v)
+			}
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdText escapes the characters markdown would read as markup.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune("\\`*_[]<>|#~", c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// mdCode makes s a code span, with pipes escaped for the table.
+func mdCode(s string) string {
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if len(fence) > 1 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
