@@ -31,7 +31,7 @@ func (e *engine) detachAll() {
 			e.deferred = e.deferred[1:]
 		} else {
 			var err error
-			if tid, ws, err = wait4(); err != nil {
+			if tid, ws, err = wait4(e.spin); err != nil {
 				break
 			}
 		}

@@ -87,6 +87,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		// Never unlocked: the thread dies with the goroutine, so no other
 		// goroutine inherits a thread that was a tracer.
 		e := newEngine(opt)
+		e.spin = spinBudget()
 		if err := start(e); err != nil {
 			e.abandon()
 			ch <- out{nil, err}

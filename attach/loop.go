@@ -28,7 +28,7 @@ func (e *engine) loop() (*Result, error) {
 			tid, ws = d.tid, d.ws
 		} else {
 			var err error
-			tid, ws, err = wait4()
+			tid, ws, err = wait4(e.spin)
 			if errors.Is(err, unix.ECHILD) {
 				break
 			}

@@ -32,6 +32,7 @@ type engine struct {
 	stopRequested atomic.Bool
 	wakers        atomic.Int64
 	detaching     bool
+	spin          int // wait4 polls before sleeping (see spinBudget)
 	fatal         error // the session failed after the target started
 }
 

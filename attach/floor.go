@@ -1,0 +1,58 @@
+package attach
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StopFloor measures the bare cost of one ptrace stop, for benchmarks:
+// prog must execute n int3 instructions and exit. Each stop gets what any
+// breakpoint needs at least — wait4, GETREGS, SETREGS, CONT — and nothing
+// else. It returns the mean over the n stops.
+func StopFloor(prog string, n int) (time.Duration, error) {
+	type out struct {
+		d   time.Duration
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		runtime.LockOSThread()
+		d, err := stopFloor(prog, n)
+		ch <- out{d, err}
+	}()
+	o := <-ch
+	return o.d, o.err
+}
+
+func stopFloor(prog string, n int) (time.Duration, error) {
+	cmd := exec.Command(prog, fmt.Sprint(n))
+	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	if _, err := waitTid(pid); err != nil {
+		return 0, err
+	}
+	var regs unix.PtraceRegs
+	if err := cont(pid, 0); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		ws, err := waitTid(pid)
+		if err != nil || !ws.Stopped() {
+			return 0, fmt.Errorf("stop %d: %v (%v)", i, ws, err)
+		}
+		getRegs(pid, &regs)
+		setRegs(pid, &regs)
+		cont(pid, 0)
+	}
+	d := time.Since(t0) / time.Duration(n)
+	waitTid(pid)
+	return d, nil
+}
