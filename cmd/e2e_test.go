@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,5 +258,76 @@ int main(void) { const char *v = getenv("TMPDIR"); printf("%s\n", v ? v : "unset
 		if string(out) != want {
 			t.Errorf("TMPDIR %q: the program saw %q", tmp, out)
 		}
+	}
+}
+
+type summaryJSON struct {
+	Totals struct {
+		Threads         int   `json:"threads"`
+		MaxNestingLevel int   `json:"max_nesting_level"`
+		TracedNs        int64 `json:"traced_ns"`
+	} `json:"totals"`
+	Functions []struct {
+		Name           string `json:"name"`
+		Calls          int64  `json:"calls"`
+		RecursiveCalls int64  `json:"recursive_calls"`
+	} `json:"functions"`
+	Edges []struct {
+		Caller, Callee, Kind string
+		Calls                int64 `json:"calls"`
+	} `json:"edges"`
+}
+
+// The offline half on a recorded workload (c): merge, summary, prune and
+// render agree with what the workload did.
+func TestOfflineOnRecordedThreads(t *testing.T) {
+	dir := t.TempDir()
+	for _, file := range []string{"r1.data", "r2.data"} {
+		if _, stderr, code := run(t, dir, "record", "-o", file, "--", wl(t, "threads")); code != 0 {
+			t.Fatalf("record: %s", stderr)
+		}
+	}
+	if _, stderr, code := run(t, dir, "merge", "r1.data", "r2.data", "-o", "m.data"); code != 0 {
+		t.Fatalf("merge: %s", stderr)
+	}
+	out, stderr, code := run(t, dir, "summary", "--format", "json", "m.data")
+	if code != 0 {
+		t.Fatalf("summary: %s", stderr)
+	}
+	var s summaryJSON
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int64{}
+	for _, f := range s.Functions {
+		calls[f.Name] += f.Calls
+	}
+	want, _ := workload.LoadExpected("threads")
+	for name, c := range want.Functions {
+		if calls[name] != 2*int64(c.Calls) {
+			t.Errorf("merged %s calls = %d, want 2×%d", name, calls[name], c.Calls)
+		}
+	}
+	spawns := map[string]int64{}
+	for _, e := range s.Edges {
+		if e.Kind == "spawn" {
+			spawns[e.Caller+"->"+e.Callee] += e.Calls
+		}
+	}
+	if spawns["spawn_level1->level1_thread"] != 4 || spawns["spawn_level2->level2_thread"] != 8 {
+		t.Errorf("spawn edges %v, want 4 level-1 and 8 level-2 threads", spawns)
+	}
+	if s.Totals.MaxNestingLevel != 2 {
+		t.Errorf("max nesting level %d", s.Totals.MaxNestingLevel)
+	}
+	if _, stderr, code := run(t, dir, "prune", "m.data", "--threshold", "1%", "-o", "p.data"); code != 0 {
+		t.Fatalf("prune: %s", stderr)
+	}
+	if _, stderr, code := run(t, dir, "render", "p.data", "--svg", "--threads"); code != 0 {
+		t.Fatalf("render: %s", stderr)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "p.svg"))
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("p.svg: %v", err)
 	}
 }

@@ -395,43 +395,43 @@ func (t *Thread) MemberRootFunc(m int) int {
 func (p *Profile) addSpawnForkEdges(g *Graph, s Scope) {
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
-		if root := t.RootFunc(); root != StartFunc {
-			for _, ref := range p.threadRefs(ti, s) {
-				spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
-				if ref.Member != None {
-					m := t.Members[ref.Member]
-					spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
-				}
-				if spawner == None {
-					continue
-				}
-				from := g.node(p.spawnerKey(spawner, pid, ptid))
-				to := g.node(Key{root, t.Level})
-				ei := g.edge(from, to, EdgeSpawn)
-				g.Edges[ei].Calls++
-				g.shares.begin()
-				g.shares.add(ei, ref, Vec{Calls: 1})
+		for _, ref := range p.threadRefs(ti, s) {
+			spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
+			if ref.Member != None {
+				m := t.Members[ref.Member]
+				spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
 			}
+			root := t.MemberRootFunc(ref.Member)
+			if spawner == None || root == StartFunc {
+				continue
+			}
+			from := g.node(p.spawnerKey(spawner, pid, ptid))
+			to := g.node(Key{root, t.Level})
+			ei := g.edge(from, to, EdgeSpawn)
+			g.Edges[ei].Calls++
+			g.shares.begin()
+			g.shares.add(ei, ref, Vec{Calls: 1})
 		}
 	}
 	for pi, pr := range p.Processes {
 		if pr.ForkedBy == None || !s.match(pr.Pid, 0) && !s.match(p.parentPid(pr), pr.ForkedByTid) {
 			continue
 		}
-		ti := p.firstThread(pi)
-		if ti < 0 {
+		ref, ok := p.firstThread(pi)
+		if !ok {
 			continue
 		}
-		root := p.Threads[ti].RootFunc()
+		t := &p.Threads[ref.Thread]
+		root := t.MemberRootFunc(ref.Member)
 		if root == StartFunc {
 			continue
 		}
 		from := g.node(p.spawnerKey(pr.ForkedBy, p.parentPid(pr), pr.ForkedByTid))
-		to := g.node(Key{root, p.Threads[ti].Level})
+		to := g.node(Key{root, t.Level})
 		ei := g.edge(from, to, EdgeFork)
 		g.Edges[ei].Calls++
 		g.shares.begin()
-		g.shares.add(ei, ThreadRef{ti, None}, Vec{Calls: 1})
+		g.shares.add(ei, ref, Vec{Calls: 1})
 	}
 }
 
@@ -442,12 +442,23 @@ func (p *Profile) parentPid(pr Process) int {
 	return p.Processes[pr.Parent].Pid
 }
 
-// firstThread returns the index of process pi's first thread (level 0).
-func (p *Profile) firstThread(pi int) int {
+// firstThread finds process pi's first thread: a recorded thread of that
+// process with no parent thread, or the matching member of a composite.
+func (p *Profile) firstThread(pi int) (ThreadRef, bool) {
+	pid := p.Processes[pi].Pid
 	for i := range p.Threads {
-		if p.Threads[i].Process == pi && p.Threads[i].ParentTid == 0 {
-			return i
+		t := &p.Threads[i]
+		if len(t.Members) == 0 {
+			if t.Process == pi && t.ParentTid == 0 {
+				return ThreadRef{i, None}, true
+			}
+			continue
+		}
+		for mi, m := range t.Members {
+			if m.Pid == pid && m.ParentTid == 0 && m.Level == 0 {
+				return ThreadRef{i, mi}, true
+			}
 		}
 	}
-	return -1
+	return ThreadRef{}, false
 }

@@ -121,41 +121,41 @@ func refAddShare(perThread map[int]map[ThreadRef]Vec, ei int, ref ThreadRef, v V
 func (p *Profile) refAddSpawnForkEdges(g *refGraph, s Scope, perThread map[int]map[ThreadRef]Vec) {
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
-		if root := t.RootFunc(); root != StartFunc {
-			for _, ref := range p.threadRefs(ti, s) {
-				spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
-				if ref.Member != None {
-					m := t.Members[ref.Member]
-					spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
-				}
-				if spawner == None {
-					continue
-				}
-				from := g.refNode(p.spawnerKey(spawner, pid, ptid))
-				to := g.refNode(Key{root, t.Level})
-				e := g.refEdge(from, to, EdgeSpawn)
-				e.Calls++
-				refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeSpawn}], ref, Vec{Calls: 1})
+		for _, ref := range p.threadRefs(ti, s) {
+			spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
+			if ref.Member != None {
+				m := t.Members[ref.Member]
+				spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
 			}
+			root := t.MemberRootFunc(ref.Member)
+			if spawner == None || root == StartFunc {
+				continue
+			}
+			from := g.refNode(p.spawnerKey(spawner, pid, ptid))
+			to := g.refNode(Key{root, t.Level})
+			e := g.refEdge(from, to, EdgeSpawn)
+			e.Calls++
+			refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeSpawn}], ref, Vec{Calls: 1})
 		}
 	}
 	for pi, pr := range p.Processes {
 		if pr.ForkedBy == None || !s.match(pr.Pid, 0) && !s.match(p.parentPid(pr), pr.ForkedByTid) {
 			continue
 		}
-		ti := p.firstThread(pi)
-		if ti < 0 {
+		ref, ok := p.firstThread(pi)
+		if !ok {
 			continue
 		}
-		root := p.Threads[ti].RootFunc()
+		t := &p.Threads[ref.Thread]
+		root := t.MemberRootFunc(ref.Member)
 		if root == StartFunc {
 			continue
 		}
 		from := g.refNode(p.spawnerKey(pr.ForkedBy, p.parentPid(pr), pr.ForkedByTid))
-		to := g.refNode(Key{root, p.Threads[ti].Level})
+		to := g.refNode(Key{root, t.Level})
 		e := g.refEdge(from, to, EdgeFork)
 		e.Calls++
-		refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeFork}], ThreadRef{ti, None}, Vec{Calls: 1})
+		refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeFork}], ref, Vec{Calls: 1})
 	}
 }
 
