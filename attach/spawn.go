@@ -74,5 +74,6 @@ func (e *engine) execed(t *thread) {
 	if err := e.instrumentFresh(nt); err != nil {
 		e.warn("instrument %s after exec: %v", np.exe, err)
 	}
-	e.resume(nt, 0)
+	// event resumes the thread: a second PTRACE_CONT could land in the
+	// entry breakpoint's stop and swallow its SIGTRAP.
 }
