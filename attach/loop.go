@@ -89,7 +89,9 @@ func (e *engine) event(t *thread, ev int) {
 			e.spawned(t, int(msg), ev)
 		}
 	case unix.PTRACE_EVENT_EXEC:
-		e.execed(t)
+		if !e.execed(t) {
+			return
+		}
 	case unix.PTRACE_EVENT_EXIT:
 		e.finishThread(t)
 	case unix.PTRACE_EVENT_STOP:

@@ -34,6 +34,9 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		as = as.clone()
 	}
 	np := e.newProcess(child, as, t, e.spawner(t), model.None)
+	// A vfork child shares its parent's breakpoints, so it is traced even
+	// with --no-follow-fork, but only until it execs.
+	np.noFollow = e.opt.NoFollowFork
 	nt := e.newThread(child, np, t, model.None)
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted (§2.3).
@@ -55,7 +58,8 @@ func (e *engine) sharesMemory(child int, t *thread) bool {
 
 // execed handles PTRACE_EVENT_EXEC: the old image and all its threads are
 // gone; a new image with the same pid starts, to be instrumented afresh.
-func (e *engine) execed(t *thread) {
+// It reports whether the thread is still ours to resume.
+func (e *engine) execed(t *thread) bool {
 	pid := t.proc.pid
 	old := t.proc
 	if former, err := eventMsg(pid); err == nil && int(former) != t.tid {
@@ -69,6 +73,12 @@ func (e *engine) execed(t *thread) {
 		}
 	}
 	old.as.users--
+	if old.noFollow {
+		// Its own image now, free of breakpoints: let it go.
+		delete(e.procs, pid)
+		detach(pid, 0)
+		return false
+	}
 	np := e.newProcess(pid, newSpace(), nil, model.None, old.idx)
 	nt := e.newThread(pid, np, nil, model.None)
 	if err := e.instrumentFresh(nt); err != nil {
@@ -76,4 +86,5 @@ func (e *engine) execed(t *thread) {
 	}
 	// event resumes the thread: a second PTRACE_CONT could land in the
 	// entry breakpoint's stop and swallow its SIGTRAP.
+	return true
 }

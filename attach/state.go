@@ -32,7 +32,7 @@ type engine struct {
 	stopRequested atomic.Bool
 	wakers        atomic.Int64
 	detaching     bool
-	spin          int // wait4 polls before sleeping (see spinBudget)
+	spin          int   // wait4 polls before sleeping (see spinBudget)
 	fatal         error // the session failed after the target started
 }
 
@@ -43,11 +43,12 @@ type deferredStop struct {
 
 // process is one traced process image.
 type process struct {
-	pid   int
-	idx   int // index into prof.Processes
-	as    *space
-	exe   string
-	alive int // live threads
+	pid      int
+	idx      int // index into prof.Processes
+	as       *space
+	exe      string
+	alive    int  // live threads
+	noFollow bool // a vfork child under --no-follow-fork: let go at exec
 }
 
 // thread is one traced thread.

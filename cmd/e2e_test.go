@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/model/modeltest"
 )
 
 var profileBin string
@@ -155,6 +157,17 @@ func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.data")
 	os.WriteFile(junk, []byte("not a profile"), 0o644)
+	good := filepath.Join(dir, "good.data")
+	if err := model.WriteFile(good, modeltest.Sample()); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(good)
+	os.WriteFile(filepath.Join(dir, "cut.data"), whole[:len(whole)/2], 0o644)
+	var newer bytes.Buffer
+	zw := gzip.NewWriter(&newer)
+	zw.Write([]byte("PROFILE\x00\x09\x00\x00\x00"))
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "newer.data"), newer.Bytes(), 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -168,6 +181,11 @@ func TestErrors(t *testing.T) {
 		{"no such command", []string{"record", "--", "/no/such/program"}, "no such file"},
 		{"corrupt profile", []string{"info", junk}, "junk.data: not a profile file"},
 		{"missing profile", []string{"info", filepath.Join(dir, "none.data")}, "none.data: no such file"},
+		{"truncated profile", []string{"summary", "cut.data"}, "cut.data: file is truncated"},
+		{"newer format", []string{"render", "newer.data", "--svg"}, "newer.data: format version 9 is not supported"},
+		{"bad threshold", []string{"prune", "good.data", "--threshold", "lots"}, `bad threshold "lots"`},
+		{"threshold over 100%", []string{"prune", "good.data", "--threshold", "150%"}, "150%"},
+		{"bad summary format", []string{"summary", "good.data", "--format", "xml"}, "xml"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -75,8 +75,18 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	fmt.Fprintf(out, "\nprocesses (%d)\n", len(p.Processes))
 	w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "  PID\tPARENT\tFORKED BY\tEXE\tEND")
+	replaced := map[int]bool{}
 	for _, pr := range p.Processes {
-		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", pr.Pid, parentPid(pr), forkedBy(p, pr), pr.Exe, processEnd(pr))
+		if pr.ExecOf != model.None {
+			replaced[pr.ExecOf] = true
+		}
+	}
+	for i, pr := range p.Processes {
+		end := processEnd(pr)
+		if replaced[i] {
+			end = "exec"
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", pr.Pid, parentPid(pr), forkedBy(p, pr), pr.Exe, end)
 	}
 	if err := w.Flush(); err != nil {
 		return err
