@@ -30,6 +30,22 @@ func childPids() []int {
 	return out
 }
 
+// newChild waits for a child of this process that is not in before: the
+// program a Record running in another goroutine launched.
+func newChild(t *testing.T, before map[int]bool) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		time.Sleep(20 * time.Millisecond)
+		for _, p := range childPids() {
+			if !before[p] {
+				return p
+			}
+		}
+	}
+	t.Fatal("traced child not found")
+	return 0
+}
+
 // cpuTicks is a process's utime+stime.
 func cpuTicks(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -64,18 +80,7 @@ func TestStopContBehavesAsUntraced(t *testing.T) {
 		r, err := recordTo(context.Background(), append([]string{bin}, args...), defaultOptions(t), &out)
 		done <- res{r, out.String(), err}
 	}()
-	var pid int
-	for i := 0; i < 100 && pid == 0; i++ {
-		time.Sleep(20 * time.Millisecond)
-		for _, p := range childPids() {
-			if !before[p] {
-				pid = p
-			}
-		}
-	}
-	if pid == 0 {
-		t.Fatal("traced longrun not found")
-	}
+	pid := newChild(t, before)
 	time.Sleep(500 * time.Millisecond)
 	syscall.Kill(pid, syscall.SIGSTOP)
 	time.Sleep(200 * time.Millisecond)
@@ -116,18 +121,7 @@ func TestSigkillStillWritesPartialProfile(t *testing.T) {
 		}
 		done <- r
 	}()
-	var pid int
-	for i := 0; i < 100 && pid == 0; i++ {
-		time.Sleep(20 * time.Millisecond)
-		for _, p := range childPids() {
-			if !before[p] {
-				pid = p
-			}
-		}
-	}
-	if pid == 0 {
-		t.Fatal("traced longrun not found")
-	}
+	pid := newChild(t, before)
 	time.Sleep(500 * time.Millisecond)
 	syscall.Kill(pid, syscall.SIGKILL)
 	r := <-done

@@ -560,41 +560,10 @@ func TestSynthetic(t *testing.T) {
 	}
 }
 
-// composite merges the sample's threads 101 and 102 by hand into one
-// composite thread with two members, as merge would for two runs.
+// composite is the sample with threads 101 and 102 folded into one
+// composite thread (modeltest.SampleComposite).
 func composite(t *testing.T) *model.Profile {
-	p := modeltest.Sample()
-	a, b := p.Threads[1], p.Threads[2]
-	b.Level = a.Level
-	tree := model.TreeOf(append([]model.Node(nil), a.Nodes...))
-	for i := range tree.Nodes {
-		n := &tree.Nodes[i]
-		n.Contribs = []model.Contrib{{Member: 0, Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs}}
-	}
-	idx := make([]int, len(b.Nodes))
-	for i, n := range b.Nodes {
-		j := 0
-		if i > 0 {
-			j = tree.Child(idx[n.Parent], n.Func)
-		}
-		idx[i] = j
-		m := &tree.Nodes[j]
-		m.Calls += n.Calls
-		m.RecursiveCalls += n.RecursiveCalls
-		m.SelfNs += n.SelfNs
-		m.TotalNs += n.TotalNs
-		m.DirectCalls += n.DirectCalls
-		m.IndirectCalls += n.IndirectCalls
-		m.PLTCalls += n.PLTCalls
-		m.Contribs = append(m.Contribs, model.Contrib{Member: 1, Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs})
-	}
-	c := model.Thread{Tid: a.Tid, Process: a.Process, Name: "worker", ParentTid: a.ParentTid, SpawnedBy: a.SpawnedBy,
-		Level: a.Level, TracedNs: a.TracedNs + b.TracedNs, Nodes: tree.Nodes,
-		Members: []model.Member{
-			{Run: 0, Pid: 100, Tid: a.Tid, Name: a.Name, ParentTid: a.ParentTid, SpawnedBy: a.SpawnedBy, Level: a.Level, TracedNs: a.TracedNs},
-			{Run: 1, Pid: 100, Tid: b.Tid, Name: b.Name, ParentTid: b.ParentTid, SpawnedBy: b.SpawnedBy, Level: a.Level, TracedNs: b.TracedNs},
-		}}
-	p.Threads = []model.Thread{p.Threads[0], c, p.Threads[3]}
+	p := modeltest.SampleComposite()
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}

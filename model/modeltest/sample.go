@@ -180,3 +180,42 @@ func Synthetic(nodes, threads int, seed int64) *model.Profile {
 	}
 	return p
 }
+
+// SampleComposite folds Sample's threads 101 and 102 by hand into one
+// composite thread with two members (runs 0 and 1), as merge would for
+// threads of one nesting level: the offline packages test composites
+// without depending on merge.
+func SampleComposite() *model.Profile {
+	p := Sample()
+	a, b := p.Threads[1], p.Threads[2]
+	tree := model.TreeOf(append([]model.Node(nil), a.Nodes...))
+	for i := range tree.Nodes {
+		n := &tree.Nodes[i]
+		n.Contribs = []model.Contrib{{Member: 0, Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs}}
+	}
+	idx := make([]int, len(b.Nodes))
+	for i, n := range b.Nodes {
+		j := 0
+		if i > 0 {
+			j = tree.Child(idx[n.Parent], n.Func)
+		}
+		idx[i] = j
+		m := &tree.Nodes[j]
+		m.Calls += n.Calls
+		m.RecursiveCalls += n.RecursiveCalls
+		m.SelfNs += n.SelfNs
+		m.TotalNs += n.TotalNs
+		m.DirectCalls += n.DirectCalls
+		m.IndirectCalls += n.IndirectCalls
+		m.PLTCalls += n.PLTCalls
+		m.Contribs = append(m.Contribs, model.Contrib{Member: 1, Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs})
+	}
+	c := model.Thread{Tid: a.Tid, Process: a.Process, Name: "worker", ParentTid: a.ParentTid, SpawnedBy: a.SpawnedBy,
+		Level: a.Level, TracedNs: a.TracedNs + b.TracedNs, Nodes: tree.Nodes,
+		Members: []model.Member{
+			{Run: 0, Pid: 100, Tid: a.Tid, Name: a.Name, ParentTid: a.ParentTid, SpawnedBy: a.SpawnedBy, Level: a.Level, TracedNs: a.TracedNs},
+			{Run: 1, Pid: 100, Tid: b.Tid, Name: b.Name, ParentTid: b.ParentTid, SpawnedBy: b.SpawnedBy, Level: a.Level, TracedNs: b.TracedNs},
+		}}
+	p.Threads = []model.Thread{p.Threads[0], c, p.Threads[3]}
+	return p
+}
