@@ -3,6 +3,8 @@ package attach
 import (
 	"bytes"
 	"context"
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/workload"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -56,5 +58,45 @@ func TestVforkChildren(t *testing.T) {
 		if wantExecs := map[bool]int{false: 3, true: 0}[noFollow]; execs != wantExecs {
 			t.Errorf("no-follow %v: %d exec'd images, want %d", noFollow, execs, wantExecs)
 		}
+	}
+}
+
+// A library unloaded and loaded again is traced both times; a tail call
+// closes its caller's frame and counts both functions.
+func TestDlcloseAndTailCalls(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "reload")
+	out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/reload.c", "-ldl").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	plugin, err := workload.Path("libplugin.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := exec.Command(bin, plugin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := defaultOptions(t)
+	if opt.Filter, err = instrument.NewFilter(nil, nil, []string{"libplugin"}); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	r, err := recordTo(context.Background(), []string{bin, plugin}, opt, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Fatalf("output %q, want %q", got.String(), want)
+	}
+	calls := observe(r.Profile).Functions
+	if c := calls["libplugin.so:plugin_work"]; c.Calls != 2 {
+		t.Errorf("plugin_work calls = %d over two loads, want 2", c.Calls)
+	}
+	if c := calls["libplugin.so:plugin_sum"]; c.Calls != 6 || c.RecursiveCalls != 4 {
+		t.Errorf("plugin_sum = %+v, want 6 calls, 4 recursive", c)
+	}
+	if calls["tail"].Calls != 2 || calls["leaf"].Calls != 2 {
+		t.Errorf("tail %+v leaf %+v, want 2 calls each", calls["tail"], calls["leaf"])
 	}
 }
