@@ -100,3 +100,31 @@ func TestDlcloseAndTailCalls(t *testing.T) {
 		t.Errorf("tail %+v leaf %+v, want 2 calls each", calls["tail"], calls["leaf"])
 	}
 }
+
+// The program's own timers, signals and EINTR behave as without us.
+func TestOwnSignalsAndEINTR(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "signals")
+	out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/signals.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	want, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != "read: EINTR, ticks=1\nnanosleep: EINTR, cut short: yes, ticks=2\n" {
+		t.Fatalf("untraced run: %q", want)
+	}
+	var got bytes.Buffer
+	r, err := recordTo(context.Background(), []string{bin}, defaultOptions(t), &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) || r.ExitCode != 0 {
+		t.Fatalf("traced: %q exit %d, untraced %q", got.String(), r.ExitCode, want)
+	}
+	calls := observe(r.Profile).Functions
+	if calls["on_alarm"].Calls != 2 || calls["blocked_read"].Calls != 1 {
+		t.Fatalf("functions %v", calls)
+	}
+}
