@@ -116,20 +116,7 @@ func TestStatsOutput(t *testing.T) {
 
 func TestSigtermDetachesAndWrites(t *testing.T) {
 	dir := t.TempDir()
-	target := exec.Command(wl(t, "longrun"), "--threads", "2", "--seconds", "4")
-	var tout bytes.Buffer
-	target.Stdout = &tout
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer target.Process.Kill()
-	prof := exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "a.data")
-	prof.Dir = dir
-	var perr bytes.Buffer
-	prof.Stderr = &perr
-	if err := prof.Start(); err != nil {
-		t.Fatal(err)
-	}
+	target, tout, prof, perr := attachToLongrun(t, dir, "2")
 	time.Sleep(1500 * time.Millisecond)
 	prof.Process.Signal(syscall.SIGTERM)
 	if err := prof.Wait(); err != nil {
@@ -217,21 +204,31 @@ func TestPermissionDeniedSaysHowToFix(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// A second Ctrl-C while detaching does not abandon the target.
-func TestDoubleInterruptStillDetachesCleanly(t *testing.T) {
-	dir := t.TempDir()
-	target := exec.Command(wl(t, "longrun"), "--threads", "4", "--seconds", "4")
-	var tout bytes.Buffer
-	target.Stdout = &tout
+// attachToLongrun starts workload (g) for 4 s with the given threads and
+// `profile attach` on it, writing dir/a.data.
+func attachToLongrun(t *testing.T, dir, threads string) (target *exec.Cmd, tout *bytes.Buffer, prof *exec.Cmd, perr *bytes.Buffer) {
+	t.Helper()
+	target = exec.Command(wl(t, "longrun"), "--threads", threads, "--seconds", "4")
+	tout = new(bytes.Buffer)
+	target.Stdout = tout
 	if err := target.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer target.Process.Kill()
-	prof := exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "a.data")
+	t.Cleanup(func() { target.Process.Kill(); target.Wait() })
+	prof = exec.Command(profileBin, "attach", "--pid", itoa(target.Process.Pid), "-o", "a.data")
 	prof.Dir = dir
+	perr = new(bytes.Buffer)
+	prof.Stderr = perr
 	if err := prof.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return target, tout, prof, perr
+}
+
+// A second Ctrl-C while detaching does not abandon the target.
+func TestDoubleInterruptStillDetachesCleanly(t *testing.T) {
+	dir := t.TempDir()
+	target, tout, prof, _ := attachToLongrun(t, dir, "4")
 	time.Sleep(1 * time.Second)
 	prof.Process.Signal(syscall.SIGINT)
 	time.Sleep(2 * time.Millisecond)
