@@ -24,18 +24,10 @@ func (e *engine) detachAll() {
 	// Handle stops as usual until every thread sits in our interrupt
 	// stop: breakpoint hits on the way are accounted and stepped.
 	for !e.allStopped() {
-		var tid int
-		var ws unix.WaitStatus
-		if n := len(e.deferred); n > 0 {
-			tid, ws = e.deferred[0].tid, e.deferred[0].ws
-			e.deferred = e.deferred[1:]
-		} else {
-			var err error
-			if tid, ws, err = wait4(e.spin); err != nil {
-				break
-			}
+		tid, ws, err := e.nextStop()
+		if err != nil {
+			break
 		}
-		e.stats.Stops++
 		e.handle(tid, ws)
 	}
 	spaces := map[*space]*thread{}
@@ -85,7 +77,7 @@ func (e *engine) leaveArea(t *thread) {
 	if getRegs(t.tid, &regs) != nil {
 		return
 	}
-	if _, in := t.proc.as.inArea(regs.Rip); !in {
+	if !t.proc.as.inArea(regs.Rip) {
 		return
 	}
 	for _, b := range t.proc.as.bps {

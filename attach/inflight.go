@@ -13,19 +13,25 @@ const maxUnwind = 512
 
 // unwindModules loads the call-frame information of every executable
 // module mapped in p: a stack passes through libraries we do not trace.
+// Modules already instrumented lend their placement; only the others are
+// opened here.
 func unwindModules(p *process) []*unwind.Module {
 	maps, err := instrument.ReadMaps(p.pid)
 	if err != nil {
 		return nil
 	}
+	known := map[string]*loaded{}
+	for _, l := range p.as.modules {
+		known[l.mod.Path] = l
+	}
 	var mods []*unwind.Module
 	for _, path := range instrument.LoadedPaths(maps) {
-		m, err := instrument.Open(path)
-		if err != nil {
+		var bias uint64
+		if l, ok := known[path]; ok {
+			bias = l.bias
+		} else if m, err := instrument.Open(path); err != nil {
 			continue
-		}
-		bias, err := m.Bias(maps)
-		if err != nil {
+		} else if bias, err = m.Bias(maps); err != nil {
 			continue
 		}
 		lo, hi := moduleRange(maps, path)

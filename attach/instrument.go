@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/profile-dev/profile/instrument"
@@ -257,7 +258,7 @@ func (e *engine) remove(tid int, as *space, b *bp) error {
 
 // entryPoint returns the runtime address of the main executable's entry.
 func entryPoint(pid int) (uint64, error) {
-	auxv, err := readFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
 	if err != nil {
 		return 0, err
 	}

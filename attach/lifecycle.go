@@ -126,15 +126,22 @@ func (e *engine) attach(pid int) error {
 		interrupt(tid)
 	}
 	for _, tid := range sortedTids(seized, pid) {
-		ws, err := e.waitInterrupted(tid)
-		if err != nil {
-			continue
+		ws, err := waitTid(tid)
+		if err != nil || !ws.Stopped() {
+			continue // it ended meanwhile
 		}
 		t := e.newThread(tid, p, nil, model.None)
 		if tid == pid {
 			first = t
 		}
-		if ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP && isJobStop(ws.StopSignal()) {
+		switch {
+		case event(ws) != unix.PTRACE_EVENT_STOP:
+			// A signal came before our interrupt: the thread sits in its
+			// delivery stop. The loop delivers it (and takes the interrupt
+			// stop after); resuming it here would drop the signal.
+			e.deferStop(tid, ws)
+			t.held = true
+		case isJobStop(ws.StopSignal()):
 			t.listening = true
 		}
 	}
@@ -181,33 +188,16 @@ func (e *engine) attach(pid int) error {
 	}
 	e.start = time.Now()
 	for _, t := range e.threads {
-		if t.listening {
+		switch {
+		case t.held:
+			t.held = false
+		case t.listening:
 			listen(t.tid)
-			continue
+		default:
+			e.resume(t, 0)
 		}
-		e.resume(t, 0)
 	}
 	return nil
-}
-
-// waitInterrupted waits for tid's stop after PTRACE_INTERRUPT, keeping any
-// other stop that comes first for the loop.
-func (e *engine) waitInterrupted(tid int) (unix.WaitStatus, error) {
-	for {
-		ws, err := waitTid(tid)
-		if err != nil {
-			return ws, err
-		}
-		if ws.Exited() || ws.Signaled() {
-			return ws, fmt.Errorf("thread %d ended", tid)
-		}
-		if ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP {
-			return ws, nil
-		}
-		// A signal arriving first: keep it pending and wait on.
-		e.deferStop(tid, ws)
-		return ws, nil
-	}
 }
 
 func isJobStop(sig unix.Signal) bool {

@@ -20,28 +20,15 @@ func (e *engine) loop() (*Result, error) {
 			e.detachAll()
 			break
 		}
-		var tid int
-		var ws unix.WaitStatus
-		if n := len(e.deferred); n > 0 {
-			d := e.deferred[0]
-			e.deferred = e.deferred[1:]
-			tid, ws = d.tid, d.ws
-		} else {
-			var err error
-			tid, ws, err = wait4(e.spin)
-			if errors.Is(err, unix.ECHILD) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("wait: %w", err)
-			}
+		tid, ws, err := e.nextStop()
+		if errors.Is(err, unix.ECHILD) {
+			break
 		}
-		e.stats.Stops++
+		if err != nil {
+			return nil, fmt.Errorf("wait: %w", err)
+		}
 		if int64(tid) == e.wakers.Load() {
 			continue // our wake-up child: look at the stop request
-		}
-		if debug {
-			fmt.Fprintf(os.Stderr, "stop tid=%d status=%#x\n", tid, uint32(ws))
 		}
 		e.handle(tid, ws)
 		e.report()
@@ -50,6 +37,23 @@ func (e *engine) loop() (*Result, error) {
 		return nil, e.fatal
 	}
 	return e.finish(), nil
+}
+
+// nextStop returns a stop kept for later, else waits for the next one.
+func (e *engine) nextStop() (int, unix.WaitStatus, error) {
+	if len(e.deferred) > 0 {
+		d := e.deferred[0]
+		e.deferred = e.deferred[1:]
+		return d.tid, d.ws, nil
+	}
+	tid, ws, err := wait4(e.spin)
+	if err == nil {
+		e.stats.Stops++
+		if debug {
+			fmt.Fprintf(os.Stderr, "stop tid=%d status=%#x\n", tid, uint32(ws))
+		}
+	}
+	return tid, ws, err
 }
 
 // handle dispatches one wait status.
@@ -73,7 +77,7 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 		e.sigtrap(t)
 	default:
 		if event(ws) == unix.PTRACE_EVENT_STOP {
-			e.groupStop(t, ws.StopSignal())
+			e.groupStop(t)
 			return
 		}
 		e.signal(t, ws.StopSignal())
@@ -116,7 +120,7 @@ func (e *engine) event(t *thread, ev int) {
 
 // groupStop handles a job-control stop: keep the task stopped without
 // holding it in ptrace so SIGCONT works as without the profiler.
-func (e *engine) groupStop(t *thread, sig syscall.Signal) {
+func (e *engine) groupStop(t *thread) {
 	if e.detaching {
 		t.stopped = true
 		return
@@ -176,9 +180,6 @@ func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
 		pr.Exited, pr.ExitCode = true, ws.ExitStatus()
 	} else {
 		pr.Signal = signalName(ws.Signal())
-	}
-	if e.procs[p.pid] == p {
-		delete(e.procs, p.pid)
 	}
 	if p.pid == e.rootPid {
 		w := ws

@@ -62,8 +62,6 @@ func taskIDs(pid int) ([]int, error) {
 	return out, nil
 }
 
-func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
-
 // trapPending tells whether a SIGTRAP is pending for the thread itself:
 // an int3 it executed whose stop has not been reported yet.
 func trapPending(tid int) bool {

@@ -16,7 +16,6 @@ type space struct {
 	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
 	areas   []*area
 	entry   uint64 // program entry breakpoint: libraries are mapped when it hits
-	users   int    // live processes using this space
 }
 
 // loaded is a module mapped in a space.
@@ -55,7 +54,7 @@ const (
 )
 
 func newSpace() *space {
-	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}, users: 1}
+	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}}
 }
 
 // clone copies a space for a forked child: the child's memory is a copy of
@@ -116,14 +115,14 @@ func (a *area) alloc() uint64 {
 	return slot
 }
 
-// inArea returns the breakpoint whose slot holds pc, if pc is out of line.
-func (s *space) inArea(pc uint64) (*area, bool) {
+// inArea tells whether pc is in one of the out-of-line areas.
+func (s *space) inArea(pc uint64) bool {
 	for _, a := range s.areas {
 		if pc >= a.base && pc < a.base+a.size {
-			return a, true
+			return true
 		}
 	}
-	return nil, false
+	return false
 }
 
 func dist(a, b uint64) uint64 {

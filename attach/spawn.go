@@ -19,7 +19,8 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		e.resume(nt, 0)
 		return
 	}
-	if e.opt.NoFollowFork && ev != unix.PTRACE_EVENT_VFORK && !e.sharesMemory(child, t) {
+	shared := ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t)
+	if e.opt.NoFollowFork && !shared {
 		// Clean the child's copy of every breakpoint, then let it go.
 		for _, b := range t.proc.as.bps {
 			pokeText(child, b.addr, []byte{b.orig})
@@ -27,10 +28,8 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		detach(child, 0)
 		return
 	}
-	as := t.proc.as
-	if ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t) {
-		as.users++ // shared until the child execs or exits
-	} else {
+	as := t.proc.as // shared until the child execs
+	if !shared {
 		as = as.clone()
 	}
 	np := e.newProcess(child, as, t, e.spawner(t), model.None)
@@ -72,10 +71,8 @@ func (e *engine) execed(t *thread) bool {
 			e.forget(o)
 		}
 	}
-	old.as.users--
 	if old.noFollow {
 		// Its own image now, free of breakpoints: let it go.
-		delete(e.procs, pid)
 		detach(pid, 0)
 		return false
 	}

@@ -19,7 +19,6 @@ type engine struct {
 	start time.Time
 
 	threads  map[int]*thread
-	procs    map[int]*process // current image of each traced pid
 	early    map[int]unix.WaitStatus
 	deferred []deferredStop
 
@@ -66,6 +65,7 @@ type thread struct {
 
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
+	held      bool // attach: a stop of its own is kept for the loop
 	done      bool
 }
 
@@ -83,7 +83,7 @@ func newEngine(opt Options) *engine {
 	p.Meta.StartUnixNs = now.UnixNano()
 	return &engine{
 		opt: opt, prof: p, in: model.NewInterner(p), base: now, start: now,
-		threads: map[int]*thread{}, procs: map[int]*process{}, early: map[int]unix.WaitStatus{},
+		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{},
 	}
 }
 
@@ -109,7 +109,6 @@ func (e *engine) newProcess(pid int, as *space, parent *thread, forkedBy int, ex
 	pr.Exe, pr.Argv = readExe(pid), readArgv(pid)
 	e.prof.Processes = append(e.prof.Processes, pr)
 	p := &process{pid: pid, idx: len(e.prof.Processes) - 1, as: as, exe: pr.Exe}
-	e.procs[pid] = p
 	e.stats.Processes++
 	return p
 }
