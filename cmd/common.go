@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/profile-dev/profile/model"
 )
@@ -16,14 +15,4 @@ func readProfile(path string) (*model.Profile, error) {
 		return nil, fmt.Errorf("%s: no such file", path)
 	}
 	return p, err
-}
-
-// writeProfile writes p to path, keeping an existing file as path.old.
-func writeProfile(path string, p *model.Profile) error {
-	if _, err := os.Stat(path); err == nil {
-		if err := os.Rename(path, path+".old"); err != nil {
-			return fmt.Errorf("keep previous %s: %w", path, err)
-		}
-	}
-	return model.WriteFile(path, p)
 }

@@ -22,6 +22,9 @@ labelled by its file name; merging is associative and commutative, and merged
 profiles can be merged again.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkOutput(out); err != nil {
+				return err
+			}
 			runs := make([]merge.Run, 0, len(args))
 			for _, path := range args {
 				p, err := readProfile(path)

@@ -39,19 +39,28 @@ Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.
 				threshold = "0"
 			}
 			if opt.Threshold, opt.MinNs, err = prune.ParseThreshold(threshold); err != nil {
-				return err
+				return &usageError{err}
 			}
 			if opt.Metric, err = prune.ParseMetric(metric); err != nil {
-				return err
+				return &usageError{err}
 			}
 			if minCalls < 0 {
-				return fmt.Errorf("bad --min-calls %d: must not be negative", minCalls)
+				return usagef("bad --min-calls %d: must not be negative", minCalls)
 			}
 			opt.MinCalls = minCalls
 			if keep != "" {
 				if opt.Keep, err = regexp.Compile(keep); err != nil {
-					return fmt.Errorf("bad --keep regular expression: %w", err)
+					return usagef("bad --keep regular expression: %w", err)
 				}
+			}
+			if err := opt.Check(); err != nil {
+				return &usageError{err}
+			}
+			if out == "" {
+				out = prunedName(args[0])
+			}
+			if err := checkOutput(out); err != nil {
+				return err
 			}
 			p, err := readProfile(args[0])
 			if err != nil {
@@ -60,9 +69,6 @@ Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.
 			q, err := prune.Prune(p, opt)
 			if err != nil {
 				return fmt.Errorf("prune %s: %w", args[0], err)
-			}
-			if out == "" {
-				out = prunedName(args[0])
 			}
 			if err := writeProfile(out, q); err != nil {
 				return err

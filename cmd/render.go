@@ -3,7 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -46,13 +46,13 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 			var opt render.Options
 			var err error
 			if opt.Hot, err = human.ParseFraction(hot); err != nil {
-				return fmt.Errorf("bad --hot: %w", err)
+				return usagef("bad --hot: %w", err)
 			}
 			if opt.Warm, err = human.ParseFraction(warm); err != nil {
-				return fmt.Errorf("bad --warm: %w", err)
+				return usagef("bad --warm: %w", err)
 			}
 			if opt.Warm > opt.Hot {
-				return fmt.Errorf("bad --warm %s: it must not exceed --hot %s", warm, hot)
+				return usagef("bad --warm %s: it must not exceed --hot %s", warm, hot)
 			}
 			if opt.Hot == 0 { // DOT reads 0 as the default
 				opt.Hot = 1e-12
@@ -61,6 +61,14 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 				opt.Warm = 1e-12
 			}
 			opt.Threads, opt.Title, opt.Scope = threads, title, model.Scope{Pid: pid, Tid: tid}
+			if out == "" {
+				out = renderedName(args[0], format)
+			}
+			if out != "-" {
+				if err := checkOutput(out); err != nil {
+					return err
+				}
+			}
 			p, err := readProfile(args[0])
 			if err != nil {
 				return err
@@ -86,10 +94,12 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 				_, err := c.OutOrStdout().Write(data)
 				return err
 			}
-			if out == "" {
-				out = renderedName(args[0], format)
-			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
+			// A rendering is replaced, not kept as .old: it is made again at will.
+			err = writeOutput(out, false, func(w io.Writer) error {
+				_, err := w.Write(data)
+				return err
+			})
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)

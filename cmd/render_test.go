@@ -54,7 +54,7 @@ func TestRenderCmdErrors(t *testing.T) {
 		{[]string{path, "--hot", "2%", "--warm", "5%"}, "must not exceed --hot"},
 		{[]string{path, "--svg", "--png"}, "none of the others"},
 		{[]string{path, "--tid", "4242"}, "no thread 4242"},
-		{[]string{path, "-o", filepath.Join(t.TempDir(), "no", "such", "dir.svg")}, "no such file or directory"},
+		{[]string{path, "-o", filepath.Join(t.TempDir(), "no", "such", "dir.svg")}, "does not exist"},
 	} {
 		_, _, err := runSub(newRenderCmd(), c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

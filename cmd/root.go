@@ -5,7 +5,9 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -19,6 +21,18 @@ type exitError struct{ code int }
 
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a mistake in the command line (unknown command or flag,
+// wrong number of arguments, a bad flag value): exit status 2, as for other
+// command-line tools, so scripts can tell it from a failure of the work.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error {
+	return &usageError{fmt.Errorf(format, a...)}
+}
+
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "profile",
@@ -29,14 +43,55 @@ summarizes and renders the saved profiles offline.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// With Args set, cobra leaves an unknown command to us (a usage
+		// error) rather than failing in its own command lookup.
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+			}
+			return &usageError{errors.New(msg)}
+		},
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		// cobra checks required and exclusive flags after this hook: checked
+		// here first, their errors are usage errors.
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if err := c.ValidateRequiredFlags(); err != nil {
+				return &usageError{err}
+			}
+			if err := c.ValidateFlagGroups(); err != nil {
+				return &usageError{err}
+			}
+			return nil
+		},
+		SuggestionsMinimumDistance: 2,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd())
+	for _, c := range root.Commands() {
+		if args := c.Args; args != nil {
+			c.Args = func(c *cobra.Command, a []string) error {
+				if err := args(c, a); err != nil {
+					return &usageError{err}
+				}
+				return nil
+			}
+		}
+	}
 	return root
 }
 
 // Execute runs the command line and returns the process exit status.
 func Execute() int {
-	err := newRootCmd().Execute()
+	return exitCode(newRootCmd().Execute(), os.Stderr)
+}
+
+// exitCode reports err on stderr and returns the exit status for it: 0 for
+// success, a subcommand's own status, 2 for a usage error, 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
@@ -44,6 +99,10 @@ func Execute() int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(os.Stderr, "profile: %v\n", err)
+	fmt.Fprintf(stderr, "profile: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
 	return 1
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"strings"
 
@@ -40,10 +39,10 @@ Percentages are of the traced time of the scope (--pid, --tid).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			write, ok := summaryWriters[strings.ToLower(format)]
 			if !ok {
-				return fmt.Errorf("unknown --format %q: use table, markdown, json or csv", format)
+				return usagef("unknown --format %q: use table, markdown, json or csv", format)
 			}
 			if top < 0 {
-				return fmt.Errorf("bad --top %d: must not be negative", top)
+				return usagef("bad --top %d: must not be negative", top)
 			}
 			p, err := readProfile(args[0])
 			if err != nil {

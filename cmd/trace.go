@@ -31,11 +31,20 @@ type traceFlags struct {
 // save writes the profile; the first write of a session keeps an existing
 // file as .old, later ones (after a crash snapshot) replace it.
 func (f *traceFlags) save(p *model.Profile) error {
-	if f.saved {
-		return model.WriteFile(f.out, p)
+	if err := writeOutput(f.out, !f.saved, profileWriter(p)); err != nil {
+		return err
 	}
 	f.saved = true
-	return writeProfile(f.out, p)
+	return nil
+}
+
+// validate checks the flags before tracing starts: a bad value is a usage
+// error, and an unwritable output must not cost the trace at the end.
+func (f *traceFlags) validate() error {
+	if f.duration < 0 {
+		return usagef("--duration must be positive, not %s", f.duration)
+	}
+	return checkOutput(f.out)
 }
 
 func (f *traceFlags) register(c *cobra.Command) {
@@ -50,9 +59,12 @@ func (f *traceFlags) register(c *cobra.Command) {
 }
 
 func (f *traceFlags) options(mode string, command []string) (attach.Options, error) {
+	if err := f.validate(); err != nil {
+		return attach.Options{}, err
+	}
 	filter, err := instrument.NewFilter(f.filters, f.excludes, f.libs)
 	if err != nil {
-		return attach.Options{}, err
+		return attach.Options{}, &usageError{err}
 	}
 	opt := attach.Options{
 		Filter:       filter,

@@ -122,7 +122,9 @@ func badThreshold(s string) error {
 	return fmt.Errorf("bad threshold %q: want a percentage like 1%% or a duration like 5ms", s)
 }
 
-func (o *Options) check() error {
+// Check reports options Prune refuses, so that a command line can be
+// rejected before any profile is read.
+func (o *Options) Check() error {
 	switch {
 	case math.IsNaN(o.Threshold) || o.Threshold < 0 || o.Threshold > 1:
 		return fmt.Errorf("threshold %v: want a fraction between 0 and 1", o.Threshold)
@@ -192,7 +194,7 @@ func passes(p *model.Profile, opt *Options) []bool {
 // Prune returns a copy of p with the functions opt drops removed from
 // every CCT and their orphans reconnected; see the package doc.
 func Prune(p *model.Profile, opt Options) (*model.Profile, error) {
-	if err := opt.check(); err != nil {
+	if err := opt.Check(); err != nil {
 		return nil, fmt.Errorf("prune: %w", err)
 	}
 	if err := checkInput(p); err != nil {
@@ -238,6 +240,7 @@ func cloneMeta(m model.Meta) model.Meta {
 	m.Excludes = slices.Clone(m.Excludes)
 	m.Libs = slices.Clone(m.Libs)
 	m.Sources = slices.Clone(m.Sources)
+	m.Warnings = slices.Clone(m.Warnings)
 	if m.Crash != nil {
 		c := *m.Crash
 		c.Stack = slices.Clone(c.Stack)

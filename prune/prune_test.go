@@ -490,6 +490,17 @@ func TestParseThreshold(t *testing.T) {
 		{"-1%", 0, 0, `between 0% and 100%`},
 		{"NaN%", 0, 0, `want a percentage`},
 		{"-5ms", 0, 0, `must not be negative`},
+		{"-5%", 0, 0, `between 0% and 100%`},
+		{"100.0001%", 0, 0, `between 0% and 100%`},
+		{"1x", 0, 0, `bad threshold "1x": want a percentage`},
+		{"1e400%", 0, 0, `want a percentage`},
+		{"Inf%", 0, 0, `want a percentage`},
+		{"5%%", 0, 0, `want a percentage`},
+		{"1%5ms", 0, 0, `want a percentage`},
+		{"9999999h", 0, 0, `want a percentage`},
+		{"+5%", 0.05, 0, ""},
+		{"-0s", 0, 0, ""},
+		{"1.5ms", 0, 1_500_000, ""},
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			frac, ns, err := ParseThreshold(c.in)
@@ -518,6 +529,51 @@ func TestParseMetric(t *testing.T) {
 	if _, err := ParseMetric("wall"); err == nil || !strings.Contains(err.Error(), "self, total or calls") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// FuzzParseThreshold: ParseThreshold never panics, and what it accepts is
+// a fraction in [0, 1] or a duration of at least 0, never both, which
+// Prune accepts too.
+func FuzzParseThreshold(f *testing.F) {
+	for _, s := range []string{"1%", "0.5%", "100%", "0", "5ms", "250µs", "-1%", "150%", "NaN%", "1e400%", "-5ms", "1x", "%", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		frac, ns, err := ParseThreshold(s)
+		if err != nil {
+			if frac != 0 || ns != 0 || strings.Contains(err.Error(), "\n") { // one line: the input is quoted
+				t.Fatalf("%q: %v, %v, %v", s, frac, ns, err)
+			}
+			return
+		}
+		if !(frac >= 0 && frac <= 1) || ns < 0 || frac != 0 && ns != 0 {
+			t.Fatalf("%q: fraction %v, ns %v", s, frac, ns)
+		}
+		opt := Options{Threshold: frac, MinNs: ns}
+		if err := opt.Check(); err != nil {
+			t.Fatalf("%q parsed, but Prune refuses it: %v", s, err)
+		}
+	})
+}
+
+// FuzzParseMetric: ParseMetric never panics, accepts only the three
+// metrics, and reads their names back.
+func FuzzParseMetric(f *testing.F) {
+	for _, s := range []string{"total", "self", "calls", " Self ", "wall", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseMetric(s)
+		if err != nil {
+			return
+		}
+		if m < Total || m > Calls {
+			t.Fatalf("%q: metric %d", s, m)
+		}
+		if back, err := ParseMetric(m.String()); err != nil || back != m {
+			t.Fatalf("%q: %v does not read back: %v, %v", s, m, back, err)
+		}
+	})
 }
 
 func TestBadOptions(t *testing.T) {

@@ -36,3 +36,20 @@ func TestParseFraction(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFraction: ParseFraction (render --hot, --warm) never panics and
+// accepts only fractions in [0, 1].
+func FuzzParseFraction(f *testing.F) {
+	for _, s := range []string{"10%", "0.1", " 2.5 % ", "0", "1", "100%", "-1%", "101%", "NaN", "Inf", "%", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseFraction(s)
+		if err != nil {
+			return
+		}
+		if !(v >= 0 && v <= 1) {
+			t.Fatalf("ParseFraction(%q) = %v", s, v)
+		}
+	})
+}
