@@ -29,6 +29,10 @@ func crashSignal(t *thread, sig syscall.Signal) bool {
 	if !crashing(sig) {
 		return false
 	}
+	if h := t.proc.as.heal; h != nil && sig == unix.SIGTRAP {
+		// Our handler is the disposition now; the program's own decides.
+		return h.old.handler == 0
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.tid))
 	if err != nil {
 		return false

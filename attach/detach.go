@@ -11,12 +11,16 @@ import (
 )
 
 // detachAll stops every thread, takes every breakpoint out, moves threads
-// that are out of line back to the original code, unmaps the areas and
-// lets the target go, running as before.
+// that are out of line back to the original code, gives the program its
+// SIGTRAP disposition back, unmaps the areas and lets the target go,
+// running as before. Threads already in a stop of ours (a failed attach)
+// are not interrupted again: they would never report another stop.
 func (e *engine) detachAll() {
 	e.detaching = true
 	for _, t := range e.threads {
-		t.stopped = false
+		if t.stopped {
+			continue
+		}
 		if err := interrupt(t.tid); err != nil {
 			e.forget(t)
 		}
@@ -37,17 +41,26 @@ func (e *engine) detachAll() {
 		}
 	}
 	for as, t := range spaces {
-		for _, b := range as.bps {
-			pokeText(t.tid, b.addr, []byte{b.orig})
-		}
+		e.restoreText(t.tid, as)
 	}
 	for _, t := range e.threads {
 		e.leaveArea(t)
 	}
 	for as, t := range spaces {
-		for _, a := range as.areas {
-			if as.entry != 0 {
-				e.injectSyscall(t.tid, as.entry, unix.SYS_MUNMAP, a.base, a.size)
+		if len(as.areas) > 0 {
+			e.uninstallHeal(t.tid, as)
+		}
+		if as.heal == nil {
+			// The area holding the injection site goes last.
+			for i := len(as.areas) - 1; i >= 0; i-- {
+				a := as.areas[i]
+				site := as.areas[0].base
+				if i == 0 {
+					site = as.entry
+				}
+				if site != 0 {
+					e.injectSyscall(t.tid, site, unix.SYS_MUNMAP, a.base, a.size)
+				}
 			}
 		}
 		as.bps, as.areas = map[uint64]*bp{}, nil
@@ -59,6 +72,29 @@ func (e *engine) detachAll() {
 		}
 	}
 	e.threads = map[int]*thread{}
+}
+
+// restoreText puts every original byte back, checking each: a byte that
+// cannot be restored is retried, then reported with its address (an int3
+// left behind would kill the target at its next pass).
+func (e *engine) restoreText(tid int, as *space) {
+	for _, b := range as.bps {
+		var err error
+		for try := 0; try < 3; try++ {
+			if err = pokeText(tid, b.addr, []byte{b.orig}); err == nil {
+				var got [1]byte
+				if err = readMem(tid, b.addr, got[:]); err == nil && got[0] != b.orig {
+					err = fmt.Errorf("reads back %#x", got[0])
+				}
+			}
+			if err == nil {
+				break
+			}
+		}
+		if err != nil {
+			e.warn("could not restore the original byte at %#x: %v", b.addr, err)
+		}
+	}
 }
 
 func (e *engine) allStopped() bool {

@@ -141,7 +141,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 		regs.Rsp -= 8
 		regs.Rip = target
 	}
-	setRegs(t.tid, regs)
+	e.setRegsTrap(t, regs)
 	e.resume(t, 0)
 	if e.detaching {
 		interrupt(t.tid) // stop again, now past the breakpoint
@@ -158,8 +158,13 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	setRegs(t.tid, regs)
 	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
 		e.warn("pid %d: %v", t.proc.pid, err)
-	} else if e.prof.Meta.StopOverheadNs == 0 {
-		e.measureStop(t.tid, as)
+	} else {
+		if err := e.installHeal(t.tid, as); err != nil {
+			e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
+		}
+		if e.prof.Meta.StopOverheadNs == 0 {
+			e.measureStop(t.tid, as)
+		}
 	}
 	if len(as.areas) == 0 {
 		e.resume(t, 0)
@@ -172,5 +177,6 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.failStart(t, err)
 		return
 	}
+	e.setRegsTrap(t, regs)
 	e.resume(t, 0)
 }

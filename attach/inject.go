@@ -26,6 +26,11 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	defer pokeText(tid, site, orig)
+	if t := e.threads[tid]; t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
+		// Should we die before restoring them, the handler does.
+		e.healSave(t, &saved)
+		defer e.healClear(t)
+	}
 	regs = saved
 	regs.Rip = site
 	regs.Rax = nr

@@ -119,6 +119,7 @@ func (e *engine) linkMapChanged(t *thread) {
 				delete(as.bps, addr)
 			}
 		}
+		e.healDrop(t.tid, as, m.lo, m.hi)
 		delete(as.paths, m.mod.Path)
 	}
 	as.modules = kept
@@ -225,6 +226,7 @@ func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 			return nil, err
 		}
 	}
+	e.healAdd(tid, as, addr, code[0])
 	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
 		return nil, err
 	}

@@ -134,13 +134,14 @@ func (e *engine) attach(pid int) error {
 		if tid == pid {
 			first = t
 		}
+		t.stopped = true // until resumed below: detach must not wait for it
 		switch {
 		case event(ws) != unix.PTRACE_EVENT_STOP:
 			// A signal came before our interrupt: the thread sits in its
 			// delivery stop. The loop delivers it (and takes the interrupt
 			// stop after); resuming it here would drop the signal.
 			e.deferStop(tid, ws)
-			t.held = true
+			t.held, t.stopped = true, false
 		case isJobStop(ws.StopSignal()):
 			t.listening = true
 		}
@@ -173,6 +174,9 @@ func (e *engine) attach(pid int) error {
 		e.detachAll()
 		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
+	if err := e.installHeal(first.tid, p.as); err != nil {
+		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
+	}
 	e.measureStop(first.tid, p.as)
 	n, err := e.scan(first.tid, p)
 	if err == nil && n == 0 {
@@ -188,6 +192,7 @@ func (e *engine) attach(pid int) error {
 	}
 	e.start = time.Now()
 	for _, t := range e.threads {
+		t.stopped = false
 		switch {
 		case t.held:
 			t.held = false

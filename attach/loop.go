@@ -155,13 +155,14 @@ func (e *engine) sigtrap(t *thread) {
 	as := t.proc.as
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
+		t.trapAt = addr
 		e.hit(t, b, &regs)
 		return
 	}
 	si, err := getSigInfo(t.tid)
 	if err == nil && si.Code == siKernel && as.removed[addr] {
 		regs.Rip = addr
-		setRegs(t.tid, &regs)
+		e.setRegsTrap(t, &regs)
 		e.resume(t, 0)
 		return
 	}

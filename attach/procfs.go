@@ -6,6 +6,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
 )
 
 func readExe(pid int) string {
@@ -76,4 +80,25 @@ func trapPending(tid int) bool {
 		}
 	}
 	return false
+}
+
+// mappingProt returns the protection of the mapping holding addr.
+func mappingProt(pid int, addr uint64) (byte, bool) {
+	maps, err := instrument.ReadMaps(pid)
+	if err != nil {
+		return 0, false
+	}
+	for _, m := range maps {
+		if addr < m.Start || addr >= m.End || len(m.Perms) < 3 {
+			continue
+		}
+		var p byte
+		for i, bit := range []byte{unix.PROT_READ, unix.PROT_WRITE, unix.PROT_EXEC} {
+			if m.Perms[i] != '-' {
+				p |= bit
+			}
+		}
+		return p, true
+	}
+	return 0, false
 }

@@ -57,6 +57,10 @@ type sigInfo struct {
 	_     [112]byte
 }
 
+func setSigInfo(tid int, si *sigInfo) error {
+	return ptrace(unix.PTRACE_SETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+}
+
 func getSigInfo(tid int) (sigInfo, error) {
 	var si sigInfo
 	err := ptrace(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&si)))

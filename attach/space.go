@@ -16,6 +16,7 @@ type space struct {
 	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
 	areas   []*area
 	entry   uint64 // program entry breakpoint: libraries are mapped when it hits
+	heal    *healer // the target's SIGTRAP handler, nil until installed
 }
 
 // loaded is a module mapped in a space.
@@ -77,6 +78,7 @@ func (s *space) clone() *space {
 		c.areas = append(c.areas, &cp)
 	}
 	c.entry = s.entry
+	c.heal = s.heal.clone()
 	return c
 }
 

@@ -63,6 +63,10 @@ type thread struct {
 	// handler on a sigaltstack runs on another one.
 	stackLo, stackHi uint64
 
+	// trapAt is the breakpoint a thread sits on in its SIGTRAP stop, until
+	// the tracer moves it on (what it resumes at if the tracer dies).
+	trapAt uint64
+
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop

@@ -20,6 +20,10 @@ func (e *engine) measureStop(tid int, as *space) {
 	if getRegs(tid, &saved) != nil {
 		return
 	}
+	if t := e.threads[tid]; t != nil {
+		e.healSave(t, &saved)
+		defer e.healClear(t)
+	}
 	const rounds = 15
 	var took []time.Duration
 	for i := 0; i < rounds; i++ {

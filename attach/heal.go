@@ -1,0 +1,291 @@
+package attach
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The heal area: the target's own SIGTRAP handler and the table of our
+// breakpoints (healcode/heal.S). If the tracer dies, the kernel detaches
+// the target and delivers the SIGTRAPs of our int3s to it; the handler then
+// puts every original byte back and resumes each thread where it would have
+// gone. While the tracer lives, ptrace suppresses those SIGTRAPs and the
+// handler never runs.
+
+//go:embed heal.bin
+var healCode []byte
+
+// Offsets in the heal area, mirrored from healcode/heal.S.
+const (
+	healSize        = 8 << 20 // MAP_NORESERVE: pages are touched as the table grows
+	healRestorer    = 0x7f0
+	healCount       = 0x808
+	healOldAct      = 0x810
+	healNewAct      = 0x830
+	healInjectTrap  = 0x870
+	healInjectValid = 0x878
+	healInjectRegs  = 0x880
+	healTable       = 0x1000
+	healEntrySize   = 16
+	healCapacity    = (healSize - healTable) / healEntrySize
+
+	// healMagic in si_errno marks a thread the tracer moved on: si_addr
+	// holds the rip it set (see setRegsTrap).
+	healMagic = 0x464f5250
+
+	saSiginfo  = 0x4
+	saOnstack  = 0x08000000
+	saRestorer = 0x04000000
+	saNodefer  = 0x40000000
+)
+
+// healer is the tracer's side of one address space's heal area.
+type healer struct {
+	base  uint64
+	count int            // table entries written
+	slots map[uint64]int // breakpoint address -> table entry
+	old   sigAction      // the program's own SIGTRAP disposition
+	full  int            // breakpoints that found the table full
+}
+
+// sigAction is the kernel's struct sigaction on x86-64.
+type sigAction struct{ handler, flags, restorer, mask uint64 }
+
+func (a sigAction) bytes() []byte {
+	b := make([]byte, 32)
+	for i, v := range []uint64{a.handler, a.flags, a.restorer, a.mask} {
+		binary.LittleEndian.PutUint64(b[8*i:], v)
+	}
+	return b
+}
+
+func parseSigAction(b []byte) sigAction {
+	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	return sigAction{u(0), u(1), u(2), u(3)}
+}
+
+func (h *healer) clone() *healer {
+	if h == nil {
+		return nil
+	}
+	c := *h
+	c.slots = make(map[uint64]int, len(h.slots))
+	for k, v := range h.slots {
+		c.slots[k] = v
+	}
+	return &c
+}
+
+// installHeal maps the heal area in the space of stopped thread tid and
+// makes its handler the process's SIGTRAP disposition, keeping the
+// program's own for the handler to chain to and for detach to restore.
+// It needs the first out-of-line area (the injection site).
+func (e *engine) installHeal(tid int, as *space) error {
+	if as.heal != nil || len(as.areas) == 0 {
+		return nil
+	}
+	site := as.areas[0].base
+	base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, 0, healSize,
+		unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
+	if err != nil {
+		return fmt.Errorf("heal area: %w", err)
+	}
+	if int64(base) < 0 && int64(base) > -4096 {
+		return fmt.Errorf("heal area: mmap in target: %w", unix.Errno(-int64(base)))
+	}
+	code := append([]byte(nil), healCode...)
+	binary.LittleEndian.PutUint64(code[healInjectTrap:], site+2)
+	if err := writeMem(tid, base, code); err != nil {
+		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
+		return fmt.Errorf("heal area: %w", err)
+	}
+	h := &healer{base: base, slots: map[uint64]int{}}
+	as.heal = h
+	fail := func(err error) error {
+		as.heal = nil
+		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
+		return fmt.Errorf("install SIGTRAP handler: %w", err)
+	}
+	// Read the program's disposition first: ours takes its mask and its
+	// stack and deferral flags, so chaining to it behaves as before.
+	if err := e.sigaction(tid, as, 0, base+healOldAct); err != nil {
+		return fail(err)
+	}
+	buf := make([]byte, 32)
+	if err := readMem(tid, base+healOldAct, buf); err != nil {
+		return fail(err)
+	}
+	h.old = parseSigAction(buf)
+	ours := sigAction{handler: base, flags: saSiginfo | saRestorer | h.old.flags&(saOnstack|saNodefer),
+		restorer: base + healRestorer, mask: h.old.mask}
+	if err := writeMem(tid, base+healNewAct, ours.bytes()); err != nil {
+		return fail(err)
+	}
+	if err := e.sigaction(tid, as, base+healNewAct, 0); err != nil {
+		return fail(err)
+	}
+	// The program's entry breakpoint, if any, is healable too.
+	for _, b := range as.bps {
+		e.healAdd(tid, as, b.addr, b.orig)
+	}
+	return nil
+}
+
+// sigaction injects rt_sigaction(SIGTRAP, act, oldact).
+func (e *engine) sigaction(tid int, as *space, act, oldact uint64) error {
+	r, err := e.injectSyscall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(unix.SIGTRAP), act, oldact, 8)
+	if err != nil {
+		return err
+	}
+	if int64(r) < 0 {
+		return unix.Errno(-int64(r))
+	}
+	return nil
+}
+
+// uninstallHeal gives the program its own SIGTRAP disposition back (unless
+// it installed another one meanwhile) and unmaps the heal area.
+func (e *engine) uninstallHeal(tid int, as *space) {
+	h := as.heal
+	if h == nil {
+		return
+	}
+	// Swap: the program's disposition in, the current one out (into the
+	// new_act slot, which is free now).
+	if err := e.sigaction(tid, as, h.base+healOldAct, h.base+healNewAct); err != nil {
+		e.warn("restore the SIGTRAP disposition of pid %d: %v", tid, err)
+		return // leave the area: the handler may still be needed
+	}
+	buf := make([]byte, 32)
+	if readMem(tid, h.base+healNewAct, buf) == nil {
+		if cur := parseSigAction(buf); cur.handler != h.base {
+			// The program installed its own handler while traced: keep it.
+			e.sigaction(tid, as, h.base+healNewAct, 0)
+		}
+	}
+	as.heal = nil
+	e.injectSyscall(tid, as.areas[0].base, unix.SYS_MUNMAP, h.base, healSize)
+}
+
+// healAdd records a breakpoint in the table before its int3 is written, so
+// the handler can always undo it.
+func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
+	h := as.heal
+	if h == nil {
+		return
+	}
+	if i, ok := h.slots[addr]; ok {
+		e.healWrite(tid, h, i, addr, orig, as.protAt(tid, addr))
+		return
+	}
+	if h.count >= healCapacity {
+		h.full++
+		return
+	}
+	i := h.count
+	if e.healWrite(tid, h, i, addr, orig, as.protAt(tid, addr)) != nil {
+		return
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(i+1))
+	if writeMem(tid, h.base+healCount, n[:]) == nil {
+		h.count = i + 1
+		h.slots[addr] = i
+	}
+}
+
+func (e *engine) healWrite(tid int, h *healer, i int, addr uint64, orig, prot byte) error {
+	var ent [healEntrySize]byte
+	binary.LittleEndian.PutUint64(ent[:], addr)
+	ent[8], ent[9], ent[10] = orig, prot, 1
+	return writeMem(tid, h.base+healTable+uint64(i)*healEntrySize, ent[:])
+}
+
+// healDrop marks the entries in [lo, hi) dead: their module is unmapped,
+// and writing to its old addresses could hit whatever is mapped there next.
+func (e *engine) healDrop(tid int, as *space, lo, hi uint64) {
+	h := as.heal
+	if h == nil {
+		return
+	}
+	for addr, i := range h.slots {
+		if addr >= lo && addr < hi {
+			writeMem(tid, h.base+healTable+uint64(i)*healEntrySize+10, []byte{0})
+			delete(h.slots, addr)
+		}
+	}
+}
+
+// healSave puts the registers thread tid must resume with, should the
+// tracer die during an injected system call, where the handler finds them.
+func (e *engine) healSave(t *thread, regs *unix.PtraceRegs) {
+	h := t.proc.as.heal
+	if h == nil {
+		return
+	}
+	r := abandonRegs(*regs, t.trapAt)
+	g := []uint64{r.R8, r.R9, r.R10, r.R11, r.R12, r.R13, r.R14, r.R15, r.Rdi, r.Rsi, r.Rbp, r.Rbx,
+		r.Rdx, r.Rax, r.Rcx, r.Rsp, r.Rip, r.Eflags}
+	buf := make([]byte, 8+8*len(g))
+	binary.LittleEndian.PutUint64(buf, 1)
+	for i, v := range g {
+		binary.LittleEndian.PutUint64(buf[8+8*i:], v)
+	}
+	writeMem(t.tid, h.base+healInjectValid, buf)
+}
+
+// healClear says the save block no longer holds a thread's registers.
+func (e *engine) healClear(t *thread) {
+	if h := t.proc.as.heal; h != nil {
+		writeMem(t.tid, h.base+healInjectValid, make([]byte, 8))
+	}
+}
+
+// abandonRegs are the registers a thread stopped with regs must resume
+// with in user space, without the tracer: at a breakpoint it trapped on,
+// the original instruction (healed by then) runs; a system call it was
+// stopped in is restarted as the kernel would on a return to it.
+func abandonRegs(r unix.PtraceRegs, trapAt uint64) unix.PtraceRegs {
+	if trapAt != 0 {
+		r.Rip = trapAt
+		return r
+	}
+	if int64(r.Orig_rax) >= 0 {
+		switch int64(r.Rax) {
+		case -512, -513, -514: // ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND
+			r.Rax, r.Rip = r.Orig_rax, r.Rip-2
+		case -516: // ERESTART_RESTARTBLOCK
+			r.Rax, r.Rip = unix.SYS_RESTART_SYSCALL, r.Rip-2
+		}
+	}
+	return r
+}
+
+// setRegsTrap sets the registers of a thread stopped on a SIGTRAP of ours
+// and marks its siginfo with the new rip: should the tracer die before
+// resuming it, the SIGTRAP is delivered and the handler resumes it as the
+// tracer meant to.
+func (e *engine) setRegsTrap(t *thread, regs *unix.PtraceRegs) error {
+	if t.proc.as.heal != nil {
+		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: regs.Rip}
+		setSigInfo(t.tid, &si)
+	}
+	t.trapAt = 0
+	return setRegs(t.tid, regs)
+}
+
+// protAt is the protection of the page holding a breakpoint: text of a
+// module is r-x; anything else (a return site in generated code) is read
+// from the maps.
+func (s *space) protAt(tid int, addr uint64) byte {
+	if s.moduleAt(addr) != nil {
+		return unix.PROT_READ | unix.PROT_EXEC
+	}
+	if p, ok := mappingProt(tid, addr); ok {
+		return p
+	}
+	return unix.PROT_READ | unix.PROT_EXEC
+}

@@ -1,0 +1,201 @@
+/*
+ * The target's own SIGTRAP handler (issue #8: never hurt the target).
+ *
+ * When the tracer dies (SIGKILL, OOM killer), the kernel detaches its
+ * tracees at once: a thread stopped on one of our int3s gets its SIGTRAP
+ * delivered, and every int3 still in the text traps later. This handler,
+ * installed by the tracer with an injected rt_sigaction, heals the process:
+ * it puts every original byte back (from the table the tracer keeps
+ * current) and resumes the thread where it would have gone. While the
+ * tracer lives it never runs: ptrace sees every SIGTRAP first and
+ * suppresses ours.
+ *
+ * Position independent; assembled to attach/heal.bin by `make heal`
+ * (attach/heal_test.go checks the blob against this file). The data
+ * offsets below are mirrored in attach/heal.go.
+ */
+	.intel_syntax noprefix
+	.text
+
+	.set SI_KERNEL, 0x80
+	.set MAGIC, 0x464f5250          /* "PROF": si_errno of a thread moved on */
+	.set UC_GREGS, 40               /* ucontext_t.uc_mcontext.gregs */
+	.set UC_RIP, UC_GREGS + 16*8
+	.set NGREGS_SAVED, 18           /* r8 ... rip, eflags */
+	.set SYS_mprotect, 10
+	.set SYS_rt_sigaction, 13
+	.set SYS_rt_sigreturn, 15
+	.set SYS_getpid, 39
+	.set SYS_gettid, 186
+	.set SYS_tgkill, 234
+	.set SIGTRAP, 5
+
+/* 0x000: the handler: rdi = signal, rsi = siginfo, rdx = ucontext. */
+handler:
+	mov	r8, [rdx + UC_RIP]
+	cmp	dword ptr [rsi + 8], SI_KERNEL
+	jne	chain
+	/* A thread the tracer had moved on (registers set) when it died:
+	 * the tracer marked its siginfo with the new rip. */
+	cmp	dword ptr [rsi + 4], MAGIC
+	jne	1f
+	cmp	r8, [rsi + 16]
+	jne	1f
+	call	heal
+	ret
+1:	lea	r9, [r8 - 1]
+	/* The trap after a system call the tracer injected: the thread's
+	 * own registers are in the save block. */
+	cmp	qword ptr [rip + inject_valid], 0
+	je	2f
+	cmp	r9, [rip + inject_trap]
+	jne	2f
+	push	rdx
+	call	heal
+	pop	rdi
+	add	rdi, UC_GREGS
+	lea	rsi, [rip + inject_regs]
+	mov	ecx, NGREGS_SAVED
+	cld
+	rep movsq
+	mov	qword ptr [rip + inject_valid], 0
+	ret
+	/* One of our breakpoints: heal, then run the original instruction. */
+2:	lea	r10, [rip + table]
+	mov	rcx, [rip + count]
+3:	test	rcx, rcx
+	jz	chain
+	cmp	[r10], r9
+	jne	4f
+	cmp	byte ptr [r10 + 10], 0
+	jne	5f
+4:	add	r10, 16
+	dec	rcx
+	jmp	3b
+5:	push	rdx
+	push	r9
+	call	heal
+	pop	r9
+	pop	rdx
+	mov	[rdx + UC_RIP], r9
+	ret
+
+/* Not ours: the program's own disposition, as if we were not there. */
+chain:
+	mov	rax, [rip + old_handler]
+	cmp	rax, 1
+	ja	7f
+	jb	6f
+	/* SIG_IGN: a trap the kernel forces (int3) kills even so. */
+	cmp	dword ptr [rsi + 8], SI_KERNEL
+	je	6f
+	ret
+	/* SIG_DFL: make it the disposition again and raise the signal; it is
+	 * delivered, with its default action, when this handler returns. */
+6:	call	set_default
+	mov	eax, SYS_getpid
+	syscall
+	mov	r12, rax
+	mov	eax, SYS_gettid
+	syscall
+	mov	rsi, rax
+	mov	rdi, r12
+	mov	edx, SIGTRAP
+	mov	eax, SYS_tgkill
+	syscall
+	ret
+	/* The program's handler: tail-call it with the same arguments. */
+7:	test	byte ptr [rip + old_flags + 3], 0x80   /* SA_RESETHAND */
+	jz	8f
+	push	rdi
+	push	rsi
+	push	rdx
+	call	set_default
+	pop	rdx
+	pop	rsi
+	pop	rdi
+8:	jmp	qword ptr [rip + old_handler]
+
+set_default:
+	mov	edi, SIGTRAP
+	lea	rsi, [rip + dfl_act]
+	xor	edx, edx
+	mov	r10d, 8
+	mov	eax, SYS_rt_sigaction
+	syscall
+	ret
+
+/* heal puts every original byte back, once, whichever thread comes first. */
+heal:
+	push	rbx
+	push	r12
+	push	r13
+	push	r14
+	lea	rbx, [rip + lock]
+10:	mov	eax, 1
+	xchg	[rbx], eax
+	test	eax, eax
+	jz	11f
+	pause
+	jmp	10b
+11:	cmp	dword ptr [rip + healed], 0
+	jne	14f
+	lea	r12, [rip + table]
+	mov	r13, [rip + count]
+12:	test	r13, r13
+	jz	13f
+	cmp	byte ptr [r12 + 10], 0
+	je	15f
+	mov	r14, [r12]
+	and	r14, -4096
+	mov	rdi, r14
+	mov	esi, 4096
+	mov	edx, 7                  /* PROT_READ|PROT_WRITE|PROT_EXEC */
+	mov	eax, SYS_mprotect
+	syscall
+	test	rax, rax
+	jnz	15f                     /* unmapped meanwhile: leave it */
+	mov	rax, [r12]
+	mov	cl, [r12 + 8]
+	mov	[rax], cl
+	mov	rdi, r14
+	mov	esi, 4096
+	movzx	edx, byte ptr [r12 + 9]
+	mov	eax, SYS_mprotect
+	syscall
+15:	add	r12, 16
+	dec	r13
+	jmp	12b
+13:	mov	dword ptr [rip + healed], 1
+14:	mov	dword ptr [rbx], 0
+	pop	r14
+	pop	r13
+	pop	r12
+	pop	rbx
+	ret
+
+/* sa_restorer of the handler. */
+	.org	0x7f0
+restorer:
+	mov	eax, SYS_rt_sigreturn
+	syscall
+
+/* Data, written by the tracer. */
+	.org	0x800
+lock:		.long 0
+healed:		.long 0
+count:		.quad 0                 /* table entries in use */
+old_act:                                /* the program's own disposition */
+old_handler:	.quad 0
+old_flags:	.quad 0
+old_restorer:	.quad 0
+old_mask:	.quad 0
+new_act:	.quad 0, 0, 0, 0        /* ours, the argument of the install */
+dfl_act:	.quad 0, 0, 0, 0        /* SIG_DFL */
+inject_trap:	.quad 0                 /* address of the injection site's int3 */
+inject_valid:	.quad 0                 /* 1 while inject_regs holds a thread's registers */
+inject_regs:	.fill 18, 8, 0          /* r8 ... rip, eflags in ucontext order */
+
+/* 0x1000: breakpoint table: {addr u64, orig u8, prot u8, live u8, pad}. */
+	.org	0x1000
+table:
