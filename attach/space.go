@@ -15,7 +15,7 @@ type space struct {
 	bps     map[uint64]*bp
 	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
 	areas   []*area
-	entry   uint64 // program entry breakpoint: libraries are mapped when it hits
+	entry   uint64  // program entry breakpoint: libraries are mapped when it hits
 	heal    *healer // the target's SIGTRAP handler, nil until installed
 }
 

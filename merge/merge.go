@@ -180,10 +180,12 @@ func (in *input) classify() error {
 // in canonical order, and fills each input's function map.
 func mergeTables(out *model.Profile, ins []*input) {
 	build := map[string]string{}
+	dynamicOnly := map[string]bool{}
 	type fkey struct{ mod, name string }
 	funcs := map[fkey]bool{}
 	for _, in := range ins {
 		for _, m := range in.p.Modules {
+			dynamicOnly[m.Path] = dynamicOnly[m.Path] || m.DynamicOnly
 			if b, ok := build[m.Path]; !ok || (m.BuildID != "" && (b == "" || m.BuildID < b)) {
 				build[m.Path] = m.BuildID
 			}
@@ -205,7 +207,7 @@ func mergeTables(out *model.Profile, ins []*input) {
 	out.Modules[0].BuildID = build[""]
 	for _, p := range paths {
 		modIdx[p] = len(out.Modules)
-		out.Modules = append(out.Modules, model.Module{Path: p, BuildID: build[p]})
+		out.Modules = append(out.Modules, model.Module{Path: p, BuildID: build[p], DynamicOnly: dynamicOnly[p]})
 	}
 	keys := make([]fkey, 0, len(funcs))
 	for k := range funcs {
@@ -638,7 +640,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 	m := &out.Meta
 	m.Mode = "merge"
 	reasons := map[string]bool{}
-	var filters, excludes, libs []string
+	var filters, excludes, libs, warnings []string
 	for i, in := range ins {
 		x := &in.p.Meta
 		if i == 0 {
@@ -670,6 +672,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 		filters = append(filters, x.Filters...)
 		excludes = append(excludes, x.Excludes...)
 		libs = append(libs, x.Libs...)
+		warnings = append(warnings, x.Warnings...)
 		if c := x.Crash; c != nil && (m.Crash == nil || compareCrash(c, m.Crash) < 0) {
 			cc := *c
 			cc.Stack = slices.Clone(c.Stack)
@@ -681,6 +684,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 	}
 	m.PartialReason = strings.Join(sortedSet(mapKeys(reasons)), "; ")
 	m.Filters, m.Excludes, m.Libs = sortedSet(filters), sortedSet(excludes), sortedSet(libs)
+	m.Warnings = sortedSet(warnings)
 }
 
 func agree(a, b string) string {

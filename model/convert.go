@@ -48,13 +48,13 @@ func encode(p *Profile) *pb.ProfileFile {
 		DurationNs: m.DurationNs, Partial: m.Partial, PartialReasonStr: st.id(m.PartialReason),
 		FiltersStr: st.ids(m.Filters), ExcludesStr: st.ids(m.Excludes), LibsStr: st.ids(m.Libs),
 		StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
-		Breakpoints: m.Breakpoints, SourcesStr: st.ids(m.Sources),
+		Breakpoints: m.Breakpoints, SourcesStr: st.ids(m.Sources), WarningsStr: st.ids(m.Warnings),
 	}}
 	if c := m.Crash; c != nil {
 		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
 	}
 	for _, md := range p.Modules {
-		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID)})
+		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range p.Functions {
 		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name)})
@@ -170,14 +170,14 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 			DurationNs: m.DurationNs, Partial: m.Partial, PartialReason: d.str(m.PartialReasonStr),
 			Filters: d.strList(m.FiltersStr), Excludes: d.strList(m.ExcludesStr), Libs: d.strList(m.LibsStr),
 			StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
-			Breakpoints: m.Breakpoints, Sources: d.strList(m.SourcesStr),
+			Breakpoints: m.Breakpoints, Sources: d.strList(m.SourcesStr), Warnings: d.strList(m.WarningsStr),
 		}
 		if c := m.Crash; c != nil {
 			p.Meta.Crash = &Crash{Pid: d.small(c.Pid), Tid: d.small(c.Tid), Signal: d.str(c.SignalStr), Addr: c.Addr, Stack: d.strList(c.StackStr)}
 		}
 	}
 	for _, md := range f.Modules {
-		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr)})
+		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range f.Functions {
 		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr)})

@@ -43,6 +43,9 @@ type Meta struct {
 	Breakpoints    int64
 	Crash          *Crash
 	Sources        []string // input files of a merge
+	// Warnings say what the user should know of how the profile was made
+	// (a Go program traced with --force, a stripped executable, ...).
+	Warnings []string
 }
 
 // Crash records the fatal signal that ended a traced process.
@@ -58,6 +61,9 @@ type Crash struct {
 type Module struct {
 	Path    string
 	BuildID string
+	// DynamicOnly: the file has no symbol table; its functions were found
+	// through its dynamic symbols (the exported ones) only.
+	DynamicOnly bool
 }
 
 // Function is identified by (module, symbol), never by address (§2.5).

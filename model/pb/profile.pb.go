@@ -134,6 +134,7 @@ type Meta struct {
 	Breakpoints      int64                  `protobuf:"varint,16,opt,name=breakpoints,proto3" json:"breakpoints,omitempty"`
 	Crash            *Crash                 `protobuf:"bytes,17,opt,name=crash,proto3" json:"crash,omitempty"`
 	SourcesStr       []int64                `protobuf:"varint,18,rep,packed,name=sources_str,json=sourcesStr,proto3" json:"sources_str,omitempty"`
+	WarningsStr      []int64                `protobuf:"varint,19,rep,packed,name=warnings_str,json=warningsStr,proto3" json:"warnings_str,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -294,6 +295,13 @@ func (x *Meta) GetSourcesStr() []int64 {
 	return nil
 }
 
+func (x *Meta) GetWarningsStr() []int64 {
+	if x != nil {
+		return x.WarningsStr
+	}
+	return nil
+}
+
 type Crash struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Pid           int64                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
@@ -374,6 +382,7 @@ type Module struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	PathStr       int64                  `protobuf:"varint,1,opt,name=path_str,json=pathStr,proto3" json:"path_str,omitempty"`
 	BuildIdStr    int64                  `protobuf:"varint,2,opt,name=build_id_str,json=buildIdStr,proto3" json:"build_id_str,omitempty"`
+	DynamicOnly   bool                   `protobuf:"varint,3,opt,name=dynamic_only,json=dynamicOnly,proto3" json:"dynamic_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -420,6 +429,13 @@ func (x *Module) GetBuildIdStr() int64 {
 		return x.BuildIdStr
 	}
 	return 0
+}
+
+func (x *Module) GetDynamicOnly() bool {
+	if x != nil {
+		return x.DynamicOnly
+	}
+	return false
 }
 
 type Function struct {
@@ -1004,7 +1020,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xe2\x04\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\x85\x05\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1029,18 +1045,20 @@ const file_profile_proto_rawDesc = "" +
 	"\vbreakpoints\x18\x10 \x01(\x03R\vbreakpoints\x12'\n" +
 	"\x05crash\x18\x11 \x01(\v2\x11.profile.v1.CrashR\x05crash\x12\x1f\n" +
 	"\vsources_str\x18\x12 \x03(\x03R\n" +
-	"sourcesStr\"{\n" +
+	"sourcesStr\x12!\n" +
+	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\"{\n" +
 	"\x05Crash\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x10\n" +
 	"\x03tid\x18\x02 \x01(\x03R\x03tid\x12\x1d\n" +
 	"\n" +
 	"signal_str\x18\x03 \x01(\x03R\tsignalStr\x12\x12\n" +
 	"\x04addr\x18\x04 \x01(\x04R\x04addr\x12\x1b\n" +
-	"\tstack_str\x18\x05 \x03(\x03R\bstackStr\"E\n" +
+	"\tstack_str\x18\x05 \x03(\x03R\bstackStr\"h\n" +
 	"\x06Module\x12\x19\n" +
 	"\bpath_str\x18\x01 \x01(\x03R\apathStr\x12 \n" +
 	"\fbuild_id_str\x18\x02 \x01(\x03R\n" +
-	"buildIdStr\"=\n" +
+	"buildIdStr\x12!\n" +
+	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"=\n" +
 	"\bFunction\x12\x16\n" +
 	"\x06module\x18\x01 \x01(\x03R\x06module\x12\x19\n" +
 	"\bname_str\x18\x02 \x01(\x03R\anameStr\"\xd5\x02\n" +
