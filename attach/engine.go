@@ -9,13 +9,10 @@ package attach
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"runtime"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -30,6 +27,9 @@ type Options struct {
 	Progress func(Stats)
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
+
+	// Force traces programs that are refused otherwise (Go programs).
+	Force bool
 
 	// OnCrash, when set, receives the profile so far when a fatal signal
 	// is about to end a traced process, before the signal goes through.
@@ -119,20 +119,4 @@ func (e *engine) watch(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 	}
-}
-
-// permissionHint explains how to allow ptrace when attaching is refused.
-func permissionHint(pid int, err error) error {
-	if errors.Is(err, unix.EPERM) {
-		scope, _ := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
-		hint := "run as root or grant CAP_SYS_PTRACE (setcap cap_sys_ptrace+ep $(which profile))"
-		if len(scope) > 0 && scope[0] != '0' {
-			hint = fmt.Sprintf("kernel.yama.ptrace_scope is %c: run `sudo sysctl kernel.yama.ptrace_scope=0`, or run as root", scope[0])
-		}
-		return fmt.Errorf("attach to pid %d: permission denied (%s)", pid, hint)
-	}
-	if errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("attach to pid %d: no such process", pid)
-	}
-	return fmt.Errorf("attach to pid %d: %w", pid, err)
 }

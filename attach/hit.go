@@ -172,7 +172,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	}
 	if n, err := e.scan(t.tid, t.proc); err != nil || n == 0 {
 		if err == nil {
-			err = ErrNoFunctions
+			err = e.nothingToTrace(t.proc)
 		}
 		e.failStart(t, err)
 		return

@@ -34,7 +34,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		mod, err := instrument.Open(path)
 		if err != nil {
 			if isMain && errors.Is(err, instrument.ErrNoSymbols) {
-				return inserted, fmt.Errorf("%s: no symbol table (stripped binary): rebuild without -s/strip, or point --lib at a library with symbols", path)
+				// Trace what there is: its libraries, and what exec brings.
+				p.stripped = true
+				e.prof.Meta.Warnings = append(e.prof.Meta.Warnings,
+					fmt.Sprintf("%s has no symbol table: only its libraries' functions are traced", baseName(path)))
 			}
 			continue // an unreadable library is left untraced
 		}
@@ -53,6 +56,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
 			modIdx: e.in.Module(path, mod.BuildID)}
 		as.modules = append(as.modules, l)
+		e.prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
 		if isMain && e.prof.Meta.BuildID == "" {
 			e.prof.Meta.BuildID = mod.BuildID
 		}

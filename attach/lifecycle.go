@@ -21,6 +21,9 @@ func (e *engine) launch(argv []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", argv[0], err)
 	}
+	if err := e.checkProgram(path); err != nil {
+		return err
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args = argv
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -92,15 +95,18 @@ func (e *engine) instrumentFresh(t *thread) error {
 // attach seizes every thread of pid, stops them, instruments the process
 // and lets it go on.
 func (e *engine) attach(pid int) error {
-	if err := unix.Kill(pid, 0); err == unix.ESRCH {
-		return fmt.Errorf("attach to pid %d: no such process", pid)
+	if err := checkAttachable(pid); err != nil {
+		return err
+	}
+	if err := e.checkProgram(readExe(pid)); err != nil {
+		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
 	e.rootPid = pid
 	seized := map[int]bool{}
 	for {
 		tids, err := taskIDs(pid)
 		if err != nil {
-			return permissionHint(pid, unix.ESRCH)
+			return attachError(pid, unix.ESRCH)
 		}
 		added := false
 		for _, tid := range tids {
@@ -109,7 +115,7 @@ func (e *engine) attach(pid int) error {
 			}
 			if err := seize(tid); err != nil {
 				if len(seized) == 0 {
-					return permissionHint(pid, err)
+					return attachError(pid, err)
 				}
 				continue // the thread ended meanwhile
 			}
@@ -180,7 +186,7 @@ func (e *engine) attach(pid int) error {
 	e.measureStop(first.tid, p.as)
 	n, err := e.scan(first.tid, p)
 	if err == nil && n == 0 {
-		err = ErrNoFunctions
+		err = e.nothingToTrace(p)
 	}
 	if err != nil {
 		e.detachAll()

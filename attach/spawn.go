@@ -1,8 +1,11 @@
 package attach
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -73,6 +76,12 @@ func (e *engine) execed(t *thread) bool {
 	}
 	if old.noFollow {
 		// Its own image now, free of breakpoints: let it go.
+		detach(pid, 0)
+		return false
+	}
+	if exe := readExe(pid); !e.opt.Force && instrument.IsGoProgram(exe) {
+		e.warn("pid %d runs %s, a Go program: left untraced (--force traces it)", pid, exe)
+		e.prof.Meta.Warnings = append(e.prof.Meta.Warnings, fmt.Sprintf("pid %d exec'd %s, a Go program, which was left untraced", pid, baseName(exe)))
 		detach(pid, 0)
 		return false
 	}

@@ -48,6 +48,7 @@ type process struct {
 	exe      string
 	alive    int  // live threads
 	noFollow bool // a vfork child under --no-follow-fork: let go at exec
+	stripped bool // its executable has no symbols: only libraries are traced
 }
 
 // thread is one traced thread.

@@ -55,7 +55,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	for _, f := range []struct {
 		name string
 		vals []string
-	}{{"filters", m.Filters}, {"excludes", m.Excludes}, {"libs", m.Libs}, {"sources", m.Sources}} {
+	}{{"filters", m.Filters}, {"excludes", m.Excludes}, {"libs", m.Libs}, {"sources", m.Sources}, {"warnings", m.Warnings}} {
 		if len(f.vals) > 0 {
 			fmt.Fprintf(w, "%s\t%s\n", f.name, strings.Join(f.vals, ", "))
 		}
@@ -69,6 +69,11 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 		nodes += len(t.Nodes)
 	}
 	fmt.Fprintf(w, "size\t%d functions, %d modules, %d CCT nodes\n", len(p.Functions)-1, len(p.Modules)-1, nodes)
+	for _, md := range p.Modules[1:] {
+		if md.DynamicOnly {
+			fmt.Fprintf(w, "module\t%s: no symbol table, traced through its dynamic symbols only\n", md.Path)
+		}
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ type traceFlags struct {
 	excludes     []string
 	libs         []string
 	noFollowFork bool
+	force        bool
 	stats        bool
 	duration     time.Duration
 	saved        bool // the output was written once already this session
@@ -54,6 +55,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringArrayVar(&f.excludes, "exclude", nil, "do not trace functions whose module:function matches `REGEX` (repeatable)")
 	fl.StringArrayVar(&f.libs, "lib", nil, "also trace every function of the library `NAME` (repeatable)")
 	fl.BoolVar(&f.noFollowFork, "no-follow-fork", false, "do not trace forked children")
+	fl.BoolVar(&f.force, "force", false, "trace programs that are refused otherwise (Go programs: counts may be wrong)")
 	fl.BoolVar(&f.stats, "stats", false, "print engine statistics when done")
 	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
 }
@@ -69,6 +71,7 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 	opt := attach.Options{
 		Filter:       filter,
 		NoFollowFork: f.noFollowFork,
+		Force:        f.force,
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}

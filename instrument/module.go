@@ -28,6 +28,9 @@ type Module struct {
 	// Symbols holds one symbol per address, sorted by Value (see symbols.go
 	// for how aliases are collapsed).
 	Symbols []Symbol
+	// Dynamic: the file has no .symtab functions; Symbols are its dynamic
+	// (exported) symbols only.
+	Dynamic bool
 
 	// PLT maps the link-time address of each PLT stub (.plt, .plt.sec,
 	// .plt.got) to the name of the function it jumps to.
@@ -75,10 +78,11 @@ func Open(path string) (*Module, error) {
 		}
 	}
 	m.BuildID = buildID(f)
-	syms, ifuncs, err := readSymbols(f)
+	syms, ifuncs, dynamic, err := readSymbols(f)
 	if err != nil {
 		return nil, fmt.Errorf("open module %s: %w", path, err)
 	}
+	m.Dynamic = dynamic
 	if len(syms) == 0 {
 		return nil, fmt.Errorf("open module %s: %w", path, ErrNoSymbols)
 	}

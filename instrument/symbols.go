@@ -19,16 +19,16 @@ import (
 // would fire once at relocation time, and the selected implementation (for
 // example __memcpy_avx_unaligned) has its own symbol when the file is not
 // stripped. So they are left out of the function list.
-func readSymbols(f *elf.File) ([]Symbol, map[uint64]string, error) {
+func readSymbols(f *elf.File) (syms []Symbol, ifuncs map[uint64]string, dynamicOnly bool, err error) {
 	static, err := f.Symbols()
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, nil, fmt.Errorf("read .symtab: %w", err)
+		return nil, nil, false, fmt.Errorf("read .symtab: %w", err)
 	}
 	dynamic, err := f.DynamicSymbols()
 	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		return nil, nil, fmt.Errorf("read .dynsym: %w", err)
+		return nil, nil, false, fmt.Errorf("read .dynsym: %w", err)
 	}
-	ifuncs := make(map[uint64]string)
+	ifuncs = make(map[uint64]string)
 	for _, table := range [][]elf.Symbol{dynamic, static} {
 		for _, s := range table {
 			if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC && defined(s) {
@@ -36,11 +36,11 @@ func readSymbols(f *elf.File) ([]Symbol, map[uint64]string, error) {
 			}
 		}
 	}
-	syms := collapse(functions(static))
+	syms = collapse(functions(static))
 	if len(syms) == 0 {
-		syms = collapse(functions(dynamic))
+		syms, dynamicOnly = collapse(functions(dynamic)), true
 	}
-	return syms, ifuncs, nil
+	return syms, ifuncs, dynamicOnly, nil
 }
 
 func defined(s elf.Symbol) bool {

@@ -42,6 +42,17 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.raw(strconv.FormatBool(m.Partial))
 	j.intField(2, "stops", m.Stops)
 	j.intField(2, "traced_calls", m.TracedCalls)
+	j.key(2, "warnings", false)
+	if len(m.Warnings) == 0 {
+		j.raw("[]")
+	} else {
+		j.raw("[")
+		for i, w := range m.Warnings {
+			j.elem(3, i == 0)
+			j.str(w)
+		}
+		j.end(2, ']')
+	}
 	j.end(1, '}')
 	t := r.Totals
 	j.key(1, "totals", false)
@@ -90,6 +101,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.str(x.Module)
 		j.intField(3, "self_ns", x.SelfNs)
 		j.floatField(3, "self_pct", x.SelfPct)
+		j.key(3, "dynamic_only", false)
+		j.raw(strconv.FormatBool(x.DynamicOnly))
 	})
 	array(j, "threads", r.Threads, func(x *Thread) {
 		j.key(3, "tid", true)

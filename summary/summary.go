@@ -61,6 +61,7 @@ type Meta struct {
 	Partial     bool     `json:"partial"`
 	Stops       int64    `json:"stops"`
 	TracedCalls int64    `json:"traced_calls"`
+	Warnings    []string `json:"warnings"`
 }
 
 // Totals are the scope's counts and times.
@@ -115,6 +116,9 @@ type Module struct {
 	Module  string  `json:"module"`
 	SelfNs  int64   `json:"self_ns"`
 	SelfPct float64 `json:"self_pct"`
+	// DynamicOnly: traced through its dynamic symbols only (no symbol
+	// table): its internal functions are not seen.
+	DynamicOnly bool `json:"dynamic_only"`
 }
 
 // Thread is one thread (a member thread of a composite profile).
@@ -238,7 +242,8 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
 
 	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
-		Partial: p.Meta.Partial, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls}
+		Partial: p.Meta.Partial, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
+		Warnings: nonNil(slices.Clone(p.Meta.Warnings))}
 	if len(p.Processes) > 0 {
 		r.Meta.Pid = p.Processes[0].Pid
 	}
@@ -276,8 +281,12 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 		modSelf[f.Module] += f.SelfNs
 	}
+	dynamicOnly := make(map[string]bool)
+	for i, md := range p.Modules {
+		dynamicOnly[p.ModuleName(i)] = dynamicOnly[p.ModuleName(i)] || md.DynamicOnly
+	}
 	for _, m := range modOrder {
-		r.Modules = append(r.Modules, Module{Module: m, SelfNs: modSelf[m], SelfPct: pct(modSelf[m])})
+		r.Modules = append(r.Modules, Module{Module: m, SelfNs: modSelf[m], SelfPct: pct(modSelf[m]), DynamicOnly: dynamicOnly[m]})
 	}
 	funcOf := make([]int, len(g.Nodes)) // graph node -> r.Functions index
 	for i, n := range g.Nodes {

@@ -250,6 +250,9 @@ func sections(r *Report) []section {
 			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.TracedNs))},
 		}},
 	}
+	for _, w := range m.Warnings {
+		out[0].rows = append(out[0].rows, []string{"warning", w})
+	}
 	fs := section{title: fmt.Sprintf("Hottest functions (by self time, %d of %d)", len(r.Functions), r.AllFuncs),
 		header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
 		kinds:  []int{symbol, text, number, number, number, number, number, number}}
@@ -283,7 +286,11 @@ func sections(r *Report) []section {
 	ms := section{title: "Modules (self time of their functions)",
 		header: []string{"module", "self", "self %"}, kinds: []int{text, number, number}}
 	for _, x := range r.Modules {
-		ms.rows = append(ms.rows, []string{x.Module, d(x.SelfNs), pc(x.SelfPct)})
+		name := x.Module
+		if x.DynamicOnly {
+			name += " (dynamic symbols only)"
+		}
+		ms.rows = append(ms.rows, []string{name, d(x.SelfNs), pc(x.SelfPct)})
 	}
 	ts := section{title: "Threads",
 		header: []string{"tid", "pid", "name", "parent tid", "spawned by", "level", "traced"},
