@@ -9,6 +9,7 @@ package attach
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"syscall"
@@ -54,6 +55,8 @@ type Stats struct {
 type Result struct {
 	Profile *model.Profile
 	Stats   Stats
+	// Pid is the first process's pid.
+	Pid int
 	// ExitCode and Signal describe how the first process ended (record).
 	ExitCode   int
 	Signal     syscall.Signal
@@ -101,6 +104,25 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 	}()
 	o := <-ch
 	return o.r, o.err
+}
+
+// WaitExit waits for a process that Record started and then let go (it is
+// our child, no longer traced) and reports how it ended, as Result does.
+func WaitExit(pid int) (code int, sig syscall.Signal, err error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err = syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("wait for pid %d: %w", pid, err)
+	}
+	if ws.Signaled() {
+		return 0, ws.Signal(), nil
+	}
+	return ws.ExitStatus(), 0, nil
 }
 
 // watch wakes the tracer when ctx ends: the tracer may sit in wait4 while

@@ -8,8 +8,16 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// maxUnwind bounds the frames walked per thread at attach.
-const maxUnwind = 512
+// unwindBound bounds the frames walked from sp: a frame takes at least
+// its return address, so the stack mapping holds at most (end-sp)/8 of
+// them; a few more allow for signal frames on another stack. The walk
+// itself stops where caller frames stop rising.
+func (e *engine) unwindBound(t *thread, sp uint64) int {
+	if end := e.stackOf(t, sp); end > sp {
+		return int((end-sp)/8) + 64
+	}
+	return 1 << 20
+}
 
 // unwindModules loads the call-frame information of every executable
 // module mapped in p: a stack passes through libraries we do not trace.
@@ -54,7 +62,7 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 	}
 	mem := func(addr uint64, buf []byte) error { return readMem(t.tid, addr, buf) }
 	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
-		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, maxUnwind)
+		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	as := t.proc.as
 	now := e.now()
 	for i := len(frames) - 1; i >= 0; i-- {

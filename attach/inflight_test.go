@@ -1,6 +1,9 @@
 package attach
 
 import (
+	"bufio"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -50,5 +53,38 @@ func TestAttachRebuildsInFlightFrames(t *testing.T) {
 	}
 	if err := target.Wait(); err != nil {
 		t.Fatalf("target: %v", err)
+	}
+}
+
+// Unwinding at attach follows the whole stack, however deep: every level
+// of a 2,000-deep recursion, and main beneath it.
+func TestAttachUnwindsDeepStacks(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "deep")
+	if out, err := exec.Command("gcc", "-O2", "-fno-optimize-sibling-calls", "-o", bin, "testdata/deep.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("deep printed %q", line)
+	}
+	r := attachFor(t, cmd.Process.Pid, 300*time.Millisecond)
+	p := r.Profile
+	depth, top := 0, ""
+	for _, n := range p.Threads[0].Nodes[1:] {
+		name := p.FuncName(n.Func)
+		if name == "descend" && n.InFlight == 1 {
+			depth++
+		}
+		if p.FuncName(p.Threads[0].Nodes[n.Parent].Func) == "START" {
+			top = name
+		}
+	}
+	if depth != 2000 || top != "main" {
+		t.Fatalf("in flight at attach: %d levels of descend under %q, want 2000 under main", depth, top)
 	}
 }

@@ -211,7 +211,7 @@ func (e *engine) finish() *Result {
 	e.prof.Meta.Stops = e.stats.Stops
 	e.prof.Meta.TracedCalls = e.stats.TracedCalls
 	e.prof.Meta.Breakpoints = e.stats.Breakpoints
-	r := &Result{Profile: e.prof, Stats: e.stats}
+	r := &Result{Profile: e.prof, Stats: e.stats, Pid: e.rootPid}
 	r.Stats.Elapsed = e.elapsed()
 	if ws := e.rootExit; ws != nil {
 		r.Exited = true

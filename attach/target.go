@@ -93,6 +93,9 @@ func checkAttachable(pid int) error {
 		return fmt.Errorf("attach to pid %d: that is profile itself", pid)
 	}
 	if tp, _ := strconv.Atoi(st["TracerPid"]); tp != 0 {
+		if g := tgid(tp); g != 0 {
+			tp = g // TracerPid names the tracing thread
+		}
 		return fmt.Errorf("attach to pid %d: it is already traced by pid %d (%s): detach that debugger or tracer first", pid, tp, readComm(tp))
 	}
 	return nil

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -32,6 +35,15 @@ SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
 			}
 			if err := f.finishTrace(c, r); err != nil {
 				return err
+			}
+			if !r.Exited && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				// --duration ended the trace, not the program: it runs on
+				// untraced, and its exit status is still ours to give.
+				fmt.Fprintf(c.ErrOrStderr(), "profile: stopped tracing after %s; %s (pid %d) runs on untraced, waiting for it to exit\n",
+					f.duration, args[0], r.Pid)
+				if r.ExitCode, r.Signal, err = attach.WaitExit(r.Pid); err != nil {
+					return err
+				}
 			}
 			switch {
 			case r.Signal != 0:

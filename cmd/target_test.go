@@ -26,7 +26,6 @@ func procField(t *testing.T, pid int, name string) string {
 	return ""
 }
 
-
 // untouched checks that a process we attached to and left runs as before:
 // not stopped, not traced, no injected mapping left, SIGTRAP disposition
 // as it was.
@@ -152,5 +151,66 @@ func TestGoProgramRefused(t *testing.T) {
 	}
 	if len(p.Meta.Warnings) == 0 || !strings.Contains(p.Meta.Warnings[0], "Go program traced with --force") {
 		t.Errorf("warnings %q", p.Meta.Warnings)
+	}
+}
+
+// Each refusal of attach names its cause: a zombie, a kernel thread,
+// profile itself, a process another tracer holds.
+func TestAttachRefusals(t *testing.T) {
+	dir := t.TempDir()
+	// A zombie: a child of ours that exited and is not reaped yet.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer zombie.Wait()
+	for i := 0; i < 100 && !strings.HasPrefix(procField(t, zombie.Process.Pid, "State"), "Z"); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A process traced by another tracer: profile attached to it.
+	held := exec.Command("sleep", "30")
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { held.Process.Kill(); held.Wait() }()
+	tracer := exec.Command(profileBin, "attach", "--pid", itoa(held.Process.Pid), "-o", filepath.Join(dir, "held.data"))
+	if err := tracer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { tracer.Process.Kill(); tracer.Wait() }()
+	for i := 0; i < 500 && procField(t, held.Process.Pid, "TracerPid") == "0"; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cases := []struct {
+		name string
+		pid  int
+		want string
+	}{
+		{"zombie", zombie.Process.Pid, "it is a zombie"},
+		{"kernel thread", 2, "it is a kernel thread"},
+		{"already traced", held.Process.Pid, "it is already traced by pid " + itoa(tracer.Process.Pid)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := run(t, dir, "attach", "--pid", itoa(c.pid))
+			oneLineError(t, stderr, code, c.want)
+		})
+	}
+}
+
+// record --duration stops tracing at D, then waits for the program and
+// exits with its status: the program is never orphaned.
+func TestRecordDurationWaitsForTheProgram(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := run(t, dir, "record", "--duration", "200ms", "-o", "d.data", "--",
+		"sh", "-c", "sleep 0.8; echo finished; exit 3")
+	if code != 3 || stdout != "finished\n" {
+		t.Fatalf("exit %d, stdout %q, want 3 and the program's output (stderr %q)", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "runs on untraced, waiting for it to exit") {
+		t.Errorf("stderr does not say it waits: %q", stderr)
+	}
+	if _, err := model.ReadFile(filepath.Join(dir, "d.data")); err != nil {
+		t.Fatal(err)
 	}
 }
