@@ -18,20 +18,24 @@ func textMatchesDisk(pid int) error {
 	if err != nil {
 		return err
 	}
+	for _, m := range maps {
+		if m.Exec() && !m.FileBacked() && m.Path == "" {
+			return fmt.Errorf("anonymous executable mapping %#x-%#x left behind", m.Start, m.End)
+		}
+	}
+	return compareFiles(pid, maps)
+}
+
+// compareFiles compares every executable file mapping with the file.
+func compareFiles(pid int, maps []instrument.Mapping) error {
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
 		return err
 	}
 	defer mem.Close()
 	for _, m := range maps {
-		if !m.Exec() {
-			continue
-		}
-		if !m.FileBacked() {
-			if m.Path == "" {
-				return fmt.Errorf("anonymous executable mapping %#x-%#x left behind", m.Start, m.End)
-			}
-			continue // [vdso], [vsyscall]
+		if !m.Exec() || !m.FileBacked() {
+			continue // [vdso], [vsyscall], anonymous
 		}
 		f, err := os.Open(m.Path)
 		if err != nil {

@@ -32,10 +32,6 @@ const (
 	healEntrySize   = 16
 	healCapacity    = (healSize - healTable) / healEntrySize
 
-	// healMagic in si_errno marks a thread the tracer moved on: si_addr
-	// holds the rip it set (see setRegsTrap).
-	healMagic = 0x464f5250
-
 	saSiginfo  = 0x4
 	saOnstack  = 0x08000000
 	saRestorer = 0x04000000
@@ -264,15 +260,11 @@ func abandonRegs(r unix.PtraceRegs, trapAt uint64) unix.PtraceRegs {
 	return r
 }
 
-// setRegsTrap sets the registers of a thread stopped on a SIGTRAP of ours
-// and marks its siginfo with the new rip: should the tracer die before
-// resuming it, the SIGTRAP is delivered and the handler resumes it as the
-// tracer meant to.
+// setRegsTrap sets the registers of a thread stopped on a SIGTRAP of ours.
+// Its stop was reaped (wait4 clears the pending SIGTRAP), so should the
+// tracer die, the thread resumes exactly there: each state the tracer sets
+// must be one it can resume from alone.
 func (e *engine) setRegsTrap(t *thread, regs *unix.PtraceRegs) error {
-	if t.proc.as.heal != nil {
-		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: regs.Rip}
-		setSigInfo(t.tid, &si)
-	}
 	t.trapAt = 0
 	return setRegs(t.tid, regs)
 }

@@ -155,6 +155,13 @@ func (e *engine) sigtrap(t *thread) {
 	as := t.proc.as
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
+		// wait4 reaped this stop, which cleared its SIGTRAP: should we die
+		// now, the thread resumes with the registers it has, without a
+		// signal. At addr it traps again and the heal handler takes it;
+		// at addr+1 it would run the middle of an instruction.
+		rewound := regs
+		rewound.Rip = addr
+		setRegs(t.tid, &rewound)
 		t.trapAt = addr
 		e.hit(t, b, &regs)
 		return
