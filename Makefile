@@ -4,7 +4,7 @@ GO      ?= go
 BIN     ?= ./profile
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: build test testdata proto lint demo bench fuzz clean
+.PHONY: build test testdata stress proto lint demo bench fuzz clean
 
 build:
 	$(GO) build -ldflags "-X github.com/profile-dev/profile/cmd.Version=$(VERSION)" -o $(BIN) .
@@ -15,6 +15,12 @@ testdata:
 test: testdata
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 40m ./...
+
+# The stress suite (stress/, build tag "stress"): the profiler never hurts
+# its target. The tests build their own profile binary.
+stress: testdata
+	$(GO) vet -tags stress ./stress/
+	$(GO) test -tags stress -count=1 -v -timeout 15m ./stress/
 
 # Regenerate model/pb from model/proto (needs protoc and protoc-gen-go).
 proto:
@@ -39,8 +45,17 @@ bench: build testdata
 	$(GO) run ./bench -o docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./merge/ ./prune/ ./summary/ ./render/
 
+# Every fuzz target in turn, FUZZTIME each (make fuzz FUZZTIME=10m).
+# Minimizing is capped: Go 1.26's fuzzer fails a run with "context deadline
+# exceeded" when FUZZTIME ends during a long minimization.
+FUZZTIME ?= 60s
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./model/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./model/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseThreshold$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./prune/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseMetric$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./prune/
+	$(GO) test -run '^$$' -fuzz '^FuzzNewFilter$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./instrument/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFraction$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./internal/human/
 
 clean:
 	rm -f $(BIN) demo.data demo.data.old demo.svg

@@ -22,7 +22,7 @@ import (
 // expected file.  crash has an expected file but cannot report (it dies).
 var selfChecked = []string{
 	"recursion", "mutual", "threads", "forks", "exec_target", "blocking",
-	"unusual", "dlopen", "demo", "altstack",
+	"unusual", "dlopen", "demo", "altstack", "many",
 }
 
 func mustBuild(t *testing.T) {
@@ -318,6 +318,22 @@ func TestLongrunBadArgs(t *testing.T) {
 		if _, st := run(t, "longrun", args...); st.ExitCode() != 2 {
 			t.Errorf("longrun %q: exit code %d, want 2", args, st.ExitCode())
 		}
+	}
+}
+
+// The server workload (exercised by internal/loadgen and the stress suite)
+// refuses bad arguments, and --seconds ends it with status 0 and a report.
+func TestServerArgsAndSafetyNet(t *testing.T) {
+	mustBuild(t)
+	for _, args := range [][]string{{"--threads", "0"}, {"--port", "70000"}, {"--seconds", "x"}, {"extra"}} {
+		if _, st := run(t, "server", args...); st.ExitCode() != 2 {
+			t.Errorf("server %q: exit code %d, want 2", args, st.ExitCode())
+		}
+	}
+	out, st := run(t, "server", "--seconds", "1", "--threads", "2")
+	if st.ExitCode() != 0 || !regexp.MustCompile(`^port=\d+\nrequests=0\n(counter \w+ \d+ \d+\n)+$`).Match(out) ||
+		!bytes.Contains(out, []byte("\ncounter worker_thread 2 0\n")) {
+		t.Errorf("server --seconds 1: exit %d, stdout %q", st.ExitCode(), out)
 	}
 }
 
