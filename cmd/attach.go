@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"fmt"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,7 +21,7 @@ and writes the profile.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if pid <= 0 {
-				return fmt.Errorf("attach needs --pid PID")
+				return usagef("attach needs --pid PID")
 			}
 			opt, err := f.options("attach", nil)
 			if err != nil {
