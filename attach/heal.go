@@ -178,6 +178,9 @@ func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
 		return
 	}
 	if h.count >= healCapacity {
+		if h.full == 0 {
+			e.warn("pid %d: more than %d breakpoints: the ones beyond are not healed should profile be killed", tid, healCapacity)
+		}
 		h.full++
 		return
 	}

@@ -22,16 +22,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	m := r.Meta
 	j.raw("{")
 	j.key(2, "command", true)
-	if len(m.Command) == 0 {
-		j.raw("[]")
-	} else {
-		j.raw("[")
-		for i, c := range m.Command {
-			j.elem(3, i == 0)
-			j.str(c)
-		}
-		j.end(2, ']')
-	}
+	j.strings(2, m.Command)
 	j.key(2, "exe", false)
 	j.str(m.Exe)
 	j.intField(2, "pid", int64(m.Pid))
@@ -43,16 +34,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.intField(2, "stops", m.Stops)
 	j.intField(2, "traced_calls", m.TracedCalls)
 	j.key(2, "warnings", false)
-	if len(m.Warnings) == 0 {
-		j.raw("[]")
-	} else {
-		j.raw("[")
-		for i, w := range m.Warnings {
-			j.elem(3, i == 0)
-			j.str(w)
-		}
-		j.end(2, ']')
-	}
+	j.strings(2, m.Warnings)
 	j.end(1, '}')
 	t := r.Totals
 	j.key(1, "totals", false)
@@ -224,6 +206,20 @@ func (j *jsonWriter) floatField(level int, name string, f float64) {
 
 // str writes a JSON string: plain printable ASCII directly, anything else
 // through encoding/json.
+// strings writes an array of strings whose key is at level.
+func (j *jsonWriter) strings(level int, ss []string) {
+	if len(ss) == 0 {
+		j.raw("[]")
+		return
+	}
+	j.raw("[")
+	for i, s := range ss {
+		j.elem(level+1, i == 0)
+		j.str(s)
+	}
+	j.end(level, ']')
+}
+
 func (j *jsonWriter) str(s string) {
 	plain := true
 	for i := 0; i < len(s); i++ {
