@@ -21,6 +21,7 @@ var healCode []byte
 // Offsets in the heal area, mirrored from healcode/heal.S.
 const (
 	healSize        = 8 << 20 // MAP_NORESERVE: pages are touched as the table grows
+	healRestore     = 0x700
 	healRestorer    = 0x7f0
 	healCount       = 0x808
 	healOldAct      = 0x810
@@ -31,6 +32,10 @@ const (
 	healTable       = 0x1000
 	healEntrySize   = 16
 	healCapacity    = (healSize - healTable) / healEntrySize
+
+	// healMagic in si_errno marks a thread the tracer rewound to its
+	// breakpoint before reaping the stop: si_addr holds that rip.
+	healMagic = 0x464f5250
 
 	saSiginfo  = 0x4
 	saOnstack  = 0x08000000
@@ -95,6 +100,14 @@ func (e *engine) installHeal(tid int, as *space) error {
 	code := append([]byte(nil), healCode...)
 	binary.LittleEndian.PutUint64(code[healInjectTrap:], site+2)
 	if err := writeMem(tid, base, code); err != nil {
+		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
+		return fmt.Errorf("heal area: %w", err)
+	}
+	// Past the injection site's int3: a thread whose trap the tracer
+	// reaped before dying goes on to the restore stub.
+	jump := []byte{0xff, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} // jmp [rip+0]; abs64
+	binary.LittleEndian.PutUint64(jump[6:], base+healRestore)
+	if err := writeMem(tid, site+uint64(len(syscallTrap)), jump); err != nil {
 		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
 		return fmt.Errorf("heal area: %w", err)
 	}
@@ -261,6 +274,33 @@ func abandonRegs(r unix.PtraceRegs, trapAt uint64) unix.PtraceRegs {
 		}
 	}
 	return r
+}
+
+// beforeReap runs while a SIGTRAP stop is still unreaped (its signal still
+// pending for delivery): a thread on one of our breakpoints is rewound to
+// it and its siginfo marked, so that should the tracer die the thread
+// resumes at the breakpoint, whether the SIGTRAP is delivered (the handler
+// sees the mark) or, once reaped, not. It returns the registers as the
+// stop left them, for sigtrap.
+func (e *engine) beforeReap(tid int) *unix.PtraceRegs {
+	t := e.threads[tid]
+	if t == nil || t.proc.as.heal == nil {
+		return nil
+	}
+	var regs unix.PtraceRegs
+	if getRegs(tid, &regs) != nil {
+		return nil
+	}
+	addr := regs.Rip - 1
+	if _, ok := t.proc.as.bps[addr]; ok {
+		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: addr}
+		rewound := regs
+		rewound.Rip = addr
+		if setSigInfo(tid, &si) == nil {
+			setRegs(tid, &rewound)
+		}
+	}
+	return &regs
 }
 
 // setRegsTrap sets the registers of a thread stopped on a SIGTRAP of ours.

@@ -63,10 +63,6 @@ func fileTextMatchesDisk(pid int) error {
 // its next traps no int3 of ours is left in its text. After each kill the
 // next tracer attaches to the healed process again.
 func TestProfilerKilledTargetHeals(t *testing.T) {
-	// Known open (issue #8): see docs/engine.md, "When profile is killed".
-	if os.Getenv("PROFILE_TEST_SIGKILL") == "" {
-		t.Skip("PROFILE_TEST_SIGKILL=1 runs it; a kill in an unprotected window of microseconds can still lose a thread")
-	}
 	args := []string{"--threads", "4", "--seconds", "8"}
 	ref, refOut := startLongrun(t, args...)
 	target, out := startLongrun(t, args...)

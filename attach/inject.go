@@ -3,6 +3,8 @@ package attach
 import (
 	"fmt"
 
+	"github.com/profile-dev/profile/instrument"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -71,10 +73,18 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 	return regs.Rax, nil
 }
 
-// mapArea injects an mmap of an RWX area near addr (within rel32 reach),
-// trying hints below and above it.
+// mapArea injects an mmap of an RWX area near addr (within rel32 reach):
+// first at the free gap of the target's maps nearest to addr (areas left
+// by a killed profiler take the usual places), then at fixed hints below
+// and above it.
 func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
-	hints := []uint64{addr&^0xfff - 64<<20, addr&^0xfff + 64<<20, addr&^0xfff - 512<<20, addr&^0xfff + 512<<20}
+	var hints []uint64
+	if maps, err := instrument.ReadMaps(tgid(tid)); err == nil {
+		if h, ok := freeNear(maps, addr, areaSize); ok {
+			hints = append(hints, h)
+		}
+	}
+	hints = append(hints, addr&^0xfff-64<<20, addr&^0xfff+64<<20, addr&^0xfff-512<<20, addr&^0xfff+512<<20)
 	for _, h := range hints {
 		base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, h, areaSize,
 			unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
@@ -87,7 +97,7 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 		if dist(base, addr) < near {
 			a := &area{base: base, size: areaSize}
 			if len(s.areas) == 0 {
-				a.next = uint64(len(syscallTrap)+7) &^ 7 // slot for later injections
+				a.next = injectSiteSize // slot 0: later injections
 				if err := writeMem(tid, base, syscallTrap); err != nil {
 					return nil, err
 				}
@@ -98,4 +108,31 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, areaSize)
 	}
 	return nil, fmt.Errorf("no room for an out-of-line area within 2 GiB of %#x", addr)
+}
+
+// freeNear returns the start of a free range of size bytes, between the
+// mappings, nearest to addr and within rel32 reach of it. A page of gap is
+// kept on each side so the area never merges with a neighbour.
+func freeNear(maps []instrument.Mapping, addr, size uint64) (uint64, bool) {
+	const page = 4096
+	best, found := uint64(0), false
+	consider := func(lo, hi uint64) { // a free range [lo, hi)
+		lo, hi = lo+page, hi-page
+		if hi <= lo || hi-lo < size {
+			return
+		}
+		cand := min(max(addr&^(page-1), lo), hi-size) // the nearest start in range
+		if dist(cand, addr) < near && (!found || dist(cand, addr) < dist(best, addr)) {
+			best, found = cand, true
+		}
+	}
+	prev := uint64(64 << 10) // below mmap_min_addr nothing maps
+	for _, m := range maps {
+		if m.Start > prev {
+			consider(prev, m.Start)
+		}
+		prev = max(prev, m.End)
+	}
+	consider(prev, 1<<47-page)
+	return best, found
 }

@@ -46,7 +46,16 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 		e.deferred = e.deferred[1:]
 		return d.tid, d.ws, nil
 	}
-	tid, ws, err := wait4(e.spin)
+	// Peek, fix up, then reap: reaping a stop clears its pending signal.
+	tid, ws, err := peek(e.spin)
+	if err == nil {
+		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
+			if t := e.threads[tid]; t != nil {
+				t.trapRegs = e.beforeReap(tid)
+			}
+		}
+		ws, err = waitTid(tid)
+	}
 	if err == nil {
 		e.stats.Stops++
 		if debug {
@@ -149,19 +158,14 @@ func (e *engine) resume(t *thread, sig int) {
 // removed (rewind and swallow), or the program's own SIGTRAP (deliver).
 func (e *engine) sigtrap(t *thread) {
 	var regs unix.PtraceRegs
-	if err := getRegs(t.tid, &regs); err != nil {
+	if t.trapRegs != nil {
+		regs, t.trapRegs = *t.trapRegs, nil
+	} else if err := getRegs(t.tid, &regs); err != nil {
 		return
 	}
 	as := t.proc.as
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
-		// wait4 reaped this stop, which cleared its SIGTRAP: should we die
-		// now, the thread resumes with the registers it has, without a
-		// signal. At addr it traps again and the heal handler takes it;
-		// at addr+1 it would run the middle of an instruction.
-		rewound := regs
-		rewound.Rip = addr
-		setRegs(t.tid, &rewound)
 		t.trapAt = addr
 		e.hit(t, b, &regs)
 		return

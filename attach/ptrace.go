@@ -127,7 +127,7 @@ func pokeText(tid int, addr uint64, buf []byte) error {
 	return nil
 }
 
-// spinBudget is how many times wait4 polls before it sleeps. A stop that
+// spinBudget is how many times peek polls before it sleeps. A stop that
 // follows within microseconds (the next call of a hot function) is then
 // picked up without the tracer's CPU going idle and being woken again,
 // which costs tens of microseconds when tracer and tracee run on
@@ -141,29 +141,56 @@ func spinBudget() int {
 	return 2000
 }
 
-// wait4 waits for any tracee (or child) with __WALL, polling spin times
-// first.
-func wait4(spin int) (int, unix.WaitStatus, error) {
-	var ws unix.WaitStatus
-	for i := 0; i < spin; i++ {
-		r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), unix.WNOHANG|unix.WALL, 0, 0, 0)
-		if e != 0 {
-			if e == unix.EINTR {
-				continue
-			}
-			return 0, ws, e
+// peek waits for any tracee (or child) with __WALL, like wait4, but leaves
+// the stop unreaped (waitid with WNOWAIT): a stopped tracee keeps its
+// pending signal while the tracer looks at it; waitTid then reaps it. It
+// polls spin times first.
+func peek(spin int) (int, unix.WaitStatus, error) {
+	var si waitInfo
+	const opts = unix.WEXITED | unix.WSTOPPED | unix.WALL | unix.WNOWAIT
+	for i := 0; ; i++ {
+		flags := opts
+		if i < spin {
+			flags |= unix.WNOHANG
 		}
-		if r != 0 {
-			return int(r), ws, nil
+		si = waitInfo{}
+		var e unix.Errno
+		if flags&unix.WNOHANG != 0 {
+			// Polling never blocks: skip the runtime's syscall bookkeeping.
+			_, _, e = unix.RawSyscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&si)), uintptr(flags), 0, 0)
+		} else {
+			_, _, e = unix.Syscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&si)), uintptr(flags), 0, 0)
 		}
-	}
-	for {
-		pid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
-		if err == unix.EINTR {
+		if e == unix.EINTR {
 			continue
 		}
-		return pid, ws, err
+		if e != 0 {
+			return 0, 0, e
+		}
+		if si.Pid != 0 {
+			return int(si.Pid), si.status(), nil
+		}
 	}
+}
+
+// waitInfo is siginfo_t as waitid fills it.
+type waitInfo struct {
+	Signo, Errno, Code, _ int32
+	Pid, UID, Status      int32
+	_                     [100]byte
+}
+
+// status is the wait4 status of what waitid reported.
+func (w *waitInfo) status() unix.WaitStatus {
+	switch w.Code {
+	case 1: // CLD_EXITED
+		return unix.WaitStatus(w.Status << 8)
+	case 2: // CLD_KILLED
+		return unix.WaitStatus(w.Status)
+	case 3: // CLD_DUMPED
+		return unix.WaitStatus(w.Status | 0x80)
+	}
+	return unix.WaitStatus(w.Status<<8 | 0x7f) // CLD_TRAPPED, CLD_STOPPED
 }
 
 // waitTid waits for one task.

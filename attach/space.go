@@ -49,9 +49,12 @@ type area struct {
 }
 
 const (
-	areaSize   = 1 << 20
-	near       = 1<<31 - 2*areaSize // reach of a rel32 from any slot of an area
-	injectSlot = 0                  // slot 0 of the first area holds `syscall; int3`
+	// injectSiteSize is slot 0 of the first area: `syscall; int3`, then a
+	// jump to the heal area's restore stub (heal.go).
+	injectSiteSize = 32
+	areaSize       = 1 << 20
+	near           = 1<<31 - 2*areaSize // reach of a rel32 from any slot of an area
+	injectSlot     = 0                  // slot 0 of the first area holds `syscall; int3`
 )
 
 func newSpace() *space {

@@ -67,6 +67,9 @@ type thread struct {
 	// trapAt is the breakpoint a thread sits on in its SIGTRAP stop, until
 	// the tracer moves it on (what it resumes at if the tracer dies).
 	trapAt uint64
+	// trapRegs are the registers of a SIGTRAP stop, read before it was
+	// reaped (beforeReap), nil if not read yet.
+	trapRegs *unix.PtraceRegs
 
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN

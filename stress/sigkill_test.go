@@ -5,7 +5,6 @@ package stress
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -62,13 +61,6 @@ func killProfilerAfter(t *testing.T, dir string, pid int, delay time.Duration, o
 // (an area the profiler injected) are counted and logged, not failed: the
 // profiler cannot unmap anything once SIGKILLed.
 func TestProfilerSigkill(t *testing.T) {
-	// Known open (issue #8): a kill in the microseconds between wait4
-	// reaping a stop and the tracer rewinding or moving the thread, or
-	// inside an injected system call, still loses a thread (docs/engine.md).
-	// Run with STRESS_SIGKILL=1 until that is closed.
-	if os.Getenv("STRESS_SIGKILL") == "" {
-		t.Skip("STRESS_SIGKILL=1 runs it; a few kills in 20 still hit an unprotected window")
-	}
 	sc := begin(t, "profiler-sigkill")
 	s := seed(t)
 	rng := rand.New(rand.NewPCG(s, 8))

@@ -35,8 +35,8 @@ handler:
 	mov	r8, [rdx + UC_RIP]
 	cmp	dword ptr [rsi + 8], SI_KERNEL
 	jne	chain
-	/* A thread the tracer had moved on (registers set) when it died:
-	 * the tracer marked its siginfo with the new rip. */
+	/* A thread the tracer rewound to the breakpoint before reaping its
+	 * stop: the tracer marked its siginfo with that rip. */
 	cmp	dword ptr [rsi + 4], MAGIC
 	jne	1f
 	cmp	r8, [rsi + 16]
@@ -173,6 +173,36 @@ heal:
 	pop	r12
 	pop	rbx
 	ret
+
+/* restore: where a thread resumes, past the injection site's int3, when
+ * the tracer reaped that trap (which clears its SIGTRAP) and died before
+ * giving the thread its registers back: load them from the save block and
+ * go on where the thread was. The red zone below its stack pointer is
+ * left alone. */
+	.org	0x700
+restore:
+	mov	rsp, [rip + inject_regs + 15*8]
+	lea	rsp, [rsp - 256]
+	push	qword ptr [rip + inject_regs + 17*8]
+	popfq
+	lea	rsp, [rsp + 256]
+	mov	r8, [rip + inject_regs + 0*8]
+	mov	r9, [rip + inject_regs + 1*8]
+	mov	r10, [rip + inject_regs + 2*8]
+	mov	r11, [rip + inject_regs + 3*8]
+	mov	r12, [rip + inject_regs + 4*8]
+	mov	r13, [rip + inject_regs + 5*8]
+	mov	r14, [rip + inject_regs + 6*8]
+	mov	r15, [rip + inject_regs + 7*8]
+	mov	rdi, [rip + inject_regs + 8*8]
+	mov	rsi, [rip + inject_regs + 9*8]
+	mov	rbp, [rip + inject_regs + 10*8]
+	mov	rbx, [rip + inject_regs + 11*8]
+	mov	rdx, [rip + inject_regs + 12*8]
+	mov	rax, [rip + inject_regs + 13*8]
+	mov	rcx, [rip + inject_regs + 14*8]
+	mov	qword ptr [rip + inject_valid], 0
+	jmp	qword ptr [rip + inject_regs + 16*8]
 
 /* sa_restorer of the handler. */
 	.org	0x7f0
