@@ -26,6 +26,9 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			continue
 		}
 		as.paths[path] = true
+		for _, l := range e.opt.Filter.LibsSelecting(path) {
+			e.libsSeen[l] = true
+		}
 		isMain := path == p.exe
 		linker := isDynamicLinker(path)
 		if !isMain && !linker && !e.opt.Filter.Module(path, false) {

@@ -211,6 +211,13 @@ func (e *engine) finish() *Result {
 		}
 	}
 	e.prof.Meta.DurationNs = e.now()
+	for _, l := range e.opt.Filter.Libs() {
+		if !e.libsSeen[l] {
+			msg := fmt.Sprintf("--lib %s matched no library the program loaded", l)
+			e.warn("%s", msg)
+			e.prof.Meta.Warnings = append(e.prof.Meta.Warnings, msg)
+		}
+	}
 	if len(e.prof.Processes) > 0 {
 		if e.prof.Meta.Exe == "" {
 			e.prof.Meta.Exe = e.prof.Processes[0].Exe

@@ -18,6 +18,8 @@ type engine struct {
 	base  time.Time
 	start time.Time
 
+	libsSeen map[string]bool // --lib names that selected a loaded library
+
 	threads  map[int]*thread
 	early    map[int]unix.WaitStatus
 	deferred []deferredStop
@@ -91,7 +93,7 @@ func newEngine(opt Options) *engine {
 	p.Meta.StartUnixNs = now.UnixNano()
 	return &engine{
 		opt: opt, prof: p, in: model.NewInterner(p), base: now, start: now,
-		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{},
+		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
 	}
 }
 

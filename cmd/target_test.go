@@ -214,3 +214,19 @@ func TestRecordDurationWaitsForTheProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A --lib that selects nothing the program loaded is said, not ignored.
+func TestLibMatchingNothingIsSaid(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := run(t, dir, "record", "--lib", "nosuchlib.so", "-o", "l.data", "--", wl(t, "recursion"))
+	if code != 0 || !strings.Contains(stderr, "--lib nosuchlib.so matched no library the program loaded") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	p, err := model.ReadFile(filepath.Join(dir, "l.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Meta.Warnings) != 1 || !strings.Contains(p.Meta.Warnings[0], "nosuchlib.so") {
+		t.Errorf("warnings %q", p.Meta.Warnings)
+	}
+}

@@ -107,21 +107,28 @@ func matchAny(res []*regexp.Regexp, s string) bool {
 // slash must be the library's path; otherwise the base name must start with
 // NAME or with "lib"+NAME, so "--lib plugin", "--lib libplugin" and
 // "--lib libplugin.so" all select libplugin.so.1.
-func (f *Filter) isLib(path string) bool {
+func (f *Filter) isLib(path string) bool { return len(f.LibsSelecting(path)) > 0 }
+
+// LibsSelecting returns the --lib names that select the library at path.
+func (f *Filter) LibsSelecting(path string) []string {
 	base := filepath.Base(path)
+	var out []string
 	for _, l := range f.libs {
 		if strings.Contains(l, "/") {
 			if filepath.Clean(l) == filepath.Clean(path) {
-				return true
+				out = append(out, l)
 			}
 			continue
 		}
 		if strings.HasPrefix(base, l) || strings.HasPrefix(base, "lib"+l) {
-			return true
+			out = append(out, l)
 		}
 	}
-	return false
+	return out
 }
+
+// Libs returns the --lib names.
+func (f *Filter) Libs() []string { return f.libs }
 
 func isBlockingLibrary(path string) bool {
 	base := filepath.Base(path)

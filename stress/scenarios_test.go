@@ -51,7 +51,7 @@ func TestAttachCycles(t *testing.T) {
 			t.Fatalf("cycle %d: server %s, stderr %q", i, srv.status(), srv.stderr.String())
 		}
 		if err := textMatchesDisk(pid); err != nil {
-			t.Fatalf("after cycle %d: %v", i, err)
+			t.Fatalf("after cycle %d: %v (profile said %q)", i, err, prof.stderr.String())
 		}
 	}
 	slices.Sort(took)
