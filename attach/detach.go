@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -22,6 +23,9 @@ func (e *engine) detachAll() {
 			continue
 		}
 		if err := interrupt(t.tid); err != nil {
+			if !errors.Is(err, unix.ESRCH) {
+				e.warn("detach: cannot stop thread %d: %v", t.tid, err)
+			}
 			e.forget(t)
 		}
 	}
@@ -59,7 +63,7 @@ func (e *engine) detachAll() {
 					site = as.entry
 				}
 				if site != 0 {
-					e.injectSyscall(t.tid, site, unix.SYS_MUNMAP, a.base, a.size)
+					e.unmap(t.tid, site, a.base, a.size)
 				}
 			}
 		}

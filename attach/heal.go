@@ -176,7 +176,7 @@ func (e *engine) uninstallHeal(tid int, as *space) {
 		}
 	}
 	as.heal = nil
-	e.injectSyscall(tid, as.areas[0].base, unix.SYS_MUNMAP, h.base, healSize)
+	e.unmap(tid, as.areas[0].base, h.base, healSize)
 }
 
 // healAdd records a breakpoint in the table before its int3 is written, so
@@ -238,7 +238,7 @@ func (e *engine) healSave(t *thread, regs *unix.PtraceRegs) {
 	if h == nil {
 		return
 	}
-	r := abandonRegs(*regs, t.trapAt)
+	r := abandonRegs(*regs)
 	g := []uint64{r.R8, r.R9, r.R10, r.R11, r.R12, r.R13, r.R14, r.R15, r.Rdi, r.Rsi, r.Rbp, r.Rbx,
 		r.Rdx, r.Rax, r.Rcx, r.Rsp, r.Rip, r.Eflags}
 	buf := make([]byte, 8+8*len(g))
@@ -257,14 +257,10 @@ func (e *engine) healClear(t *thread) {
 }
 
 // abandonRegs are the registers a thread stopped with regs must resume
-// with in user space, without the tracer: at a breakpoint it trapped on,
-// the original instruction (healed by then) runs; a system call it was
-// stopped in is restarted as the kernel would on a return to it.
-func abandonRegs(r unix.PtraceRegs, trapAt uint64) unix.PtraceRegs {
-	if trapAt != 0 {
-		r.Rip = trapAt
-		return r
-	}
+// with in user space, without the tracer: a system call it was stopped in
+// is restarted as the kernel would on a return to it. (A thread on one of
+// our breakpoints was rewound to it before its stop was reaped.)
+func abandonRegs(r unix.PtraceRegs) unix.PtraceRegs {
 	if int64(r.Orig_rax) >= 0 {
 		switch int64(r.Rax) {
 		case -512, -513, -514: // ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND
@@ -280,8 +276,10 @@ func abandonRegs(r unix.PtraceRegs, trapAt uint64) unix.PtraceRegs {
 // pending for delivery): a thread on one of our breakpoints is rewound to
 // it and its siginfo marked, so that should the tracer die the thread
 // resumes at the breakpoint, whether the SIGTRAP is delivered (the handler
-// sees the mark) or, once reaped, not. It returns the registers as the
-// stop left them, for sigtrap.
+// sees the mark) or, once reaped, not. From then on every state the tracer
+// sets (out-of-line slot, emulated call or jump) is one the thread can
+// resume from alone. It returns the registers as the stop left them, for
+// sigtrap.
 func (e *engine) beforeReap(tid int) *unix.PtraceRegs {
 	t := e.threads[tid]
 	if t == nil || t.proc.as.heal == nil {
@@ -301,15 +299,6 @@ func (e *engine) beforeReap(tid int) *unix.PtraceRegs {
 		}
 	}
 	return &regs
-}
-
-// setRegsTrap sets the registers of a thread stopped on a SIGTRAP of ours.
-// Its stop was reaped (wait4 clears the pending SIGTRAP), so should the
-// tracer die, the thread resumes exactly there: each state the tracer sets
-// must be one it can resume from alone.
-func (e *engine) setRegsTrap(t *thread, regs *unix.PtraceRegs) error {
-	t.trapAt = 0
-	return setRegs(t.tid, regs)
 }
 
 // protAt is the protection of the page holding a breakpoint: text of a

@@ -141,7 +141,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 		regs.Rsp -= 8
 		regs.Rip = target
 	}
-	e.setRegsTrap(t, regs)
+	setRegs(t.tid, regs)
 	e.resume(t, 0)
 	if e.detaching {
 		interrupt(t.tid) // stop again, now past the breakpoint
@@ -177,6 +177,6 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.failStart(t, err)
 		return
 	}
-	e.setRegsTrap(t, regs)
+	setRegs(t.tid, regs)
 	e.resume(t, 0)
 }

@@ -136,3 +136,14 @@ func freeNear(maps []instrument.Mapping, addr, size uint64) (uint64, bool) {
 	consider(prev, 1<<47-page)
 	return best, found
 }
+
+// unmap removes an area from the target at detach, saying so if it cannot.
+func (e *engine) unmap(tid int, site, base, size uint64) {
+	r, err := e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, size)
+	if err == nil && int64(r) < 0 {
+		err = unix.Errno(-int64(r))
+	}
+	if err != nil {
+		e.warn("could not unmap the area at %#x in the target: %v", base, err)
+	}
+}

@@ -22,6 +22,9 @@ func (e *engine) loop() (*Result, error) {
 		}
 		tid, ws, err := e.nextStop()
 		if errors.Is(err, unix.ECHILD) {
+			if len(e.threads) > 0 {
+				e.warn("lost %d threads: the kernel reports no tracee left", len(e.threads))
+			}
 			break
 		}
 		if err != nil {
@@ -47,14 +50,25 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 		return d.tid, d.ws, nil
 	}
 	// Peek, fix up, then reap: reaping a stop clears its pending signal.
-	tid, ws, err := peek(e.spin)
-	if err == nil {
+	var tid int
+	var ws unix.WaitStatus
+	var err error
+	for {
+		if tid, ws, err = peek(e.spin); err != nil {
+			break
+		}
 		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
 			if t := e.threads[tid]; t != nil {
 				t.trapRegs = e.beforeReap(tid)
 			}
 		}
-		ws, err = waitTid(tid)
+		if ws, err = waitTid(tid); err == nil {
+			break
+		}
+		// Gone meanwhile (reaped as a task of an exec, say): the next one.
+		if t := e.threads[tid]; t != nil {
+			t.trapRegs = nil
+		}
 	}
 	if err == nil {
 		e.stats.Stops++
@@ -166,14 +180,13 @@ func (e *engine) sigtrap(t *thread) {
 	as := t.proc.as
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
-		t.trapAt = addr
 		e.hit(t, b, &regs)
 		return
 	}
 	si, err := getSigInfo(t.tid)
 	if err == nil && si.Code == siKernel && as.removed[addr] {
 		regs.Rip = addr
-		e.setRegsTrap(t, &regs)
+		setRegs(t.tid, &regs)
 		e.resume(t, 0)
 		return
 	}

@@ -66,9 +66,6 @@ type thread struct {
 	// handler on a sigaltstack runs on another one.
 	stackLo, stackHi uint64
 
-	// trapAt is the breakpoint a thread sits on in its SIGTRAP stop, until
-	// the tracer moves it on (what it resumes at if the tracer dies).
-	trapAt uint64
 	// trapRegs are the registers of a SIGTRAP stop, read before it was
 	// reaped (beforeReap), nil if not read yet.
 	trapRegs *unix.PtraceRegs
