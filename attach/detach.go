@@ -36,7 +36,7 @@ func (e *engine) detachAll() {
 		if err != nil {
 			break
 		}
-		e.handle(tid, ws)
+		e.handleStop(tid, ws)
 	}
 	spaces := map[*space]*thread{}
 	for _, t := range e.threads {

@@ -29,12 +29,15 @@ const (
 	healInjectTrap  = 0x870
 	healInjectValid = 0x878
 	healInjectRegs  = 0x880
+	healAreaCount   = 0x910
+	healAreas       = 0x918
+	healMaxAreas    = 14
 	healTable       = 0x1000
 	healEntrySize   = 16
 	healCapacity    = (healSize - healTable) / healEntrySize
 
-	// healMagic in si_errno marks a thread the tracer rewound to its
-	// breakpoint before reaping the stop: si_addr holds that rip.
+	// healMagic in si_errno marks a thread the tracer moved on before
+	// resuming it: si_addr holds the rip it set (markRip).
 	healMagic = 0x464f5250
 
 	saSiginfo  = 0x4
@@ -49,6 +52,7 @@ type healer struct {
 	count int            // table entries written
 	slots map[uint64]int // breakpoint address -> table entry
 	old   sigAction      // the program's own SIGTRAP disposition
+	areas [][2]uint64    // out-of-line areas the handler knows
 	full  int            // breakpoints that found the table full
 }
 
@@ -73,6 +77,7 @@ func (h *healer) clone() *healer {
 		return nil
 	}
 	c := *h
+	c.areas = append([][2]uint64(nil), h.areas...)
 	c.slots = make(map[uint64]int, len(h.slots))
 	for k, v := range h.slots {
 		c.slots[k] = v
@@ -135,6 +140,9 @@ func (e *engine) installHeal(tid int, as *space) error {
 	}
 	if err := e.sigaction(tid, as, base+healNewAct, 0); err != nil {
 		return fail(err)
+	}
+	for _, a := range as.areas {
+		e.healArea(tid, h, a)
 	}
 	// The program's entry breakpoint, if any, is healable too.
 	for _, b := range as.bps {
@@ -209,6 +217,34 @@ func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
 	}
 }
 
+// healArea lists an out-of-line area for the handler: a thread the tracer
+// moved into one resumes there without a mark (markRip).
+func (e *engine) healArea(tid int, h *healer, a *area) {
+	if h == nil || len(h.areas) >= healMaxAreas {
+		return
+	}
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], a.base)
+	binary.LittleEndian.PutUint64(b[8:], a.base+a.size)
+	if writeMem(tid, h.base+healAreas+uint64(16*len(h.areas)), b[:]) != nil {
+		return
+	}
+	binary.LittleEndian.PutUint64(b[:], uint64(len(h.areas)+1))
+	if writeMem(tid, h.base+healAreaCount, b[:8]) == nil {
+		h.areas = append(h.areas, [2]uint64{a.base, a.base + a.size})
+	}
+}
+
+// covers tells whether rip lies in an area the handler knows.
+func (h *healer) covers(rip uint64) bool {
+	for _, a := range h.areas {
+		if rip >= a[0] && rip < a[1] {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *engine) healWrite(tid int, h *healer, i int, addr uint64, orig, prot byte) error {
 	var ent [healEntrySize]byte
 	binary.LittleEndian.PutUint64(ent[:], addr)
@@ -272,33 +308,36 @@ func abandonRegs(r unix.PtraceRegs) unix.PtraceRegs {
 	return r
 }
 
-// beforeReap runs while a SIGTRAP stop is still unreaped (its signal still
-// pending for delivery): a thread on one of our breakpoints is rewound to
-// it and its siginfo marked, so that should the tracer die the thread
-// resumes at the breakpoint, whether the SIGTRAP is delivered (the handler
-// sees the mark) or, once reaped, not. From then on every state the tracer
-// sets (out-of-line slot, emulated call or jump) is one the thread can
-// resume from alone. It returns the registers as the stop left them, for
-// sigtrap.
-func (e *engine) beforeReap(tid int) *unix.PtraceRegs {
-	t := e.threads[tid]
-	if t == nil || t.proc.as.heal == nil {
-		return nil
+// markRip marks the siginfo of a thread whose SIGTRAP stop is still
+// pending with the rip the tracer is about to give it: should the tracer
+// die before resuming it, the handler sees the mark and resumes it there.
+// Without the mark the handler rewinds it to its breakpoint. A reaped stop
+// needs none (its signal is gone: the thread resumes as the tracer left
+// it), nor does a rip in an out-of-line area, which the handler knows: the
+// mark costs a system call, the common case (a slot) goes without.
+func (e *engine) markRip(t *thread, rip uint64) {
+	if h := t.proc.as.heal; t.unreaped && h != nil && !h.covers(rip) {
+		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: rip}
+		setSigInfo(t.tid, &si)
 	}
-	var regs unix.PtraceRegs
-	if getRegs(tid, &regs) != nil {
-		return nil
+}
+
+// moveTo sets the registers a thread stopped on one of our traps is to go
+// on with: each state the tracer sets is one the thread can resume from
+// alone (out-of-line slot, emulated call or jump).
+func (e *engine) moveTo(t *thread, regs *unix.PtraceRegs) error {
+	e.markRip(t, regs.Rip)
+	t.trapAt = 0
+	return setRegs(t.tid, regs)
+}
+
+// restoreRegs are the registers a thread is given back after an injected
+// system call: the ones it had, at its breakpoint if it sits on one.
+func restoreRegs(t *thread, saved unix.PtraceRegs) unix.PtraceRegs {
+	if t != nil && t.trapAt != 0 {
+		saved.Rip = t.trapAt
 	}
-	addr := regs.Rip - 1
-	if _, ok := t.proc.as.bps[addr]; ok {
-		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: addr}
-		rewound := regs
-		rewound.Rip = addr
-		if setSigInfo(tid, &si) == nil {
-			setRegs(tid, &rewound)
-		}
-	}
-	return &regs
+	return saved
 }
 
 // protAt is the protection of the page holding a breakpoint: text of a

@@ -141,7 +141,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 		regs.Rsp -= 8
 		regs.Rip = target
 	}
-	setRegs(t.tid, regs)
+	e.moveTo(t, regs)
 	e.resume(t, 0)
 	if e.detaching {
 		interrupt(t.tid) // stop again, now past the breakpoint
@@ -162,6 +162,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		if err := e.installHeal(t.tid, as); err != nil {
 			e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
 		}
+		e.markRip(t, regs.Rip) // at the entry: resumable from here on
 		if e.prof.Meta.StopOverheadNs == 0 {
 			e.measureStop(t.tid, as)
 		}
@@ -177,6 +178,6 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.failStart(t, err)
 		return
 	}
-	setRegs(t.tid, regs)
+	e.moveTo(t, regs)
 	e.resume(t, 0)
 }

@@ -28,9 +28,12 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	defer pokeText(tid, site, orig)
-	if t := e.threads[tid]; t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
-		// Should we die before restoring them, the handler does.
-		e.healSave(t, &saved)
+	t := e.threads[tid]
+	restore := restoreRegs(t, saved)
+	if t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
+		// Should we die before restoring them, the handler or the
+		// restore stub does.
+		e.healSave(t, &restore)
 		defer e.healClear(t)
 	}
 	regs = saved
@@ -41,11 +44,17 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 	for i, a := range args {
 		*argRegs[i] = a
 	}
+	if t != nil {
+		e.markRip(t, site)
+	}
 	if err := setRegs(tid, &regs); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	if err := cont(tid, 0); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
+	}
+	if t != nil {
+		t.unreaped = false
 	}
 	for {
 		ws, err := waitTid(tid)
@@ -67,7 +76,7 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 			return 0, fmt.Errorf("inject: %w", err)
 		}
 	}
-	if err := setRegs(tid, &saved); err != nil {
+	if err := setRegs(tid, &restore); err != nil {
 		return 0, fmt.Errorf("inject: restore: %w", err)
 	}
 	return regs.Rax, nil
@@ -103,6 +112,7 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 				}
 			}
 			s.areas = append(s.areas, a)
+			e.healArea(tid, s.heal, a)
 			return a, nil
 		}
 		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, areaSize)

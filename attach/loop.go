@@ -33,7 +33,7 @@ func (e *engine) loop() (*Result, error) {
 		if int64(tid) == e.wakers.Load() {
 			continue // our wake-up child: look at the stop request
 		}
-		e.handle(tid, ws)
+		e.handleStop(tid, ws)
 		e.report()
 	}
 	if e.fatal != nil {
@@ -49,7 +49,10 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 		e.deferred = e.deferred[1:]
 		return d.tid, d.ws, nil
 	}
-	// Peek, fix up, then reap: reaping a stop clears its pending signal.
+	// Reaping a stop clears its pending signal. A SIGTRAP stop of a thread
+	// of ours is left unreaped (peeked) until handle resumes it, so that
+	// the heal handler gets it should the tracer die meanwhile; every
+	// other stop is reaped now.
 	var tid int
 	var ws unix.WaitStatus
 	var err error
@@ -57,18 +60,14 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 		if tid, ws, err = peek(e.spin); err != nil {
 			break
 		}
-		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
-			if t := e.threads[tid]; t != nil {
-				t.trapRegs = e.beforeReap(tid)
-			}
+		if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
+			t.unreaped = true
+			break
 		}
-		if ws, err = waitTid(tid); err == nil {
+		if ws, err = reap(tid); err == nil {
 			break
 		}
 		// Gone meanwhile (reaped as a task of an exec, say): the next one.
-		if t := e.threads[tid]; t != nil {
-			t.trapRegs = nil
-		}
 	}
 	if err == nil {
 		e.stats.Stops++
@@ -77,6 +76,16 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 		}
 	}
 	return tid, ws, err
+}
+
+// handleStop handles a stop and reaps it if handle left it unreaped and
+// the thread stopped: a peeked stop must not be reported again.
+func (e *engine) handleStop(tid int, ws unix.WaitStatus) {
+	e.handle(tid, ws)
+	if t := e.threads[tid]; t != nil && t.unreaped {
+		reap(tid)
+		t.unreaped = false
+	}
 }
 
 // handle dispatches one wait status.
@@ -163,7 +172,9 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 }
 
 func (e *engine) resume(t *thread, sig int) {
-	if err := cont(t.tid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+	err := cont(t.tid, sig)
+	t.unreaped = false // resuming discards a peeked stop's notification
+	if err != nil && !errors.Is(err, unix.ESRCH) {
 		fmt.Fprintf(os.Stderr, "profile: resume %d: %v\n", t.tid, err)
 	}
 }
@@ -172,21 +183,20 @@ func (e *engine) resume(t *thread, sig int) {
 // removed (rewind and swallow), or the program's own SIGTRAP (deliver).
 func (e *engine) sigtrap(t *thread) {
 	var regs unix.PtraceRegs
-	if t.trapRegs != nil {
-		regs, t.trapRegs = *t.trapRegs, nil
-	} else if err := getRegs(t.tid, &regs); err != nil {
+	if err := getRegs(t.tid, &regs); err != nil {
 		return
 	}
 	as := t.proc.as
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
+		t.trapAt = addr
 		e.hit(t, b, &regs)
 		return
 	}
 	si, err := getSigInfo(t.tid)
 	if err == nil && si.Code == siKernel && as.removed[addr] {
 		regs.Rip = addr
-		setRegs(t.tid, &regs)
+		e.moveTo(t, &regs)
 		e.resume(t, 0)
 		return
 	}

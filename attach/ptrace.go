@@ -193,6 +193,24 @@ func (w *waitInfo) status() unix.WaitStatus {
 	return unix.WaitStatus(w.Status<<8 | 0x7f) // CLD_TRAPPED, CLD_STOPPED
 }
 
+// reap collects a stop peek reported: it is there, so the wait never
+// blocks and the raw form skips the runtime's syscall bookkeeping.
+func reap(tid int) (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(&ws)), unix.WALL|unix.WNOHANG, 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0:
+			return ws, e
+		case r == 0:
+			return ws, unix.ECHILD // not there after all
+		}
+		return ws, nil
+	}
+}
+
 // waitTid waits for one task.
 func waitTid(tid int) (unix.WaitStatus, error) {
 	var ws unix.WaitStatus

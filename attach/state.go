@@ -66,9 +66,13 @@ type thread struct {
 	// handler on a sigaltstack runs on another one.
 	stackLo, stackHi uint64
 
-	// trapRegs are the registers of a SIGTRAP stop, read before it was
-	// reaped (beforeReap), nil if not read yet.
-	trapRegs *unix.PtraceRegs
+	// unreaped: its SIGTRAP stop was peeked, not reaped, so the signal
+	// stays pending until the thread is resumed (which discards the stop's
+	// notification): should the tracer die first, the SIGTRAP is delivered
+	// to the heal handler. trapAt is the breakpoint it sits on, until the
+	// tracer moves it on.
+	unreaped bool
+	trapAt   uint64
 
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN

@@ -20,9 +20,12 @@ func (e *engine) measureStop(tid int, as *space) {
 	if getRegs(tid, &saved) != nil {
 		return
 	}
-	if t := e.threads[tid]; t != nil {
-		e.healSave(t, &saved)
+	t := e.threads[tid]
+	restore := restoreRegs(t, saved)
+	if t != nil {
+		e.healSave(t, &restore)
 		defer e.healClear(t)
+		e.markRip(t, as.areas[0].base)
 	}
 	const rounds = 15
 	var took []time.Duration
@@ -32,6 +35,9 @@ func (e *engine) measureStop(tid int, as *space) {
 		t0 := time.Now()
 		if setRegs(tid, &regs) != nil || cont(tid, 0) != nil {
 			break
+		}
+		if t != nil {
+			t.unreaped = false
 		}
 		ws, err := waitTid(tid)
 		if err != nil || !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
@@ -43,7 +49,7 @@ func (e *engine) measureStop(tid int, as *space) {
 		getRegs(tid, &regs)
 		took = append(took, time.Since(t0))
 	}
-	setRegs(tid, &saved)
+	setRegs(tid, &restore)
 	if len(took) == 0 {
 		return
 	}

@@ -64,7 +64,7 @@ handler:
 2:	lea	r10, [rip + table]
 	mov	rcx, [rip + count]
 3:	test	rcx, rcx
-	jz	chain
+	jz	20f
 	cmp	[r10], r9
 	jne	4f
 	cmp	byte ptr [r10 + 10], 0
@@ -72,6 +72,21 @@ handler:
 4:	add	r10, 16
 	dec	rcx
 	jmp	3b
+	/* Moved on by the tracer into an out-of-line area (a slot, the
+	 * injection site): it resumes there as the tracer meant. */
+20:	lea	r10, [rip + areas]
+	mov	rcx, [rip + area_count]
+21:	test	rcx, rcx
+	jz	chain
+	cmp	r8, [r10]
+	jb	22f
+	cmp	r8, [r10 + 8]
+	jae	22f
+	call	heal
+	ret
+22:	add	r10, 16
+	dec	rcx
+	jmp	21b
 5:	push	rdx
 	push	r9
 	call	heal
@@ -225,6 +240,8 @@ dfl_act:	.quad 0, 0, 0, 0        /* SIG_DFL */
 inject_trap:	.quad 0                 /* address of the injection site's int3 */
 inject_valid:	.quad 0                 /* 1 while inject_regs holds a thread's registers */
 inject_regs:	.fill 18, 8, 0          /* r8 ... rip, eflags in ucontext order */
+area_count:	.quad 0                 /* out-of-line areas listed below */
+areas:		.fill 28, 8, 0          /* {lo, hi} of each */
 
 /* 0x1000: breakpoint table: {addr u64, orig u8, prot u8, live u8, pad}. */
 	.org	0x1000
