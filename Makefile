@@ -17,10 +17,14 @@ test: testdata
 	$(GO) test -count=1 -timeout 40m ./...
 
 # The stress suite (stress/, build tag "stress"): the profiler never hurts
-# its target. The tests build their own profile binary.
+# its target. The tests build their own profile binary. Then every fuzz
+# target for STRESS_FUZZTIME (the file decoder, every parser of user input).
+STRESS_FUZZTIME ?= 10s
+
 stress: testdata
 	$(GO) vet -tags stress ./stress/
 	$(GO) test -tags stress -count=1 -v -timeout 15m ./stress/
+	$(MAKE) fuzz FUZZTIME=$(STRESS_FUZZTIME)
 
 # Regenerate model/pb from model/proto (needs protoc and protoc-gen-go).
 proto:

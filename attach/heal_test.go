@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/proctext"
 )
 
 // TestMain lets the test binary run as a tracer of its own, in a process
@@ -48,16 +49,6 @@ func TestHealBlobMatchesSource(t *testing.T) {
 	}
 }
 
-// fileTextMatchesDisk is textMatchesDisk for file-backed text only: after
-// the tracer died the heal and out-of-line areas stay mapped (unused).
-func fileTextMatchesDisk(pid int) error {
-	maps, err := instrument.ReadMaps(pid)
-	if err != nil {
-		return err
-	}
-	return compareFiles(pid, maps)
-}
-
 // The profiler SIGKILLed at random moments while attached: the target
 // heals itself every time, its output equals an untraced run's, and after
 // its next traps no int3 of ours is left in its text. After each kill the
@@ -87,7 +78,7 @@ func TestProfilerKilledTargetHeals(t *testing.T) {
 		if tracerPid(pid) != 0 {
 			t.Fatalf("kill %d: target still traced", i)
 		}
-		if err := fileTextMatchesDisk(pid); err != nil {
+		if err := proctext.FileText(pid); err != nil {
 			target.Wait()
 			t.Fatalf("kill %d: %v (target %v, tracer said %q)", i, err, target.ProcessState, stderr.String())
 		}

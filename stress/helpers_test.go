@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/internal/loadgen"
+	"github.com/profile-dev/profile/internal/proctext"
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
@@ -415,7 +416,7 @@ func waitInstrumented(t *testing.T, pid int, prof profiler) time.Duration {
 		if prof.exited() {
 			t.Fatalf("profiler ended before instrumenting the target: %s, stderr %q", prof.status(), prof.stderr.String())
 		}
-		if err := fileTextMatches(pid); err != nil {
+		if err := proctext.FileText(pid); err != nil {
 			return time.Since(t0)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -458,124 +459,6 @@ func threadStates(pid int) string {
 		}
 	}
 	return strings.Join(out, " ")
-}
-
-// mapping is one line of /proc/PID/maps.
-type mapping struct {
-	start, end, offset uint64
-	perms, path        string
-}
-
-func readMaps(pid int) ([]mapping, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, err
-	}
-	var out []mapping
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
-			return nil, fmt.Errorf("maps line %q", line)
-		}
-		var m mapping
-		var e1, e2, e3 error
-		m.start, e1 = strconv.ParseUint(lo, 16, 64)
-		m.end, e2 = strconv.ParseUint(hi, 16, 64)
-		m.offset, e3 = strconv.ParseUint(f[2], 16, 64)
-		if e1 != nil || e2 != nil || e3 != nil {
-			return nil, fmt.Errorf("maps line %q", line)
-		}
-		m.perms = f[1]
-		if len(f) >= 6 {
-			// The path is everything after the inode (it may hold spaces).
-			m.path = strings.TrimSpace(line[strings.Index(line, f[5]):])
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-// textMatchesDisk compares every executable file mapping of pid with the
-// file's bytes: a breakpoint left behind shows as a difference. It also
-// reports any anonymous executable mapping (an out-of-line area left).
-// (The idea of attach/detach_test.go, on a maps parser of its own.)
-func textMatchesDisk(pid int) error {
-	if err := fileTextMatches(pid); err != nil {
-		return err
-	}
-	anon, err := anonExec(pid)
-	if err != nil {
-		return err
-	}
-	if len(anon) > 0 {
-		return fmt.Errorf("anonymous executable mapping %s left behind", strings.Join(anon, ", "))
-	}
-	return nil
-}
-
-// fileTextMatches compares every executable file mapping of pid with the
-// file's bytes.
-func fileTextMatches(pid int) error {
-	maps, err := readMaps(pid)
-	if err != nil {
-		return err
-	}
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-	if err != nil {
-		return err
-	}
-	defer mem.Close()
-	for _, m := range maps {
-		if len(m.perms) < 3 || m.perms[2] != 'x' || !strings.HasPrefix(m.path, "/") {
-			continue
-		}
-		f, err := os.Open(m.path)
-		if err != nil {
-			return err
-		}
-		want := make([]byte, m.end-m.start)
-		n, _ := f.ReadAt(want, int64(m.offset))
-		f.Close()
-		want = want[:n] // the last page may extend past the file
-		got := make([]byte, n)
-		if _, err := mem.ReadAt(got, int64(m.start)); err != nil {
-			return fmt.Errorf("read %s at %#x: %w", m.path, m.start, err)
-		}
-		if !bytes.Equal(got, want) {
-			diffs, first := 0, -1
-			for i := range got {
-				if got[i] != want[i] {
-					if first < 0 {
-						first = i
-					}
-					diffs++
-				}
-			}
-			return fmt.Errorf("%s: %d bytes differ from the file; at %#x: %#x in memory, %#x on disk", m.path, diffs,
-				m.start+uint64(first), got[first], want[first])
-		}
-	}
-	return nil
-}
-
-// anonExec lists pid's anonymous executable mappings ([vdso] and the like
-// are not anonymous).
-func anonExec(pid int) ([]string, error) {
-	maps, err := readMaps(pid)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range maps {
-		if len(m.perms) >= 3 && m.perms[2] == 'x' && m.path == "" {
-			out = append(out, fmt.Sprintf("%#x-%#x", m.start, m.end))
-		}
-	}
-	return out, nil
 }
 
 // seed is the seed of the random choices (STRESS_SEED, default 8).

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/internal/loadgen"
+	"github.com/profile-dev/profile/internal/proctext"
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
@@ -27,7 +28,7 @@ func TestAttachCycles(t *testing.T) {
 	sc := begin(t, "attach-cycles")
 	srv := startServer(t)
 	pid := srv.pid()
-	if err := textMatchesDisk(pid); err != nil {
+	if err := proctext.MatchesDisk(pid); err != nil {
 		t.Fatalf("before tracing: %v", err)
 	}
 	ld := startLoad(t, srv.addr, 8, seed(t))
@@ -50,7 +51,7 @@ func TestAttachCycles(t *testing.T) {
 		if srv.exited() {
 			t.Fatalf("cycle %d: server %s, stderr %q", i, srv.status(), srv.stderr.String())
 		}
-		if err := textMatchesDisk(pid); err != nil {
+		if err := proctext.MatchesDisk(pid); err != nil {
 			t.Fatalf("after cycle %d: %v (profile said %q)", i, err, prof.stderr.String())
 		}
 	}
@@ -169,7 +170,7 @@ func TestStopCont(t *testing.T) {
 	if srv.exited() {
 		t.Fatalf("server %s", srv.status())
 	}
-	if err := textMatchesDisk(pid); err != nil {
+	if err := proctext.MatchesDisk(pid); err != nil {
 		t.Errorf("after detach: %v", err)
 	}
 	res := ld.stop(t)
@@ -281,7 +282,7 @@ func TestProfilerSignals(t *testing.T) {
 		if srv.exited() {
 			t.Fatalf("%v: server %s, stderr %q", sig, srv.status(), srv.stderr.String())
 		}
-		if err := textMatchesDisk(pid); err != nil {
+		if err := proctext.MatchesDisk(pid); err != nil {
 			t.Errorf("after %v: %v", sig, err)
 		}
 		probes.Add(probe(t, srv.addr, 200, uint64(100+i)))

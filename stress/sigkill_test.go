@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/internal/loadgen"
+	"github.com/profile-dev/profile/internal/proctext"
 	"github.com/profile-dev/profile/internal/workload"
 )
 
@@ -38,7 +39,7 @@ func killProfilerAfter(t *testing.T, dir string, pid int, delay time.Duration, o
 	prof := startProfile(t, dir, "attach", "--pid", strconv.Itoa(pid), "-o", out)
 	time.Sleep(delay)
 	traced := tracedBy(pid) == prof.pid()
-	instrumented := fileTextMatches(pid) != nil
+	instrumented := proctext.FileText(pid) != nil
 	early := prof.exited()
 	prof.cmd.Process.Kill()
 	if !prof.wait(10 * time.Second) {
@@ -113,10 +114,10 @@ func sigkillLongrun(t *testing.T, delays []time.Duration) sigkillResult {
 		if target.exited() {
 			problems = append(problems, "target ended early: "+target.status())
 		} else {
-			if err := fileTextMatches(pid); err != nil {
+			if err := proctext.FileText(pid); err != nil {
 				problems = append(problems, err.Error())
 			}
-			if anon, _ := anonExec(pid); len(anon) > 0 {
+			if anon, _ := proctext.AnonExec(pid); len(anon) > 0 {
 				r.anon += len(anon)
 				at += fmt.Sprintf(", anonymous executable mappings left: %s", strings.Join(anon, " "))
 			}
@@ -162,7 +163,7 @@ func sigkillServer(t *testing.T, delays []time.Duration) sigkillResult {
 		problem := ""
 		if srv.exited() {
 			problem = "server ended: " + srv.status()
-		} else if err := fileTextMatches(pid); err != nil {
+		} else if err := proctext.FileText(pid); err != nil {
 			problem = err.Error()
 		}
 		if problem == "" {
@@ -190,7 +191,7 @@ func sigkillServer(t *testing.T, delays []time.Duration) sigkillResult {
 		ld = startLoad(t, srv.addr, 8, seed(t)+5+uint64(i))
 		restarts++
 	}
-	if anon, _ := anonExec(srv.pid()); len(anon) > 0 {
+	if anon, _ := proctext.AnonExec(srv.pid()); len(anon) > 0 {
 		r.anon = len(anon)
 		t.Logf("anonymous executable mappings left in the server: %s", strings.Join(anon, " "))
 	}
