@@ -204,27 +204,10 @@ int main(int argc, char **argv)
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long nthreads = 4, seconds = 10;
-	for (int i = 1; i < argc; i++) {
-		long *dst;
-		const char *val;
-		if (strncmp(argv[i], "--threads", 9) == 0) {
-			dst = &nthreads;
-			val = argv[i] + 9;
-		} else if (strncmp(argv[i], "--seconds", 9) == 0) {
-			dst = &seconds;
-			val = argv[i] + 9;
-		} else {
-			usage();
-		}
-		if (*val == '=')
-			val++;
-		else if (*val == '\0' && i + 1 < argc)
-			val = argv[++i];
-		else
-			usage();
-		char *end;
-		*dst = strtol(val, &end, 10);
-		if (*val == '\0' || *end != '\0')
+	{
+		const char *const names[] = {"--threads", "--seconds"};
+		long *const vals[] = {&nthreads, &seconds};
+		if (sc_long_flags(argc, argv, names, vals, 2) != 0)
 			usage();
 	}
 	if (nthreads < 1 || nthreads > MAX_THREADS || seconds < 0)

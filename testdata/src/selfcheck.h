@@ -95,6 +95,37 @@ struct sc_module {
 	__attribute__((visibility("default"))) const struct sc_module sym = {  \
 	    SC_NFUNCS, sc_func_names, sc_calls, sc_recs}
 
+/* sc_long_flags parses the command line's "--NAME N" and "--NAME=N" flags
+ * (names[k] fills vals[k]); it returns 0, or -1 on anything else. Not a
+ * traced function: inlined into main. */
+SC_INLINE int sc_long_flags(int argc, char **argv, const char *const *names,
+			    long *const *vals, int n)
+{
+	for (int i = 1; i < argc; i++) {
+		int k = 0;
+		size_t len = 0;
+		for (; k < n; k++) {
+			len = strlen(names[k]);
+			if (strncmp(argv[i], names[k], len) == 0)
+				break;
+		}
+		if (k == n)
+			return -1;
+		const char *val = argv[i] + len;
+		if (*val == '=')
+			val++;
+		else if (*val == '\0' && i + 1 < argc)
+			val = argv[++i];
+		else
+			return -1;
+		char *end;
+		*vals[k] = strtol(val, &end, 10);
+		if (*val == '\0' || *end != '\0')
+			return -1;
+	}
+	return 0;
+}
+
 SC_INLINE void sc_enter_(int i)
 {
 	__atomic_add_fetch(&sc_calls[i], 1, __ATOMIC_RELAXED);

@@ -52,6 +52,7 @@
 	X(format_reply, "format_reply")                                        \
 	X(wait_for_stop, "wait_for_stop")                                      \
 	X(on_signal, "on_signal")
+#define _GNU_SOURCE /* accept4, pipe2 */
 #include "selfcheck.h"
 
 #include <arpa/inet.h>
@@ -405,30 +406,10 @@ int main(int argc, char **argv)
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long port = 0, nthreads = 4, seconds = 120;
-	for (int i = 1; i < argc; i++) {
-		long *dst;
-		const char *val;
-		if (strncmp(argv[i], "--port", 6) == 0) {
-			dst = &port;
-			val = argv[i] + 6;
-		} else if (strncmp(argv[i], "--threads", 9) == 0) {
-			dst = &nthreads;
-			val = argv[i] + 9;
-		} else if (strncmp(argv[i], "--seconds", 9) == 0) {
-			dst = &seconds;
-			val = argv[i] + 9;
-		} else {
-			usage();
-		}
-		if (*val == '=')
-			val++;
-		else if (*val == '\0' && i + 1 < argc)
-			val = argv[++i];
-		else
-			usage();
-		char *end;
-		*dst = strtol(val, &end, 10);
-		if (*val == '\0' || *end != '\0')
+	{
+		const char *const names[] = {"--port", "--threads", "--seconds"};
+		long *const vals[] = {&port, &nthreads, &seconds};
+		if (sc_long_flags(argc, argv, names, vals, 3) != 0)
 			usage();
 	}
 	if (port < 0 || port > 65535 || nthreads < 1 ||
