@@ -8,8 +8,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/profile-dev/profile/model"
 )
 
 // crashing lists the signals of a crash: the program's own fault, which
@@ -54,23 +52,18 @@ func crashSignal(t *thread, sig syscall.Signal) bool {
 // crash records a fatal signal about to end t's process, with the
 // thread's stack, and saves the profile so far before letting it through.
 func (e *engine) crash(t *thread, sig syscall.Signal) {
-	c := &model.Crash{Pid: t.proc.pid, Tid: t.tid, Signal: signalName(sig)}
+	var addr uint64
 	if si, err := getSigInfo(t.tid); err == nil {
-		c.Addr = si.Addr
+		addr = si.Addr
 	}
+	var pc string
 	var regs unix.PtraceRegs
 	if getRegs(t.tid, &regs) == nil {
-		c.Stack = append(c.Stack, e.symbolize(t.proc.as, regs.Rip))
+		pc = e.symbolize(t.proc.as, regs.Rip)
 	}
-	st := t.rec.Stack()
-	for i := len(st) - 1; i >= 0; i-- {
-		c.Stack = append(c.Stack, e.prof.FuncName(st[i]))
-	}
-	e.prof.Meta.Crash = c
-	e.prof.Meta.Partial = true
-	e.prof.Meta.PartialReason = "target crashed: " + c.Signal
+	e.s.Crash(t.st, signalName(sig), addr, pc)
 	if e.opt.OnCrash != nil {
-		e.opt.OnCrash(e.snapshot())
+		e.opt.OnCrash(e.s.Snapshot(e.now(), e.counters()))
 	}
 }
 
@@ -83,25 +76,4 @@ func (e *engine) symbolize(as *space, pc uint64) string {
 		return fmt.Sprintf("%s+%#x", baseName(m.mod.Path), pc-m.bias)
 	}
 	return fmt.Sprintf("%#x", pc)
-}
-
-// snapshot is the profile as if every thread ended now, the engine going on.
-func (e *engine) snapshot() *model.Profile {
-	p := *e.prof
-	p.Threads = append([]model.Thread(nil), e.prof.Threads...)
-	p.Processes = append([]model.Process(nil), e.prof.Processes...)
-	now := e.now()
-	for _, t := range e.threads {
-		if !t.done {
-			p.Threads[t.idx].Nodes, p.Threads[t.idx].TracedNs = t.rec.Snapshot(now)
-		}
-	}
-	for i := range p.Threads {
-		if len(p.Threads[i].Nodes) == 0 {
-			p.Threads[i].Nodes = []model.Node{{Func: model.StartFunc, Parent: model.None}}
-		}
-	}
-	p.Meta.DurationNs = now
-	p.Meta.Stops, p.Meta.TracedCalls, p.Meta.Breakpoints = e.stats.Stops, e.stats.TracedCalls, e.stats.Breakpoints
-	return &p
 }

@@ -1,9 +1,10 @@
 // Package attach is the online engine (DESIGN §3): it launches or attaches
 // to processes with ptrace, puts breakpoints on function entries and return
 // sites, executes displaced instructions out of line, follows threads,
-// forks and execs, and keeps a recursion-aware CCT per thread. Every
-// ptrace call happens on one locked OS thread; nothing outside this
-// package issues ptrace requests.
+// forks and execs, and feeds the call and lifecycle events to a
+// session.Session, which builds the profile (§3.5). Every ptrace call
+// happens on one locked OS thread; nothing outside this package issues
+// ptrace requests.
 package attach
 
 import (

@@ -25,7 +25,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	}
 	var last uint64
 	if b.isReturn {
-		last = e.popFrames(t, regs.Rsp, now, false)
+		last = e.s.Return(t.st, regs.Rsp, now)
 	}
 	// An address that is both a return site and a function entry (a call
 	// to a noreturn function just before the next function) is an entry
@@ -36,57 +36,6 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	e.step(t, b, regs)
 }
 
-// popFrames closes every open frame whose entry stack pointer lies below
-// sp: returns, and frames abandoned by longjmp or exceptions, close here.
-// At an entry, a frame at exactly sp was abandoned too (tail call). Frames
-// on another stack (a signal handler's sigaltstack) are compared only
-// when a frame below them on this stack closes: then they were abandoned
-// too (siglongjmp out of the handler). It returns the return address of
-// the outermost frame it closed, 0 if none.
-func (e *engine) popFrames(t *thread, sp uint64, now int64, atEntry bool) uint64 {
-	if len(t.frames) == 0 {
-		return 0
-	}
-	stack := e.stackOf(t, sp)
-	cut := len(t.frames)
-	for i := len(t.frames) - 1; i >= 0; i-- {
-		f := t.frames[i]
-		if f.stack != stack {
-			continue
-		}
-		if f.sp > sp || (f.sp == sp && !atEntry) {
-			break
-		}
-		cut = i
-	}
-	var last uint64
-	for len(t.frames) > cut {
-		last = t.frames[len(t.frames)-1].ret
-		t.frames = t.frames[:len(t.frames)-1]
-		t.rec.Exit(now)
-	}
-	return last
-}
-
-// stackOf identifies the stack sp is on by the end of its mapping (a
-// stack grows down, so its end stays put). The thread caches its current
-// stack; /proc is read only when sp leaves it.
-func (e *engine) stackOf(t *thread, sp uint64) uint64 {
-	if sp >= t.stackLo && sp < t.stackHi {
-		return t.stackHi
-	}
-	maps, err := instrument.ReadMaps(t.proc.pid)
-	if err == nil {
-		for _, m := range maps {
-			if sp >= m.Start && sp < m.End {
-				t.stackLo, t.stackHi = m.Start, m.End
-				return m.End
-			}
-		}
-	}
-	return 0
-}
-
 // enter opens an activation of b's function.
 func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	var buf [8]byte
@@ -94,16 +43,13 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 		return
 	}
 	ret := binary.LittleEndian.Uint64(buf[:])
-	e.popFrames(t, regs.Rsp, now, true)
 	kind := model.KindUnknown
 	if rb, ok := t.proc.as.bps[ret]; ok && rb.isReturn {
 		kind = rb.kind
 	} else if rb, err := e.insertReturn(t.tid, t.proc.as, ret); err == nil {
 		kind = rb.kind
 	}
-	t.frames = append(t.frames, frame{sp: regs.Rsp, ret: ret, stack: e.stackOf(t, regs.Rsp)})
-	t.rec.Enter(b.fn, now, kind)
-	e.stats.TracedCalls++
+	e.s.Enter(t.st, b.fn, kind, regs.Rsp, ret, now)
 }
 
 // step executes the instruction displaced by b and resumes the thread.
@@ -163,7 +109,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 			e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
 		}
 		e.markRip(t, regs.Rip) // at the entry: resumable from here on
-		if e.prof.Meta.StopOverheadNs == 0 {
+		if e.s.Profile().Meta.StopOverheadNs == 0 {
 			e.measureStop(t.tid, as)
 		}
 	}

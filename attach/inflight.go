@@ -13,7 +13,7 @@ import (
 // them; a few more allow for signal frames on another stack. The walk
 // itself stops where caller frames stop rising.
 func (e *engine) unwindBound(t *thread, sp uint64) int {
-	if end := e.stackOf(t, sp); end > sp {
+	if end := e.s.StackEnd(t.st, sp); end > sp {
 		return int((end-sp)/8) + 64
 	}
 	return 1 << 20
@@ -82,8 +82,7 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 		if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
 			continue
 		}
-		t.rec.EnterInFlight(fn, now)
-		t.frames = append(t.frames, frame{sp: sp, ret: f.RA, stack: e.stackOf(t, sp)})
+		e.s.EnterInFlight(t.st, fn, sp, f.RA, now)
 	}
 }
 

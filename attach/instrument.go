@@ -39,8 +39,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			if isMain && errors.Is(err, instrument.ErrNoSymbols) {
 				// Trace what there is: its libraries, and what exec brings.
 				p.stripped = true
-				e.prof.Meta.Warnings = append(e.prof.Meta.Warnings,
-					fmt.Sprintf("%s has no symbol table: only its libraries' functions are traced", baseName(path)))
+				e.s.Warn(fmt.Sprintf("%s has no symbol table: only its libraries' functions are traced", baseName(path)))
 			}
 			continue // an unreadable library is left untraced
 		}
@@ -57,17 +56,18 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		lo, hi := moduleRange(maps, path)
 		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
-			modIdx: e.in.Module(path, mod.BuildID)}
+			modIdx: e.s.Interner().Module(path, mod.BuildID)}
 		as.modules = append(as.modules, l)
-		e.prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
-		if isMain && e.prof.Meta.BuildID == "" {
-			e.prof.Meta.BuildID = mod.BuildID
+		prof := e.s.Profile()
+		prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
+		if isMain && prof.Meta.BuildID == "" {
+			prof.Meta.BuildID = mod.BuildID
 		}
 		for _, sym := range mod.Symbols {
 			if !e.opt.Filter.Function(path, isMain, sym.Name) {
 				continue
 			}
-			fn := e.in.Func(l.modIdx, sym.Name)
+			fn := e.s.Interner().Func(l.modIdx, sym.Name)
 			if err := e.insertEntry(tid, as, sym.Value+bias, fn); err == nil {
 				inserted++
 			}

@@ -59,7 +59,7 @@ func (e *engine) launch(argv []string) error {
 	if _, err := waitTid(pid); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	p := e.newProcess(pid, newSpace(), nil, model.None, model.None)
+	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
 	t := e.newThread(pid, p, nil, model.None)
 	if err := e.instrumentFresh(t); err != nil {
 		unix.Kill(pid, unix.SIGKILL)
@@ -126,7 +126,7 @@ func (e *engine) attach(pid int) error {
 			break
 		}
 	}
-	p := e.newProcess(pid, newSpace(), nil, model.None, model.None)
+	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
 	var first *thread
 	for tid := range seized {
 		interrupt(tid)
@@ -165,9 +165,7 @@ func (e *engine) attach(pid int) error {
 	// unknown (they were created before we came).
 	for _, t := range e.threads {
 		if t != first {
-			t.level = 1
-			mt := &e.prof.Threads[t.idx]
-			mt.Level, mt.ParentTid = 1, pid
+			e.s.SetLevel(t.st, 1, pid)
 		}
 	}
 	entry, err := entryPoint(pid)
@@ -234,12 +232,13 @@ func (e *engine) report() {
 	if e.opt.Progress == nil {
 		return
 	}
-	el := time.Since(e.base)
+	el := time.Since(e.s.Base())
 	if el < e.nextReport {
 		return
 	}
 	e.nextReport = el + 250*time.Millisecond
 	s := e.stats
+	s.TracedCalls = e.s.TracedCalls()
 	s.Elapsed = e.elapsed()
 	s.Threads = len(e.threads)
 	e.opt.Progress(s)
@@ -250,7 +249,7 @@ func (e *engine) report() {
 // launched is killed. A later image (a child's exec of a stripped system
 // tool, say) just runs untraced.
 func (e *engine) failStart(t *thread, err error) {
-	if t.proc.idx != 0 {
+	if t.proc.sp.Idx != 0 {
 		e.resume(t, 0)
 		return
 	}

@@ -7,8 +7,6 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/profile-dev/profile/model"
 )
 
 var debug = os.Getenv("PROFILE_DEBUG") != ""
@@ -210,11 +208,10 @@ func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
 	if t.tid != p.pid {
 		return
 	}
-	pr := &e.prof.Processes[p.idx]
 	if ws.Exited() {
-		pr.Exited, pr.ExitCode = true, ws.ExitStatus()
+		e.s.ProcessEnded(p.sp, true, ws.ExitStatus(), "")
 	} else {
-		pr.Signal = signalName(ws.Signal())
+		e.s.ProcessEnded(p.sp, false, 0, signalName(ws.Signal()))
 	}
 	if p.pid == e.rootPid {
 		w := ws
@@ -227,32 +224,16 @@ func (e *engine) finish() *Result {
 	for _, t := range e.threads {
 		e.finishThread(t)
 	}
-	// Threads that never got a CCT (gone before any stop) keep an empty one.
-	for i := range e.prof.Threads {
-		if len(e.prof.Threads[i].Nodes) == 0 {
-			e.prof.Threads[i].Nodes = []model.Node{{Func: model.StartFunc, Parent: model.None}}
-		}
-	}
-	e.prof.Meta.DurationNs = e.now()
 	for _, l := range e.opt.Filter.Libs() {
 		if !e.libsSeen[l] {
 			msg := fmt.Sprintf("--lib %s matched no library the program loaded", l)
 			e.warn("%s", msg)
-			e.prof.Meta.Warnings = append(e.prof.Meta.Warnings, msg)
+			e.s.Warn(msg)
 		}
 	}
-	if len(e.prof.Processes) > 0 {
-		if e.prof.Meta.Exe == "" {
-			e.prof.Meta.Exe = e.prof.Processes[0].Exe
-		}
-		if len(e.prof.Meta.Command) == 0 {
-			e.prof.Meta.Command = e.prof.Processes[0].Argv
-		}
-	}
-	e.prof.Meta.Stops = e.stats.Stops
-	e.prof.Meta.TracedCalls = e.stats.TracedCalls
-	e.prof.Meta.Breakpoints = e.stats.Breakpoints
-	r := &Result{Profile: e.prof, Stats: e.stats, Pid: e.rootPid}
+	prof := e.s.Finish(e.now(), e.counters())
+	e.stats.TracedCalls = e.s.TracedCalls()
+	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}
 	r.Stats.Elapsed = e.elapsed()
 	if ws := e.rootExit; ws != nil {
 		r.Exited = true
@@ -261,14 +242,14 @@ func (e *engine) finish() *Result {
 		} else {
 			r.Signal, r.CoreDumped = ws.Signal(), ws.CoreDump()
 		}
-		if !ws.Exited() && !e.prof.Meta.Partial {
-			e.prof.Meta.Partial = true
-			e.prof.Meta.PartialReason = "target killed by " + signalName(ws.Signal())
+		if !ws.Exited() && !prof.Meta.Partial {
+			prof.Meta.Partial = true
+			prof.Meta.PartialReason = "target killed by " + signalName(ws.Signal())
 		}
 	} else if e.detaching {
-		e.prof.Meta.Partial = true
-		if e.prof.Meta.PartialReason == "" {
-			e.prof.Meta.PartialReason = "detached before the target ended"
+		prof.Meta.Partial = true
+		if prof.Meta.PartialReason == "" {
+			prof.Meta.PartialReason = "detached before the target ended"
 		}
 	}
 	return r

@@ -18,7 +18,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	}
 	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
 	if isThread {
-		nt := e.newThread(child, t.proc, t, e.spawner(t))
+		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))
 		e.resume(nt, 0)
 		return
 	}
@@ -35,18 +35,14 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	if !shared {
 		as = as.clone()
 	}
-	np := e.newProcess(child, as, t, e.spawner(t), model.None)
+	np := e.newProcess(child, as, t, e.s.Spawner(t.st), nil)
 	// A vfork child shares its parent's breakpoints, so it is traced even
 	// with --no-follow-fork, but only until it execs.
 	np.noFollow = e.opt.NoFollowFork
 	nt := e.newThread(child, np, t, model.None)
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted (§2.3).
-	now := e.now()
-	for _, fn := range t.rec.Stack() {
-		nt.rec.EnterInFlight(fn, now)
-	}
-	nt.frames = append([]frame(nil), t.frames...)
+	e.s.Forked(t.st, nt.st, e.now())
 	e.resume(nt, 0)
 }
 
@@ -81,11 +77,11 @@ func (e *engine) execed(t *thread) bool {
 	}
 	if exe := readExe(pid); !e.opt.Force && instrument.IsGoProgram(exe) {
 		e.warn("pid %d runs %s, a Go program: left untraced (--force traces it)", pid, exe)
-		e.prof.Meta.Warnings = append(e.prof.Meta.Warnings, fmt.Sprintf("pid %d exec'd %s, a Go program, which was left untraced", pid, baseName(exe)))
+		e.s.Warn(fmt.Sprintf("pid %d exec'd %s, a Go program, which was left untraced", pid, baseName(exe)))
 		detach(pid, 0)
 		return false
 	}
-	np := e.newProcess(pid, newSpace(), nil, model.None, old.idx)
+	np := e.newProcess(pid, newSpace(), nil, model.None, old)
 	nt := e.newThread(pid, np, nil, model.None)
 	if err := e.instrumentFresh(nt); err != nil {
 		e.warn("instrument %s after exec: %v", np.exe, err)

@@ -54,5 +54,5 @@ func (e *engine) measureStop(tid int, as *space) {
 		return
 	}
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-	e.prof.Meta.StopOverheadNs = int64(took[len(took)/2])
+	e.s.Profile().Meta.StopOverheadNs = int64(took[len(took)/2])
 }

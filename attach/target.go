@@ -28,8 +28,7 @@ func (e *engine) checkProgram(path string) error {
 	if !e.opt.Force {
 		return fmt.Errorf("%s is %w; %s", path, ErrGoProgram, goHint)
 	}
-	e.prof.Meta.Warnings = append(e.prof.Meta.Warnings,
-		fmt.Sprintf("%s is a Go program traced with --force: its stacks move and switch, so counts may be wrong", baseName(path)))
+	e.s.Warn(fmt.Sprintf("%s is a Go program traced with --force: its stacks move and switch, so counts may be wrong", baseName(path)))
 	return nil
 }
 

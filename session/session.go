@@ -1,0 +1,347 @@
+// Package session turns call and lifecycle events into one profile
+// (DESIGN §3.5): it owns the per-thread recorders, their open frames and
+// the profile under construction. A probe (trap or inline) produces the
+// events; nothing here issues ptrace requests.
+package session
+
+import (
+	"time"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// Session builds one model.Profile from events. Not safe for concurrent
+// use: callers serialize.
+type Session struct {
+	prof        *model.Profile
+	in          *model.Interner
+	base        time.Time
+	tracedCalls int64
+	live        map[*Thread]struct{} // threads not finished yet
+
+	// Tests script the clock and the mappings.
+	clock    func() int64
+	readMaps func(pid int) ([]instrument.Mapping, error)
+}
+
+// ProcessInfo describes a process image as the probe found it.
+type ProcessInfo struct {
+	Pid  int
+	Exe  string
+	Argv []string
+}
+
+// Process is one process image of the profile.
+type Process struct {
+	Pid   int
+	Idx   int // into Profile().Processes
+	Alive int // threads not finished yet
+	Exe   string
+}
+
+// Thread is one thread of the profile.
+type Thread struct {
+	Tid   int
+	Proc  *Process
+	Idx   int // into Profile().Threads
+	Level int
+
+	rec    *model.Recorder
+	frames []frame
+	done   bool
+
+	// The stack mapping sp was last seen in: a signal handler on a
+	// sigaltstack runs on another one.
+	stackLo, stackHi uint64
+}
+
+// frame is one open activation as the probe saw it: the stack pointer at
+// entry (where the return address lies) and the return address.
+type frame struct {
+	sp, ret uint64
+	stack   uint64 // end of the stack mapping holding sp: its identity
+}
+
+// Counters are the probe's numbers written into the profile's Meta.
+type Counters struct {
+	Stops, TracedCalls, Breakpoints int64
+}
+
+// New starts a session now.
+func New(meta model.Meta) *Session {
+	now := time.Now()
+	p := model.New()
+	p.Meta = meta
+	p.Meta.StartUnixNs = now.UnixNano()
+	return &Session{prof: p, in: model.NewInterner(p), base: now, live: map[*Thread]struct{}{},
+		clock: func() int64 { return int64(time.Since(now)) }, readMaps: instrument.ReadMaps}
+}
+
+// Base is the zero of the session clock.
+func (s *Session) Base() time.Time { return s.base }
+
+// Now is the session's monotonic clock in nanoseconds.
+func (s *Session) Now() int64 { return s.clock() }
+
+// Profile is the profile under construction.
+func (s *Session) Profile() *model.Profile { return s.prof }
+
+// Interner interns the profile's modules and functions.
+func (s *Session) Interner() *model.Interner { return s.in }
+
+// Warn adds a warning to the profile.
+func (s *Session) Warn(msg string) { s.prof.Meta.Warnings = append(s.prof.Meta.Warnings, msg) }
+
+// TracedCalls is the number of calls counted by Enter.
+func (s *Session) TracedCalls() int64 { return s.tracedCalls }
+
+// NewProcess records a process image, forked by parent (nil: none) in
+// function forkedBy, or replacing execOf (nil: none) with an exec.
+func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, execOf *Process) *Process {
+	pr := model.Process{Pid: info.Pid, Parent: model.None, ForkedBy: forkedBy, ExecOf: model.None,
+		Exe: info.Exe, Argv: info.Argv}
+	if parent != nil {
+		pr.Parent = parent.Proc.Idx
+		pr.ParentPid = parent.Proc.Pid
+		pr.ForkedByTid = parent.Tid
+	}
+	if execOf != nil {
+		pr.ExecOf = execOf.Idx
+		pr.Parent = s.prof.Processes[execOf.Idx].Parent
+		pr.ParentPid = s.prof.Processes[execOf.Idx].ParentPid
+	}
+	s.prof.Processes = append(s.prof.Processes, pr)
+	return &Process{Pid: info.Pid, Idx: len(s.prof.Processes) - 1, Exe: info.Exe}
+}
+
+// NewThread records a thread of p spawned by parent (nil: none) in
+// function spawnedBy, starting its clock now.
+func (s *Session) NewThread(tid int, p *Process, parent *Thread, spawnedBy int, name string) *Thread {
+	t := &Thread{Tid: tid, Proc: p, rec: model.NewRecorder(s.Now())}
+	mt := model.Thread{Tid: tid, Process: p.Idx, Name: name, SpawnedBy: spawnedBy}
+	if parent != nil && parent.Proc == p {
+		mt.ParentTid = parent.Tid
+		t.Level = parent.Level + 1
+	}
+	mt.Level = t.Level
+	s.prof.Threads = append(s.prof.Threads, mt)
+	t.Idx = len(s.prof.Threads) - 1
+	s.live[t] = struct{}{}
+	p.Alive++
+	return t
+}
+
+// SetLevel sets the nesting level and parent of a thread found at attach,
+// whose creation was not seen.
+func (s *Session) SetLevel(t *Thread, level, parentTid int) {
+	t.Level = level
+	mt := &s.prof.Threads[t.Idx]
+	mt.Level, mt.ParentTid = level, parentTid
+}
+
+// Done reports whether FinishThread has run for t.
+func (t *Thread) Done() bool { return t.done }
+
+// FinishThread closes t's open activations and stores its CCT. A name ""
+// keeps the one the thread had.
+func (s *Session) FinishThread(t *Thread, name string, now int64) {
+	if t.done {
+		return
+	}
+	t.done = true
+	nodes, traced := t.rec.Finish(now)
+	mt := &s.prof.Threads[t.Idx]
+	mt.Nodes, mt.TracedNs = nodes, traced
+	if name != "" {
+		mt.Name = name
+	}
+	t.frames = nil
+	delete(s.live, t)
+	t.Proc.Alive--
+}
+
+// ProcessEnded records how p ended: an exit code, or a fatal signal.
+func (s *Session) ProcessEnded(p *Process, exited bool, code int, signal string) {
+	pr := &s.prof.Processes[p.Idx]
+	if exited {
+		pr.Exited, pr.ExitCode = true, code
+	} else {
+		pr.Signal = signal
+	}
+}
+
+// creator reports whether fn is a thread/process creation call, which the
+// spawning subroutine skips (§2.3).
+func (s *Session) creator(fn int) bool {
+	switch s.prof.Functions[fn].Name {
+	case "pthread_create", "clone", "clone3", "fork", "vfork", "__libc_fork", "_Fork", "posix_spawn", "posix_spawnp", "system":
+		return true
+	}
+	return false
+}
+
+// Spawner is the innermost traced function on t's stack that is not a
+// creation call, or None.
+func (s *Session) Spawner(t *Thread) int {
+	st := t.rec.Stack()
+	for i := len(st) - 1; i >= 0; i-- {
+		if !s.creator(st[i]) {
+			return st[i]
+		}
+	}
+	return model.None
+}
+
+// Stack lists t's open functions, outermost first.
+func (s *Session) Stack(t *Thread) []int { return t.rec.Stack() }
+
+// Enter opens an activation of fn whose entry saw stack pointer sp and
+// return address ret. Frames below sp were abandoned (longjmp,
+// exceptions), and one at sp too (a tail call): they close first.
+func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, now int64) {
+	s.pop(t, sp, now, true)
+	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
+	t.rec.Enter(fn, now, kind)
+	s.tracedCalls++
+}
+
+// EnterInFlight opens an activation already running when tracing began:
+// timed from now, no call counted.
+func (s *Session) EnterInFlight(t *Thread, fn int, sp, ret uint64, now int64) {
+	t.rec.EnterInFlight(fn, now)
+	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
+}
+
+// Return closes every open frame whose entry stack pointer lies below sp:
+// returns, and frames abandoned by longjmp or exceptions, close here. It
+// returns the return address of the outermost frame closed, 0 if none.
+func (s *Session) Return(t *Thread, sp uint64, now int64) uint64 {
+	return s.pop(t, sp, now, false)
+}
+
+// pop closes the frames sp has passed; at an entry, a frame at exactly sp
+// was abandoned too (tail call). Frames on another stack (a signal
+// handler's sigaltstack) are compared only when a frame below them on this
+// stack closes: then they were abandoned too (siglongjmp out of the
+// handler).
+func (s *Session) pop(t *Thread, sp uint64, now int64, atEntry bool) uint64 {
+	if len(t.frames) == 0 {
+		return 0
+	}
+	stack := s.StackEnd(t, sp)
+	cut := len(t.frames)
+	for i := len(t.frames) - 1; i >= 0; i-- {
+		f := t.frames[i]
+		if f.stack != stack {
+			continue
+		}
+		if f.sp > sp || (f.sp == sp && !atEntry) {
+			break
+		}
+		cut = i
+	}
+	var last uint64
+	for len(t.frames) > cut {
+		last = t.frames[len(t.frames)-1].ret
+		t.frames = t.frames[:len(t.frames)-1]
+		t.rec.Exit(now)
+	}
+	return last
+}
+
+// StackEnd identifies the stack sp is on by the end of its mapping (a
+// stack grows down, so its end stays put), 0 if unknown. The thread caches
+// its current stack; /proc is read only when sp leaves it.
+func (s *Session) StackEnd(t *Thread, sp uint64) uint64 {
+	if sp >= t.stackLo && sp < t.stackHi {
+		return t.stackHi
+	}
+	maps, err := s.readMaps(t.Proc.Pid)
+	if err == nil {
+		for _, m := range maps {
+			if sp >= m.Start && sp < m.End {
+				t.stackLo, t.stackHi = m.Start, m.End
+				return m.End
+			}
+		}
+	}
+	return 0
+}
+
+// Forked gives child fresh accounting (§2.3): the forking thread's open
+// frames, timed from now, no calls counted.
+func (s *Session) Forked(parent, child *Thread, now int64) {
+	for _, fn := range parent.rec.Stack() {
+		child.rec.EnterInFlight(fn, now)
+	}
+	child.frames = append([]frame(nil), parent.frames...)
+}
+
+// Crash records a fatal signal about to end t's process: pcName (where
+// it stopped; "" if unknown), then t's open functions, innermost first.
+func (s *Session) Crash(t *Thread, signal string, addr uint64, pcName string) {
+	c := &model.Crash{Pid: t.Proc.Pid, Tid: t.Tid, Signal: signal, Addr: addr}
+	if pcName != "" {
+		c.Stack = append(c.Stack, pcName)
+	}
+	st := t.rec.Stack()
+	for i := len(st) - 1; i >= 0; i-- {
+		c.Stack = append(c.Stack, s.prof.FuncName(st[i]))
+	}
+	s.prof.Meta.Crash = c
+	s.prof.Meta.Partial = true
+	s.prof.Meta.PartialReason = "target crashed: " + c.Signal
+}
+
+// Snapshot is the profile as if every thread ended now, the session going
+// on.
+func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
+	p := *s.prof
+	p.Threads = append([]model.Thread(nil), s.prof.Threads...)
+	p.Processes = append([]model.Process(nil), s.prof.Processes...)
+	for t := range s.live {
+		p.Threads[t.Idx].Nodes, p.Threads[t.Idx].TracedNs = t.rec.Snapshot(now)
+	}
+	emptyCCTs(&p)
+	p.Meta.DurationNs = now
+	s.counters(&p.Meta, counters)
+	return &p
+}
+
+// Finish closes every thread not finished and completes the profile.
+func (s *Session) Finish(now int64, counters Counters) *model.Profile {
+	for t := range s.live {
+		s.FinishThread(t, "", now)
+	}
+	// Threads that never got a CCT (gone before any stop) keep an empty one.
+	emptyCCTs(s.prof)
+	s.prof.Meta.DurationNs = now
+	if len(s.prof.Processes) > 0 {
+		if s.prof.Meta.Exe == "" {
+			s.prof.Meta.Exe = s.prof.Processes[0].Exe
+		}
+		if len(s.prof.Meta.Command) == 0 {
+			s.prof.Meta.Command = s.prof.Processes[0].Argv
+		}
+	}
+	s.counters(&s.prof.Meta, counters)
+	return s.prof
+}
+
+func emptyCCTs(p *model.Profile) {
+	for i := range p.Threads {
+		if len(p.Threads[i].Nodes) == 0 {
+			p.Threads[i].Nodes = []model.Node{{Func: model.StartFunc, Parent: model.None}}
+		}
+	}
+}
+
+// counters writes c into m; a TracedCalls of 0 means the session's own
+// count.
+func (s *Session) counters(m *model.Meta, c Counters) {
+	if c.TracedCalls == 0 {
+		c.TracedCalls = s.tracedCalls
+	}
+	m.Stops, m.TracedCalls, m.Breakpoints = c.Stops, c.TracedCalls, c.Breakpoints
+}
