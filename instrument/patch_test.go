@@ -1,0 +1,82 @@
+package instrument
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPlanPatch(t *testing.T) {
+	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	cases := []struct {
+		name   string
+		code   []byte
+		at     uint64 // where the jump goes
+		len    int
+		refuse string // a word of the reason, "" if patched
+	}{
+		{"frame setup", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc9, 0xc3}, addr, 8, ""},
+		{"after endbr64", []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x53, 0x5b, 0x5d, 0xc3}, addr + 4, 5, ""},
+		{"rip-relative load", []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}, addr, 7, ""},
+		{"short jcc widened", []byte{0x85, 0xff, 0x74, 0x03, 0x31, 0xc0, 0xc3, 0xb8, 1, 0, 0, 0, 0xc3}, addr, 6, ""},
+		{"jump as last", []byte{0xe9, 0x10, 0x00, 0x00, 0x00}, addr, 5, ""},
+		{"call first", []byte{0xe8, 0x10, 0x00, 0x00, 0x00, 0xc3}, 0, 0, "call"},
+		{"return early", []byte{0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90}, 0, 0, "ret"},
+		{"too short", []byte{0x31, 0xc0, 0xc3}, 0, 0, "shorter"},
+		{"syscall", []byte{0x31, 0xc0, 0x0f, 0x05, 0x90, 0xc3}, 0, 0, "syscall"},
+		{"indirect jump", []byte{0xff, 0xe0, 0x90, 0x90, 0x90, 0x90}, 0, 0, "jump"},
+		// A loop back to the second instruction: half of the jump would run.
+		{"branch into the jump", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf7}, 0, 0, "lands inside"},
+		{"branch to the entry is fine", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf6}, addr, 8, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := PlanPatch(c.code, addr, tramp, entry, 7)
+			if c.refuse != "" {
+				if err == nil || !errors.Is(err, ErrCannotPatch) || !strings.Contains(err.Error(), c.refuse) {
+					t.Fatalf("err = %v, want a refusal naming %q", err, c.refuse)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.At != c.at || p.Len != c.len {
+				t.Fatalf("at %#x len %d, want %#x %d", p.At, p.Len, c.at, c.len)
+			}
+			off := int(p.At - addr)
+			if !bytes.Equal(p.Orig, c.code[off:off+p.Len]) {
+				t.Errorf("orig % x", p.Orig)
+			}
+			if p.Jump[0] != 0xe9 || uint64(int64(int32(binary.LittleEndian.Uint32(p.Jump[1:]))))+p.At+5 != tramp {
+				t.Errorf("jump % x does not reach the trampoline", p.Jump)
+			}
+			if p.Tramp[0] != 0x68 || binary.LittleEndian.Uint32(p.Tramp[1:]) != 7 || p.Tramp[5] != 0xe8 ||
+				uint64(int64(int32(binary.LittleEndian.Uint32(p.Tramp[6:]))))+tramp+10 != entry {
+				t.Errorf("trampoline header % x", p.Tramp[:10])
+			}
+		})
+	}
+}
+
+// The relocated rip-relative load reads the same address from the
+// trampoline, and the trampoline ends by jumping behind the patch.
+func TestPlanPatchRelocates(t *testing.T) {
+	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	code := []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}
+	p, err := PlanPatch(code, addr, tramp, entry, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := p.Tramp[10:17]
+	target := tramp + 17 + uint64(int64(int32(binary.LittleEndian.Uint32(ins[3:]))))
+	if target != addr+7+0x10 {
+		t.Errorf("relocated load reads %#x, want %#x", target, addr+7+0x10)
+	}
+	back := p.Tramp[17:]
+	if back[0] != 0xe9 || tramp+22+uint64(int64(int32(binary.LittleEndian.Uint32(back[1:])))) != addr+7 {
+		t.Errorf("jump back % x", back)
+	}
+}
