@@ -42,9 +42,14 @@ func checksum(t *testing.T, out string) string {
 // attachFor traces pid for d, then detaches.
 func attachFor(t *testing.T, pid int, d time.Duration) *Result {
 	t.Helper()
+	return attachForOpt(t, pid, d, defaultOptions(t))
+}
+
+func attachForOpt(t *testing.T, pid int, d time.Duration, opt Options) *Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	r, err := Attach(ctx, pid, defaultOptions(t))
+	r, err := Attach(ctx, pid, opt)
 	if err != nil {
 		t.Fatalf("attach: %v", err)
 	}
@@ -76,7 +81,7 @@ func TestAttachDetachKeepsTargetCorrect(t *testing.T) {
 }
 
 func TestAttachDetachTwentyTimes(t *testing.T) {
-	args := []string{"--threads", "4", "--seconds", "12"}
+	args := []string{"--threads", "4", "--seconds", "20"}
 	ref, refOut := startLongrun(t, args...)
 	target, out := startLongrun(t, args...)
 	time.Sleep(300 * time.Millisecond)

@@ -45,6 +45,7 @@ func (e *engine) detachAll() {
 		}
 	}
 	for as, t := range spaces {
+		e.detachInline(t.tid, as)
 		e.restoreText(t.tid, as)
 	}
 	for _, t := range e.threads {

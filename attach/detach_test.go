@@ -11,7 +11,7 @@ func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
-	args := []string{"--threads", "4", "--seconds", "30"} // outlasts 100 cycles on a loaded machine
+	args := []string{"--threads", "4", "--seconds", "45"} // outlasts 100 cycles on a loaded machine
 	ref, refOut := startLongrun(t, args...)
 	target, out := startLongrun(t, args...)
 	time.Sleep(300 * time.Millisecond)

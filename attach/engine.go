@@ -33,6 +33,10 @@ type Options struct {
 	// Force traces programs that are refused otherwise (Go programs).
 	Force bool
 
+	// Probes is the probe kind: ProbesAuto (inline where a function can
+	// be patched safely, a trap elsewhere), ProbesInline or ProbesTrap.
+	Probes string
+
 	// OnCrash, when set, receives the profile so far when a fatal signal
 	// is about to end a traced process, before the signal goes through.
 	OnCrash func(*model.Profile)
@@ -40,6 +44,13 @@ type Options struct {
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	dir    string   // the recorded program's working directory (tests)
 }
+
+// Probe kinds (DESIGN §3.4, §3.2).
+const (
+	ProbesAuto   = "auto"
+	ProbesInline = "inline"
+	ProbesTrap   = "trap"
+)
 
 // Stats are the engine's counters.
 type Stats struct {
@@ -50,6 +61,21 @@ type Stats struct {
 	Threads     int // live threads
 	AllThreads  int
 	Processes   int
+
+	// Functions per probe kind, and why functions got no inline probe.
+	InlineFunctions int
+	TrapFunctions   int
+	Refused         map[string]int
+	// Probe names each traced function's probe (as the profile names the
+	// function): "inline", "trap", or "none: " and why (--probes inline).
+	Probe map[string]string
+	// Ring events, stub waits for a full ring, events dropped (the tracer
+	// gone or stalled), calls of threads without a ring.
+	Events       int64
+	Stalls       int64
+	StallNs      int64
+	Dropped      int64
+	Unregistered int64
 }
 
 // Result is what a session produced.
@@ -92,14 +118,25 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		// goroutine inherits a thread that was a tracer.
 		e := newEngine(opt)
 		e.spin = spinBudget()
+		if err := e.prepareInline(); err != nil {
+			ch <- out{nil, err}
+			return
+		}
+		e.mu.Lock()
 		if err := start(e); err != nil {
 			e.abandon()
+			e.mu.Unlock()
 			ch <- out{nil, err}
 			return
 		}
 		stop := make(chan struct{})
 		go e.watch(ctx, stop)
+		if e.clock != nil {
+			go e.drainLoop()
+		}
 		r, err := e.loop()
+		e.drainDone = true
+		e.mu.Unlock()
 		close(stop)
 		ch <- out{r, err}
 	}()

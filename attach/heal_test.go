@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_TRACE_PID"); v != "" {
 		pid, _ := strconv.Atoi(v)
 		f, _ := instrument.NewFilter(nil, nil, nil)
-		if _, err := Attach(context.Background(), pid, Options{Filter: f}); err != nil {
+		if _, err := Attach(context.Background(), pid, Options{Filter: f, Probes: os.Getenv("PROFILE_TEST_PROBES")}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -50,10 +50,18 @@ func TestHealBlobMatchesSource(t *testing.T) {
 }
 
 // The profiler SIGKILLed at random moments while attached: the target
-// heals itself every time, its output equals an untraced run's, and after
-// its next traps no int3 of ours is left in its text. After each kill the
-// next tracer attaches to the healed process again.
+// runs on unharmed every time, its output equals an untraced run's. With
+// trap probes it heals itself: after its next traps no int3 of ours is
+// left in its text. With inline probes the patches stay and the stubs
+// stop waiting for the dead tracer. After each kill the next tracer
+// attaches to the process again.
 func TestProfilerKilledTargetHeals(t *testing.T) {
+	for _, kind := range probeKinds {
+		t.Run(kind, func(t *testing.T) { profilerKilled(t, kind) })
+	}
+}
+
+func profilerKilled(t *testing.T, kind string) {
 	args := []string{"--threads", "4", "--seconds", "8"}
 	ref, refOut := startLongrun(t, args...)
 	target, out := startLongrun(t, args...)
@@ -61,7 +69,7 @@ func TestProfilerKilledTargetHeals(t *testing.T) {
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for i := 0; i < 5; i++ {
 		tracer := exec.Command(os.Args[0], "-test.run=^$")
-		tracer.Env = append(os.Environ(), "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid))
+		tracer.Env = append(os.Environ(), "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
 		var stderr bytes.Buffer
 		tracer.Stderr = &stderr
 		if err := tracer.Start(); err != nil {
@@ -78,7 +86,7 @@ func TestProfilerKilledTargetHeals(t *testing.T) {
 		if tracerPid(pid) != 0 {
 			t.Fatalf("kill %d: target still traced", i)
 		}
-		if err := proctext.FileText(pid); err != nil {
+		if err := proctext.FileText(pid); kind == ProbesTrap && err != nil {
 			target.Wait()
 			t.Fatalf("kill %d: %v (target %v, tracer said %q)", i, err, target.ProcessState, stderr.String())
 		}

@@ -79,8 +79,12 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 			continue // about to enter: the entry breakpoint will count it
 		}
 		sp := f.CFA - 8
-		if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
-			continue
+		// An inline-probed frame returns through the return stub; one the
+		// shadow stack has no room for, through a return breakpoint.
+		if as.inl == nil || as.inl.patches[start] == nil || !e.hijackInFlight(t, sp, f.RA) {
+			if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
+				continue
+			}
 		}
 		e.s.EnterInFlight(t.st, fn, sp, f.RA, now)
 	}
@@ -99,6 +103,11 @@ func (e *engine) tracedAt(as *space, pc uint64) (int, uint64) {
 	start := sym.Value + m.bias
 	if b, ok := as.bps[start]; ok && b.fn != model.None {
 		return b.fn, start
+	}
+	if as.inl != nil {
+		if p := as.inl.patches[start]; p != nil && p.fn != model.None {
+			return p.fn, start
+		}
 	}
 	return model.None, 0
 }

@@ -21,6 +21,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	}
 	as := p.as
 	inserted := 0
+	var rips []uint64
+	if as.inl != nil {
+		rips = e.threadRips(as)
+	}
 	for _, path := range instrument.LoadedPaths(maps) {
 		if as.paths[path] {
 			continue
@@ -31,7 +35,9 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		isMain := path == p.exe
 		linker := isDynamicLinker(path)
-		if !isMain && !linker && !e.opt.Filter.Module(path, false) {
+		selected := isMain || linker || e.opt.Filter.Module(path, false)
+		unwinder := as.inl != nil && isUnwinderLib(path)
+		if !selected && !unwinder {
 			continue
 		}
 		mod, err := instrument.Open(path)
@@ -54,6 +60,12 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 				continue
 			}
 		}
+		if as.inl != nil {
+			e.probeUnwinders(tid, as, &loaded{mod: mod, bias: bias}, rips)
+		}
+		if !selected {
+			continue
+		}
 		lo, hi := moduleRange(maps, path)
 		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
 			modIdx: e.s.Interner().Module(path, mod.BuildID)}
@@ -68,7 +80,21 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 				continue
 			}
 			fn := e.s.Interner().Func(l.modIdx, sym.Name)
+			if as.inl != nil {
+				err := e.patchInline(tid, as, l, sym, uint32(fn), rips)
+				if err == nil {
+					e.probed(fn, ProbesInline)
+					inserted++
+					continue
+				}
+				e.refused(err)
+				if e.opt.Probes == ProbesInline {
+					e.probed(fn, "none: "+err.Error())
+					continue
+				}
+			}
 			if err := e.insertEntry(tid, as, sym.Value+bias, fn); err == nil {
+				e.probed(fn, ProbesTrap)
 				inserted++
 			}
 		}
@@ -124,6 +150,13 @@ func (e *engine) linkMapChanged(t *thread) {
 		for addr := range as.bps {
 			if addr >= m.lo && addr < m.hi {
 				delete(as.bps, addr)
+			}
+		}
+		if as.inl != nil {
+			for addr := range as.inl.patches {
+				if addr >= m.lo && addr < m.hi {
+					delete(as.inl.patches, addr)
+				}
 			}
 		}
 		e.healDrop(t.tid, as, m.lo, m.hi)

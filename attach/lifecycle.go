@@ -182,6 +182,10 @@ func (e *engine) attach(pid int) error {
 		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
 	}
 	e.measureStop(first.tid, p.as)
+	e.setupInline(first.tid, p)
+	for _, t := range e.threads {
+		e.registerInline(t)
+	}
 	n, err := e.scan(first.tid, p)
 	if err == nil && n == 0 {
 		err = e.nothingToTrace(p)

@@ -55,7 +55,10 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	var ws unix.WaitStatus
 	var err error
 	for {
-		if tid, ws, err = peek(e.spin); err != nil {
+		e.mu.Unlock() // the drain goroutine runs while we wait
+		tid, ws, err = peek(e.spin)
+		e.mu.Lock()
+		if err != nil {
 			break
 		}
 		if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
@@ -96,6 +99,8 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 		}
 		return
 	}
+	// Its ring first: its calls happened before this stop.
+	e.drainThread(t)
 	switch {
 	case ws.Exited() || ws.Signaled():
 		e.taskGone(t, ws)
@@ -126,7 +131,10 @@ func (e *engine) event(t *thread, ev int) {
 		if !e.execed(t) {
 			return
 		}
+	case unix.PTRACE_EVENT_VFORK_DONE:
+		e.vforkDone(t)
 	case unix.PTRACE_EVENT_EXIT:
+		e.unregisterInline(t)
 		e.finishThread(t)
 	case unix.PTRACE_EVENT_STOP:
 		// Our interrupt, a new task's first stop, or the re-trap of a
@@ -163,6 +171,9 @@ func (e *engine) groupStop(t *thread) {
 
 // signal passes a signal that is not ours to the target unchanged.
 func (e *engine) signal(t *thread, sig syscall.Signal) {
+	if debug && sig == unix.SIGILL {
+		e.debugLost(t) // a return stub with no shadow entry?
+	}
 	if !e.detaching && crashSignal(t, sig) {
 		e.crash(t, sig)
 	}
@@ -221,6 +232,11 @@ func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
 
 // finish assembles the profile.
 func (e *engine) finish() *Result {
+	e.drainAll()
+	for _, is := range append([]*inlineSpace(nil), e.inl...) {
+		e.inlineCounters(is)
+		e.dropInline(is)
+	}
 	for _, t := range e.threads {
 		e.finishThread(t)
 	}

@@ -12,7 +12,7 @@ import (
 // from any other thread fail with ESRCH.
 
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
-	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_TRACEVFORKDONE
 
 // siKernel is si_code of a SIGTRAP raised by an int3.
 const siKernel = 0x80

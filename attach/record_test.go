@@ -66,40 +66,69 @@ func untraced(t *testing.T, name string, args ...string) (string, int) {
 	return string(out), cmd.ProcessState.ExitCode()
 }
 
-func TestRecordExactCounts(t *testing.T) {
-	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking", "unusual", "dlopen", "demo", "altstack"} {
-		t.Run(name, func(t *testing.T) {
-			want, err := workload.LoadExpected(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+// probeKinds are the probe kinds every exact-count engine test runs under.
+var probeKinds = []string{ProbesTrap, ProbesInline}
+
+// forEachProbe runs f as one subtest per probe kind, with options for it.
+func forEachProbe(t *testing.T, f func(t *testing.T, opt Options)) {
+	for _, kind := range probeKinds {
+		t.Run(kind, func(t *testing.T) {
 			opt := defaultOptions(t)
-			if name == "dlopen" {
-				// The plugin is dlopen'ed later: found through r_debug.
-				if opt.Filter, err = instrument.NewFilter(nil, nil, []string{"libplugin"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			r, out := recordWorkload(t, name, opt)
-			got := observe(r.Profile)
-			if !reflect.DeepEqual(got.Functions, want.Functions) {
-				t.Errorf("functions:\n got %v\nwant %v", got.Functions, want.Functions)
-			}
-			if !reflect.DeepEqual(got.Threads, want.Threads) {
-				t.Errorf("threads:\n got %+v\nwant %+v", got.Threads, want.Threads)
-			}
-			if !reflect.DeepEqual(got.Processes, want.Processes) {
-				t.Errorf("processes:\n got %+v\nwant %+v", got.Processes, want.Processes)
-			}
-			wantOut, wantCode := untraced(t, name)
-			if out != wantOut {
-				t.Errorf("stdout differs from an untraced run:\n got %q\nwant %q", out, wantOut)
-			}
-			if r.ExitCode != wantCode || r.ExitCode != want.ExitCode || r.Signal != 0 {
-				t.Errorf("exit = %d (signal %v), untraced %d, expected %d", r.ExitCode, r.Signal, wantCode, want.ExitCode)
-			}
+			opt.Probes = kind
+			f(t, opt)
 		})
 	}
 }
 
-var _ = model.None
+func TestRecordExactCounts(t *testing.T) {
+	for _, name := range []string{"recursion", "mutual", "threads", "forks", "blocking", "unusual", "dlopen", "demo", "altstack"} {
+		t.Run(name, func(t *testing.T) {
+			forEachProbe(t, func(t *testing.T, opt Options) {
+				want, err := workload.LoadExpected(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name == "dlopen" {
+					// The plugin is dlopen'ed later: found through r_debug.
+					if opt.Filter, err = instrument.NewFilter(nil, nil, []string{"libplugin"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r, out := recordWorkload(t, name, opt)
+				compareExpected(t, want, r.Profile)
+				wantOut, wantCode := untraced(t, name)
+				if out != wantOut {
+					t.Errorf("stdout differs from an untraced run:\n got %q\nwant %q", out, wantOut)
+				}
+				if r.ExitCode != wantCode || r.ExitCode != want.ExitCode || r.Signal != 0 {
+					t.Errorf("exit = %d (signal %v), untraced %d, expected %d", r.ExitCode, r.Signal, wantCode, want.ExitCode)
+				}
+			})
+		})
+	}
+}
+
+// checkExpected compares a profile's counts with a workload's expected
+// file.
+func checkExpected(t *testing.T, name string, r *Result) {
+	t.Helper()
+	want, err := workload.LoadExpected(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareExpected(t, want, r.Profile)
+}
+
+func compareExpected(t *testing.T, want *workload.Expected, p *model.Profile) {
+	t.Helper()
+	got := observe(p)
+	if !reflect.DeepEqual(got.Functions, want.Functions) {
+		t.Errorf("functions:\n got %v\nwant %v", got.Functions, want.Functions)
+	}
+	if !reflect.DeepEqual(got.Threads, want.Threads) {
+		t.Errorf("threads:\n got %+v\nwant %+v", got.Threads, want.Threads)
+	}
+	if !reflect.DeepEqual(got.Processes, want.Processes) {
+		t.Errorf("processes:\n got %+v\nwant %+v", got.Processes, want.Processes)
+	}
+}

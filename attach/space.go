@@ -17,6 +17,8 @@ type space struct {
 	areas   []*area
 	entry   uint64  // program entry breakpoint: libraries are mapped when it hits
 	heal    *healer // the target's SIGTRAP handler, nil until installed
+	inl     *inlineSpace
+	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
 }
 
 // loaded is a module mapped in a space.
@@ -58,7 +60,7 @@ const (
 )
 
 func newSpace() *space {
-	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}}
+	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}, kinds: map[uint64]model.CallKind{}}
 }
 
 // clone copies a space for a forked child: the child's memory is a copy of

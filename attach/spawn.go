@@ -19,15 +19,18 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
 	if isThread {
 		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))
+		e.registerInline(nt)
 		e.resume(nt, 0)
 		return
 	}
 	shared := ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t)
 	if e.opt.NoFollowFork && !shared {
-		// Clean the child's copy of every breakpoint, then let it go.
+		// Clean the child's copy of every breakpoint and probe, then let
+		// it go.
 		for _, b := range t.proc.as.bps {
 			pokeText(child, b.addr, []byte{b.orig})
 		}
+		e.releaseInlineChild(t, child)
 		detach(child, 0)
 		return
 	}
@@ -43,6 +46,11 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted (§2.3).
 	e.s.Forked(t.st, nt.st, e.now())
+	if shared {
+		e.vforkInline(t, nt)
+	} else {
+		e.forkInline(t, nt)
+	}
 	e.resume(nt, 0)
 }
 
@@ -70,6 +78,7 @@ func (e *engine) execed(t *thread) bool {
 			e.forget(o)
 		}
 	}
+
 	if old.noFollow {
 		// Its own image now, free of breakpoints: let it go.
 		detach(pid, 0)

@@ -1,11 +1,13 @@
 package attach
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/internal/tsc"
 	"github.com/profile-dev/profile/session"
 )
 
@@ -34,6 +36,14 @@ type engine struct {
 	detaching     bool
 	spin          int   // wait4 polls before sleeping (see spinBudget)
 	fatal         error // the session failed after the target started
+
+	// Inline probes: the tracer thread holds mu except while it waits for
+	// a stop; the drain goroutine takes it to feed the rings' events to
+	// the session.
+	mu        sync.Mutex
+	clock     *tsc.Clock     // nil: no inline probes
+	inl       []*inlineSpace // spaces with inline probes, drained
+	drainDone bool
 }
 
 type deferredStop struct {
@@ -64,6 +74,8 @@ type thread struct {
 	// tracer moves it on.
 	unreaped bool
 	trapAt   uint64
+
+	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
 
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
@@ -124,8 +136,15 @@ func (e *engine) finishThread(t *thread) {
 
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
+	e.unregisterInline(t)
 	e.finishThread(t)
 	delete(e.threads, t.tid)
+	if as := t.proc.as; as.inl != nil && !e.spaceInUse(as) {
+		// The image is gone (exit, exec), and its rings with it.
+		e.inlineCounters(as.inl)
+		e.dropInline(as.inl)
+		as.inl = nil
+	}
 }
 
 // counters are the probe's numbers for the profile.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -25,6 +26,7 @@ type traceFlags struct {
 	noFollowFork bool
 	force        bool
 	stats        bool
+	probes       string
 	duration     time.Duration
 	saved        bool // the output was written once already this session
 }
@@ -45,6 +47,11 @@ func (f *traceFlags) validate() error {
 	if f.duration < 0 {
 		return usagef("--duration must be positive, not %s", f.duration)
 	}
+	switch f.probes {
+	case attach.ProbesAuto, attach.ProbesInline, attach.ProbesTrap:
+	default:
+		return usagef("--probes must be auto, inline or trap, not %q", f.probes)
+	}
 	return checkOutput(f.out)
 }
 
@@ -57,6 +64,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.noFollowFork, "no-follow-fork", false, "do not trace forked children")
 	fl.BoolVar(&f.force, "force", false, "trace programs that are refused otherwise (Go programs: counts may be wrong)")
 	fl.BoolVar(&f.stats, "stats", false, "print engine statistics when done")
+	fl.StringVar(&f.probes, "probes", attach.ProbesAuto, "probe `KIND`: auto (inline where a function can be patched safely, else trap), inline or trap")
 	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
 }
 
@@ -72,6 +80,7 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		Filter:       filter,
 		NoFollowFork: f.noFollowFork,
 		Force:        f.force,
+		Probes:       f.probes,
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}
@@ -154,6 +163,25 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "breakpoints:         %d\n", s.Breakpoints)
 	fmt.Fprintf(w, "threads:             %d\n", s.AllThreads)
 	fmt.Fprintf(w, "processes:           %d\n", s.Processes)
-	fmt.Fprintf(w, "events per second:   %.0f\n", perSec)
+	fmt.Fprintf(w, "stops per second:    %.0f\n", perSec)
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
+	fmt.Fprintf(w, "inline probes:       %d functions\n", s.InlineFunctions)
+	fmt.Fprintf(w, "trap probes:         %d functions\n", s.TrapFunctions)
+	reasons := make([]string, 0, len(s.Refused))
+	for r := range s.Refused {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool {
+		if s.Refused[reasons[i]] != s.Refused[reasons[j]] {
+			return s.Refused[reasons[i]] > s.Refused[reasons[j]]
+		}
+		return reasons[i] < reasons[j]
+	})
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  no inline probe:   %d: %s\n", s.Refused[r], r)
+	}
+	fmt.Fprintf(w, "ring events:         %d\n", s.Events)
+	fmt.Fprintf(w, "ring stalls:         %d (%s waiting)\n", s.Stalls, time.Duration(s.StallNs).Truncate(time.Microsecond))
+	fmt.Fprintf(w, "events dropped:      %d\n", s.Dropped)
+	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Unregistered)
 }

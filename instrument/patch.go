@@ -174,6 +174,10 @@ func branchesInto(code []byte, addr, lo, hi uint64) error {
 			off++ // padding after the last instruction
 			continue
 		}
+		if n := cetLen(code[off:]); n > 0 {
+			off += n
+			continue
+		}
 		inst, err := decodeInst(code[off:])
 		if err != nil {
 			return fmt.Errorf("undecodable code at +%#x", off)
@@ -187,6 +191,32 @@ func branchesInto(code []byte, addr, lo, hi uint64) error {
 		off += inst.Len
 	}
 	return nil
+}
+
+// cetLen measures the register forms of the CET shadow-stack instructions
+// x86asm does not know (rdssp, incssp, saveprevssp, setssbsy), which
+// unwinders use: F3 [REX] 0F 1E /1, F3 [REX] 0F AE /5, F3 0F 01 EA/E8. It
+// returns 0 for anything else. They never branch.
+func cetLen(code []byte) int {
+	if len(code) < 4 || code[0] != 0xf3 {
+		return 0
+	}
+	i := 1
+	if code[i]&0xf0 == 0x40 { // REX
+		i++
+	}
+	if len(code) < i+3 || code[i] != 0x0f {
+		return 0
+	}
+	op, modrm := code[i+1], code[i+2]
+	reg := modrm >> 3 & 7
+	switch {
+	case op == 0x1e && modrm>>6 == 3 && reg == 1, op == 0xae && modrm>>6 == 3 && reg == 5:
+		return i + 3
+	case op == 0x01 && (modrm == 0xea || modrm == 0xe8) && i == 1:
+		return 4
+	}
+	return 0
 }
 
 func allZero(b []byte) bool {

@@ -22,7 +22,8 @@ import (
 // expected file.  crash has an expected file but cannot report (it dies).
 var selfChecked = []string{
 	"recursion", "mutual", "threads", "forks", "exec_target", "blocking",
-	"unusual", "dlopen", "demo", "altstack", "many",
+	"unusual", "dlopen", "demo", "altstack", "many", "sigalrm",
+	"exceptions", "threads64", "inflight", "unpatchable",
 }
 
 func mustBuild(t *testing.T) {

@@ -24,7 +24,10 @@
  *
  * Threads: the spawning function (the one that calls pthread_create) passes
  * SC_SPAWN_INFO(its id) to the new thread, whose start routine calls
- * sc_thread_begin(info) right after SC_ENTER.
+ * sc_thread_begin(info) right after SC_ENTER.  Threads are counted per
+ * (spawned_by, parent_spawned_by, nesting level) group, so there is no
+ * limit on their number; nesting levels of SC_MAX_LEVEL (16) and deeper
+ * are not recorded.
  *
  * Processes (fork from one thread at a time):
  *     int fds[2]; sc_before_fork(fds); pid = fork();
@@ -289,9 +292,12 @@ struct sc_tinfo {
 	int level;             /* nesting level */
 };
 
-#define SC_MAX_THREADS 4096
-static struct sc_tinfo sc_threads[SC_MAX_THREADS];
-static int sc_nthreads;
+/* Threads are recorded as counts per (spawning function, parent's spawning
+ * function, nesting level), not one slot per thread, so any number of
+ * threads can be created (threads64 makes 64000); nesting levels from
+ * SC_MAX_LEVEL on are not recorded. */
+#define SC_MAX_LEVEL 16
+static unsigned long sc_tcount[SC_NFUNCS][SC_NFUNCS + 1][SC_MAX_LEVEL];
 static __thread int sc_my_spawned_by = -1;
 static __thread int sc_my_level = 0;
 
@@ -310,11 +316,12 @@ SC_INLINE struct sc_tinfo sc_spawn_info_(int spawner)
 /* First thing in a thread's start routine (after SC_ENTER). */
 SC_INLINE void sc_thread_begin(struct sc_tinfo t)
 {
-	int i = __atomic_fetch_add(&sc_nthreads, 1, __ATOMIC_RELAXED);
 	sc_my_spawned_by = t.spawned_by;
 	sc_my_level = t.level;
-	if (i < SC_MAX_THREADS)
-		sc_threads[i] = t;
+	if (t.level >= 0 && t.level < SC_MAX_LEVEL)
+		__atomic_add_fetch(&sc_tcount[t.spawned_by]
+					     [t.parent_spawned_by + 1][t.level],
+				   1, __ATOMIC_RELAXED);
 }
 
 /* ---- state and flags ---- */
@@ -375,23 +382,22 @@ SC_INLINE void sc_collect_module(const char *prefix, const struct sc_module *m)
 
 SC_INLINE void sc_collect_local(void)
 {
-	int n = __atomic_load_n(&sc_nthreads, __ATOMIC_ACQUIRE);
 	struct sc_module self = {SC_NFUNCS, sc_func_names, sc_calls, sc_recs};
 	sc_collect_module("", &self);
-	if (n > SC_MAX_THREADS)
-		n = SC_MAX_THREADS;
-	for (int i = 0; i < n; i++) {
-		struct sc_tinfo t = sc_threads[i];
-		sc_add_t("", sc_func_names[t.spawned_by], t.level,
-			 t.parent_spawned_by < 0
-			     ? ""
-			     : sc_func_names[t.parent_spawned_by],
-			 1);
-	}
+	for (int s = 0; s < SC_NFUNCS; s++)
+		for (int p = 0; p <= SC_NFUNCS; p++)
+			for (int l = 0; l < SC_MAX_LEVEL; l++) {
+				unsigned long c = __atomic_load_n(
+				    &sc_tcount[s][p][l], __ATOMIC_RELAXED);
+				if (c)
+					sc_add_t("", sc_func_names[s], l,
+						 p == 0 ? "" : sc_func_names[p - 1],
+						 (long)c);
+			}
 	/* Collected once: clear so a second collection adds nothing. */
 	for (int i = 0; i < SC_NFUNCS; i++)
 		sc_calls[i] = sc_recs[i] = 0;
-	sc_nthreads = 0;
+	memset(sc_tcount, 0, sizeof sc_tcount);
 }
 
 /* Merge a module loaded with dlopen; its functions get "<base name>:". */
@@ -422,7 +428,7 @@ SC_INLINE void sc_child_after_fork(int fds[2])
 {
 	for (int i = 0; i < SC_NFUNCS; i++)
 		sc_calls[i] = sc_recs[i] = 0;
-	sc_nthreads = 0;
+	memset(sc_tcount, 0, sizeof sc_tcount);
 	sc_nxf = sc_nxt = sc_nxp = 0;
 	sc_my_spawned_by = -1;
 	sc_my_level = 0;

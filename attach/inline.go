@@ -1,0 +1,242 @@
+package attach
+
+import (
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/tsc"
+)
+
+// Inline probes (DESIGN §3.4): a probed function's entry jumps to a
+// trampoline that calls the entry stub (inlinecode/probe.S); the stubs
+// write events into a per-thread ring in a memfd the tracer maps too, and
+// a goroutine drains the rings into the session. ptrace is left for
+// seizing, lifecycle events, patching and syscall injection.
+
+//go:embed probe.bin
+var probeCode []byte
+
+// inlineSpace is the tracer's side of one address space's inline probes.
+type inlineSpace struct {
+	data    uint64 // the data block in the target
+	rings   uint64 // the rings' mapping in the target
+	mem     []byte // the tracer's mapping of the same memfd
+	retstub uint64
+	stubs   map[uint64]uint64 // area base -> its entry stub copy
+	patches map[uint64]*inlinePatch
+	tramps  [][2]uint64     // trampoline ranges: a thread inside one is moved out at detach
+	table   map[uint64]int  // thread pointer -> table index, as in the target's table
+	used    [tableSize]bool // table entries holding a key
+	slots   map[int]*thread // ring slot -> the thread whose events it holds
+	tidSlot map[int]int
+	tidFS   map[int]uint64
+	free    []int
+	next    int
+	vforks  map[int]*thread // vfork children (by tid) on their parent's thread pointer
+}
+
+// inlinePatch is one function's patch.
+type inlinePatch struct {
+	p     instrument.Patch
+	fn    int
+	tramp uint64
+}
+
+// prepareInline checks the probe kind and, unless only trap probes are
+// wanted, calibrates the clock the stubs' rdtsc timestamps convert with.
+func (e *engine) prepareInline() error {
+	switch e.opt.Probes {
+	case "":
+		e.opt.Probes = ProbesAuto
+	case ProbesAuto, ProbesInline, ProbesTrap:
+	default:
+		return fmt.Errorf("unknown probe kind %q: auto, inline or trap", e.opt.Probes)
+	}
+	if e.opt.Probes == ProbesTrap {
+		return nil
+	}
+	if err := tsc.Invariant(); err != nil {
+		if e.opt.Probes == ProbesInline {
+			return fmt.Errorf("no inline probes: %w", err)
+		}
+		e.warn("trap probes only: %v", err)
+		return nil
+	}
+	e.clock = tsc.Calibrate(e.s.Base(), 5*time.Millisecond) // Refine does better as the session runs
+	return nil
+}
+
+// setupInline gives process p inline probes if it can have them; its
+// functions then get trap probes only where they cannot be patched.
+func (e *engine) setupInline(tid int, p *process) {
+	as := p.as
+	if e.clock == nil || len(as.areas) == 0 || as.inl != nil {
+		return
+	}
+	if instrument.IsGoProgram(p.exe) {
+		// Goroutine stacks move when they grow: a replaced return address
+		// would move with its frame, away from its shadow entry.
+		return
+	}
+	if shadowStack(p.pid) {
+		msg := fmt.Sprintf("pid %d runs with a CET shadow stack: trap probes only (inline probes replace return addresses)", p.pid)
+		e.warn("%s", msg)
+		e.s.Warn(msg)
+		return
+	}
+	is, err := e.mapInline(tid, as)
+	if err != nil {
+		e.warn("pid %d: %v: trap probes only", p.pid, err)
+		return
+	}
+	as.inl = is
+	e.inl = append(e.inl, is)
+}
+
+// mapInline sets up inline probes in the space of stopped thread tid: the
+// data block, the memfd of rings (mapped in the target and here), and the
+// return stub in the first area. It needs the injection site.
+func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
+	site := as.areas[0].base
+	inj := func(nr uint64, args ...uint64) (uint64, error) {
+		r, err := e.injectSyscall(tid, site, nr, args...)
+		if err == nil && int64(r) < 0 && int64(r) > -4096 {
+			err = unix.Errno(-int64(r))
+		}
+		return r, err
+	}
+	data, err := inj(unix.SYS_MMAP, 0, dataSize, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
+	if err != nil {
+		return nil, fmt.Errorf("inline probes: data block: %w", err)
+	}
+	is := &inlineSpace{data: data, stubs: map[uint64]uint64{}, patches: map[uint64]*inlinePatch{},
+		table: map[uint64]int{}, slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}}
+	rings, mem, err := e.mapRings(tid, site, data, 0)
+	if err != nil {
+		inj(unix.SYS_MUNMAP, data, dataSize)
+		return nil, err
+	}
+	is.rings, is.mem = rings, mem
+	stub, err := e.stubIn(tid, is, as.areas[0])
+	if err != nil {
+		e.unmapInline(tid, as, is)
+		return nil, err
+	}
+	is.retstub = stub + stubRet
+	var hdr [0x18]byte
+	binary.LittleEndian.PutUint64(hdr[dRetstub:], is.retstub)
+	binary.LittleEndian.PutUint64(hdr[dStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
+	if err := writeMem(tid, data, hdr[:]); err != nil {
+		e.unmapInline(tid, as, is)
+		return nil, err
+	}
+	return is, nil
+}
+
+// stallLimitNs is how long a stub waits for room in a full ring before it
+// concludes the tracer is gone and drops events from then on.
+const stallLimitNs = 200e6
+
+// mapRings creates the memfd of rings in the target (at fixed address at,
+// replacing the mapping there, or anywhere if at is 0) and maps it here.
+func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error) {
+	inj := func(nr uint64, args ...uint64) (uint64, error) {
+		r, err := e.injectSyscall(tid, site, nr, args...)
+		if err == nil && int64(r) < 0 && int64(r) > -4096 {
+			err = unix.Errno(-int64(r))
+		}
+		return r, err
+	}
+	if err := writeMem(tid, data+dName, []byte("profile-rings\x00")); err != nil {
+		return 0, nil, err
+	}
+	fd, err := inj(unix.SYS_MEMFD_CREATE, data+dName, unix.MFD_CLOEXEC)
+	if err != nil {
+		return 0, nil, fmt.Errorf("inline probes: memfd_create: %w", err)
+	}
+	defer inj(unix.SYS_CLOSE, fd)
+	if _, err := inj(unix.SYS_FTRUNCATE, fd, ringsSize); err != nil {
+		return 0, nil, fmt.Errorf("inline probes: ftruncate: %w", err)
+	}
+	flags := uint64(unix.MAP_SHARED | unix.MAP_NORESERVE)
+	if at != 0 {
+		flags |= unix.MAP_FIXED
+	}
+	addr, err := inj(unix.SYS_MMAP, at, ringsSize, unix.PROT_READ|unix.PROT_WRITE, flags, fd, 0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("inline probes: map rings: %w", err)
+	}
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", tgid(tid), fd), os.O_RDWR, 0)
+	if err != nil {
+		inj(unix.SYS_MUNMAP, addr, ringsSize)
+		return 0, nil, fmt.Errorf("inline probes: open the rings: %w", err)
+	}
+	defer f.Close()
+	mem, err := unix.Mmap(int(f.Fd()), 0, ringsSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		inj(unix.SYS_MUNMAP, addr, ringsSize)
+		return 0, nil, fmt.Errorf("inline probes: map the rings: %w", err)
+	}
+	return addr, mem, nil
+}
+
+// stubIn returns the entry stub's copy in area a, writing one there first.
+func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
+	if s, ok := is.stubs[a.base]; ok {
+		return s, nil
+	}
+	a.next = (a.next + 63) &^ 63
+	if a.next+uint64(len(probeCode)) > a.size {
+		return 0, fmt.Errorf("inline probes: area full")
+	}
+	s := a.base + a.next
+	code := append([]byte(nil), probeCode...)
+	binary.LittleEndian.PutUint64(code[stubDataPtr:], is.data)
+	if err := writeMem(tid, s, code); err != nil {
+		return 0, err
+	}
+	a.next += uint64(len(code))
+	is.stubs[a.base] = s
+	return s, nil
+}
+
+// unmapInline removes the data block and the rings from the target and
+// from here.
+func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
+	site := as.areas[0].base
+	if is.rings != 0 {
+		e.unmap(tid, site, is.rings, ringsSize)
+	}
+	e.unmap(tid, site, is.data, dataSize)
+	if is.mem != nil {
+		unix.Munmap(is.mem)
+		is.mem = nil
+	}
+}
+
+func (is *inlineSpace) ring(slot int) ring {
+	return ring{mem: is.mem[slot*ringStride : (slot+1)*ringStride]}
+}
+
+// shadowStack refuses inline probes where the kernel enforces a shadow
+// stack: the stubs replace return addresses.
+func shadowStack(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "x86_Thread_features:"); ok {
+			return strings.Contains(v, "shstk")
+		}
+	}
+	return false
+}

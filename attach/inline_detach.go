@@ -1,0 +1,159 @@
+package attach
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
+
+// inside tells whether pc is in an entry stub copy or a trampoline.
+func (is *inlineSpace) inside(pc uint64) bool {
+	for _, s := range is.stubs {
+		if pc >= s && pc < s+uint64(len(probeCode)) {
+			return true
+		}
+	}
+	for _, r := range is.tramps {
+		if pc >= r[0] && pc < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// stepOut single-steps stopped thread t until it leaves the stubs and
+// trampolines: a detach never leaves a thread in code about to vanish,
+// and every stub it was in finishes its event and its return address.
+func (e *engine) stepOut(t *thread, is *inlineSpace) {
+	for i := 0; i < 100000; i++ {
+		var regs unix.PtraceRegs
+		if getRegs(t.tid, &regs) != nil || !is.inside(regs.Rip) {
+			return
+		}
+		if i > 0 && i%1000 == 0 {
+			e.drainAll() // a full ring: make room
+		}
+		if ptrace(unix.PTRACE_SINGLESTEP, t.tid, 0, 0) != nil {
+			return
+		}
+		for {
+			ws, err := waitTid(t.tid)
+			if err != nil || ws.Exited() || ws.Signaled() {
+				return
+			}
+			if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
+				break
+			}
+			// Anything else waits for after the detach's own stops.
+			e.deferStop(t.tid, ws)
+			if cont(t.tid, 0) != nil {
+				return
+			}
+		}
+	}
+	e.warn("thread %d did not leave the inline probes' code", t.tid)
+}
+
+// restoreReturns puts back the return addresses the stubs replaced on t's
+// stack (from its shadow stack), innermost first, and empties the shadow
+// stack.
+func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
+	if slot, ok := is.tidSlot[t.tid]; ok {
+		e.restoreReturnsIn(t.tid, is, slot)
+	}
+}
+
+// restoreReturnsIn restores the return addresses of slot's shadow stack in
+// the memory of task tid.
+func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
+	state := is.data + dStates + uint64(slot)*stateSize
+	var w [8]byte
+	if readMem(tid, state+tDepth, w[:]) != nil {
+		return
+	}
+	depth := binary.LittleEndian.Uint64(w[:])
+	if depth == 0 || depth > shadowEntries {
+		return
+	}
+	sh := make([]byte, depth*16)
+	if readMem(tid, state+tShadow, sh) != nil {
+		return
+	}
+	done := map[uint64]bool{}
+	for i := int(depth) - 1; i >= 0; i-- {
+		slotAddr := binary.LittleEndian.Uint64(sh[i*16:])
+		orig := sh[i*16+8 : i*16+16]
+		if done[slotAddr] {
+			continue
+		}
+		done[slotAddr] = true
+		if readMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == is.retstub {
+			if err := writeMem(tid, slotAddr, orig); err != nil {
+				e.warn("thread %d: could not restore the return address at %#x: %v", tid, slotAddr, err)
+			}
+		}
+	}
+	binary.LittleEndian.PutUint64(w[:], 0)
+	writeMem(tid, state+tDepth, w[:])
+}
+
+// detachInline takes the inline probes out of space as, every thread of
+// it stopped: threads leave the stubs, functions get their bytes back,
+// stacks their return addresses, and the data block and rings go.
+func (e *engine) detachInline(tid int, as *space) {
+	is := as.inl
+	if is == nil {
+		return
+	}
+	for slot := range is.slots {
+		e.drainSlot(is, slot)
+	}
+	var threads []*thread
+	for _, t := range e.threads {
+		if t.proc.as == as {
+			threads = append(threads, t)
+		}
+	}
+	for _, t := range threads {
+		e.stepOut(t, is)
+	}
+	for slot := range is.slots {
+		e.drainSlot(is, slot)
+	}
+	e.inlineCounters(is)
+	e.unpatchInline(tid, as)
+	for _, t := range threads {
+		e.restoreReturns(t, is)
+	}
+	e.unmapInline(tid, as, is)
+	e.dropInline(is)
+	as.inl = nil
+}
+
+// dropInline forgets a space's rings (detached, exec'd or gone).
+func (e *engine) dropInline(is *inlineSpace) {
+	for i, x := range e.inl {
+		if x == is {
+			e.inl = append(e.inl[:i], e.inl[i+1:]...)
+			break
+		}
+	}
+	if is.mem != nil {
+		unix.Munmap(is.mem)
+		is.mem = nil
+	}
+}
+
+// inlineCounters adds a space's drop and stall counters to the stats.
+func (e *engine) inlineCounters(is *inlineSpace) {
+	if is.mem == nil {
+		return
+	}
+	for slot := range is.slots {
+		d, s, ticks := is.ring(slot).counters()
+		e.stats.Dropped += int64(d)
+		e.stats.Stalls += int64(s)
+		e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
+		is.ring(slot).reset()
+	}
+}

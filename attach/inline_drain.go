@@ -1,0 +1,105 @@
+package attach
+
+import (
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// drainSlot feeds the committed events of one ring to the session, as
+// the thread that owns the ring. The caller holds e.mu.
+func (e *engine) drainSlot(is *inlineSpace, slot int) int {
+	t := is.slots[slot]
+	if t == nil || is.mem == nil {
+		return 0
+	}
+	r := is.ring(slot)
+	n := 0
+	for {
+		ev, ok := r.next()
+		if !ok {
+			break
+		}
+		e.inlineEvent(t, ev)
+		r.consume()
+		n++
+	}
+	e.stats.Events += int64(n)
+	return n
+}
+
+// inlineEvent is one event of a ring: an entry opens a frame (closing
+// those it passed: longjmp, exceptions, tail calls), an exit closes every
+// frame up to the returning one, exactly as the trap probe's stops do.
+func (e *engine) inlineEvent(t *thread, ev ringEvent) {
+	now := e.clock.Ns(ev.tick)
+	if now < t.lastNs {
+		now = t.lastNs // a signal between a stub's rdtsc and its reservation
+	}
+	t.lastNs = now
+	if ev.id == exitID {
+		e.s.Return(t.st, ev.sp+8, now)
+		return
+	}
+	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)
+}
+
+// inlineKind classifies the call that made a probed call from its return
+// address, once per call site.
+func (e *engine) inlineKind(t *thread, ret uint64) model.CallKind {
+	as := t.proc.as
+	if k, ok := as.kinds[ret]; ok {
+		return k
+	}
+	k := e.callKind(t.tid, as, ret)
+	as.kinds[ret] = k
+	return k
+}
+
+// drainThread drains the ring t writes, if any.
+func (e *engine) drainThread(t *thread) {
+	if is := t.proc.as.inl; is != nil {
+		if slot, ok := is.tidSlot[t.tid]; ok {
+			e.drainSlot(is, slot)
+		}
+	}
+}
+
+// drainAll drains every ring of every space.
+func (e *engine) drainAll() int {
+	n := 0
+	for _, is := range e.inl {
+		for slot := range is.slots {
+			n += e.drainSlot(is, slot)
+		}
+	}
+	return n
+}
+
+// drainLoop drains the rings while the session runs: a full ring makes a
+// stub wait, so the drain keeps up by polling, backing off when idle.
+func (e *engine) drainLoop() {
+	idle := 0
+	refined := time.Now()
+	for {
+		e.mu.Lock()
+		if e.drainDone {
+			e.mu.Unlock()
+			return
+		}
+		n := e.drainAll()
+		if time.Since(refined) > time.Second {
+			e.clock.Refine()
+			refined = time.Now()
+		}
+		e.mu.Unlock()
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		if idle < 6 {
+			idle++
+		}
+		time.Sleep(time.Duration(25<<idle) * time.Microsecond)
+	}
+}

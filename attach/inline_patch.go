@@ -1,0 +1,201 @@
+package attach
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// unwinders are the entry points of the C++/libgcc unwinder and of stack
+// walks: before they read a thread's return addresses, the stub puts back
+// every one it replaced (DESIGN §3.4, exceptions and unwinders).
+var unwinders = map[string]bool{
+	"_Unwind_RaiseException": true, "_Unwind_Resume": true, "_Unwind_ForcedUnwind": true,
+	"_Unwind_Resume_or_Rethrow": true, "_Unwind_Backtrace": true,
+}
+
+// returnsTwice are functions whose return address is saved and used
+// again (setjmp's longjmp, vfork's child and parent): a replaced one would
+// lead a second return to a shadow entry long gone. They get trap probes.
+var returnsTwice = map[string]bool{
+	"vfork": true, "__vfork": true, "setjmp": true, "_setjmp": true, "__setjmp": true,
+	"sigsetjmp": true, "__sigsetjmp": true, "getcontext": true, "__getcontext": true, "savectx": true,
+}
+
+// isUnwinderLib tells the libraries holding an unwinder that may walk
+// through probed frames (the main executable is looked at anyway).
+func isUnwinderLib(path string) bool {
+	b := baseName(path)
+	return strings.HasPrefix(b, "libgcc_s") || strings.HasPrefix(b, "libunwind")
+}
+
+// probeUnwinders gives the unwinder entry points of module l an inline
+// probe that puts back the thread's return addresses. One that cannot be
+// patched leaves a C++ exception through probed frames without its
+// return addresses: say so.
+func (e *engine) probeUnwinders(tid int, as *space, l *loaded, rips []uint64) {
+	for _, sym := range l.mod.Symbols {
+		if !unwinders[sym.Raw] && !unwinders[sym.Name] {
+			continue
+		}
+		if err := e.patchInline(tid, as, l, sym, flagRestore, rips); err != nil {
+			e.warn("%s in %s: %v: C++ exceptions through inline-probed functions may fail", sym.Name, baseName(l.mod.Path), err)
+		}
+	}
+}
+
+// probed records which probe function fn got.
+func (e *engine) probed(fn int, kind string) {
+	switch kind {
+	case ProbesInline:
+		e.stats.InlineFunctions++
+	case ProbesTrap:
+		e.stats.TrapFunctions++
+	}
+	if e.stats.Probe == nil {
+		e.stats.Probe = map[string]string{}
+	}
+	e.stats.Probe[e.s.Profile().FuncName(fn)] = kind
+}
+
+// refused counts why a function got no inline probe.
+func (e *engine) refused(err error) {
+	if e.stats.Refused == nil {
+		e.stats.Refused = map[string]int{}
+	}
+	e.stats.Refused[err.Error()]++
+}
+
+// patchInline gives the function sym of module l an inline probe with id
+// (a function of the profile, or flagRestore for an unwinder). It returns
+// the reason when the function cannot be patched safely: it then gets a
+// trap probe (auto) or none (inline).
+func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbol, id uint32, rips []uint64) error {
+	is := as.inl
+	addr := sym.Value + l.bias
+	if sym.Size == 0 {
+		return errors.New("size unknown")
+	}
+	if returnsTwice[sym.Raw] || returnsTwice[sym.Name] {
+		return errors.New("returns twice")
+	}
+	if _, ok := is.patches[addr]; ok {
+		return nil
+	}
+	code, err := l.mod.Code(sym)
+	if err != nil {
+		return errors.New("code not in its file")
+	}
+	// The text in memory must be the file's: no int3 of ours, no patch
+	// left by a profiler that was killed.
+	cur := make([]byte, min(len(code), 32))
+	if err := readMem(tid, addr, cur); err != nil {
+		return errors.New("code unreadable")
+	}
+	as.origBytes(addr, cur)
+	if !bytes.Equal(cur, code[:len(cur)]) {
+		return errors.New("code in memory differs from its file")
+	}
+	if _, ok := as.bps[addr]; ok {
+		return errors.New("breakpoint at its entry")
+	}
+	a, err := e.trampArea(tid, as, addr)
+	if err != nil {
+		return err
+	}
+	stub, err := e.stubIn(tid, is, a)
+	if err != nil {
+		return err
+	}
+	a.next = (a.next + 15) &^ 15
+	tramp := a.base + a.next
+	p, err := instrument.PlanPatch(code, addr, tramp, stub+stubEntry, id)
+	if err != nil {
+		// the reason alone, for --stats
+		return errors.New(strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": "))
+	}
+	for _, rip := range rips {
+		if rip > p.At && rip < p.At+uint64(p.Len) {
+			return errors.New("a thread is stopped inside its first bytes")
+		}
+	}
+	for b := range as.bps {
+		if b > p.At && b < p.At+uint64(p.Len) {
+			return errors.New("breakpoint inside its first bytes")
+		}
+	}
+	if err := writeMem(tid, tramp, p.Tramp); err != nil {
+		return err
+	}
+	a.next += uint64(len(p.Tramp))
+	if err := pokeText(tid, p.At, p.Jump); err != nil {
+		return fmt.Errorf("patch: %w", err)
+	}
+	fn := model.None
+	if id&flagRestore == 0 {
+		fn = int(id)
+	}
+	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
+	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
+	return nil
+}
+
+// trampArea returns an area within rel32 reach of addr with room for a
+// trampoline (and the entry stub's copy if the area has none yet).
+func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
+	need := func(a *area) uint64 {
+		n := uint64(instrument.TrampMax + 16)
+		if _, ok := as.inl.stubs[a.base]; !ok {
+			n += uint64(len(probeCode)) + 64
+		}
+		return n
+	}
+	for _, a := range as.areas {
+		if dist(a.base, addr) < near && a.next+need(a) <= a.size {
+			return a, nil
+		}
+	}
+	return e.newArea(tid, as, addr)
+}
+
+// unpatchInline puts every patched function's bytes back, checking each.
+func (e *engine) unpatchInline(tid int, as *space) {
+	for _, ip := range as.inl.patches {
+		p := ip.p
+		var err error
+		for try := 0; try < 3; try++ {
+			if err = pokeText(tid, p.At, p.Orig); err == nil {
+				got := make([]byte, len(p.Orig))
+				if err = readMem(tid, p.At, got); err == nil && !bytes.Equal(got, p.Orig) {
+					err = fmt.Errorf("reads back % x", got)
+				}
+			}
+			if err == nil {
+				break
+			}
+		}
+		if err != nil {
+			e.warn("could not restore the original bytes at %#x: %v", p.At, err)
+		}
+	}
+	as.inl.patches = map[uint64]*inlinePatch{}
+}
+
+// threadRips returns the rip of every stopped thread of space as: no
+// function is patched across a thread's rip.
+func (e *engine) threadRips(as *space) []uint64 {
+	var rips []uint64
+	for _, t := range e.threads {
+		var regs unix.PtraceRegs
+		if t.proc.as == as && getRegs(t.tid, &regs) == nil {
+			rips = append(rips, regs.Rip)
+		}
+	}
+	return rips
+}

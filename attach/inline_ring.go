@@ -1,0 +1,110 @@
+package attach
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Layout of the inline probes' memory, mirrored from inlinecode/probe.S.
+const (
+	// The data block: private to the process (a forked child gets its
+	// copy, with its shadow stacks as they were at the fork).
+	dRetstub      = 0x00
+	dDropping     = 0x08
+	dStallLimit   = 0x10
+	dUnregistered = 0x18
+	dShadowFull   = 0x20
+	dLost         = 0x28
+	dName         = 0x800 // the memfd's name, for memfd_create
+	dTable        = 0x1000
+	tableSize     = 4096
+	dStates       = 0x20000
+	stateSize     = 64 << 10
+	maxSlots      = 1024
+	dataSize      = dStates + maxSlots*stateSize
+
+	tRing         = 0x00
+	tDepth        = 0x08
+	tStackLo      = 0x10
+	tStackHi      = 0x18
+	tCap          = 0x20
+	tShadow       = 0x40
+	shadowEntries = (stateSize - tShadow) / 16
+
+	// The rings: one memfd shared by the target and the tracer.
+	rHead       = 0x00
+	rTail       = 0x40
+	rDropped    = 0x80
+	rStallTicks = 0x88
+	rStalls     = 0x90
+	rEvents     = 0x1000
+	ringEvents  = 32768
+	eventSize   = 32
+	ringStride  = rEvents + ringEvents*eventSize
+	ringsSize   = maxSlots * ringStride
+
+	// Stub offsets in probe.bin.
+	stubEntry   = 0x000
+	stubRet     = 0x300
+	stubDataPtr = 0x5f8
+
+	exitID      = 0xffffffff
+	flagRestore = 0x80000000
+)
+
+// tableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
+func tableHash(fs uint64) int {
+	return int(((fs >> 12) * 0x5bd1e995) >> 52)
+}
+
+// ring is the tracer's view of one thread's ring in its mapping of the
+// memfd.
+type ring struct{ mem []byte }
+
+func (r ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
+
+// ringEvent is one decoded ring entry.
+type ringEvent struct {
+	id      uint32 // function id, exitID for a return
+	tick    uint64
+	sp, ret uint64
+}
+
+// next returns the ring's next committed event, if any, without
+// consuming it: a slot reserved by a stub that a signal interrupted is
+// not committed yet, and everything behind it waits.
+func (r ring) next() (ringEvent, bool) {
+	tail := atomic.LoadUint64(r.word(rTail))
+	if tail == atomic.LoadUint64(r.word(rHead)) {
+		return ringEvent{}, false
+	}
+	off := rEvents + int(tail%ringEvents)*eventSize
+	w0 := atomic.LoadUint64(r.word(off))
+	if uint32(w0) != uint32(tail+1) {
+		return ringEvent{}, false
+	}
+	b := r.mem[off:]
+	return ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
+		sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}, true
+}
+
+// consume frees the event next returned.
+func (r ring) consume() {
+	atomic.AddUint64(r.word(rTail), 1)
+}
+
+// counters returns the ring's drop and stall counts.
+func (r ring) counters() (dropped, stalls, stallTicks uint64) {
+	return atomic.LoadUint64(r.word(rDropped)), atomic.LoadUint64(r.word(rStalls)), atomic.LoadUint64(r.word(rStallTicks))
+}
+
+// reset hands a drained ring to a new owner. Indices keep counting from
+// where the last owner stopped, so a stale commit word (index+1 of an old
+// event) never matches the new owner's next index.
+func (r ring) reset() {
+	atomic.StoreUint64(r.word(rTail), atomic.LoadUint64(r.word(rHead)))
+	for _, off := range []int{rDropped, rStallTicks, rStalls} {
+		atomic.StoreUint64(r.word(off), 0)
+	}
+}

@@ -1,0 +1,102 @@
+package attach
+
+import (
+	"bytes"
+	"github.com/profile-dev/profile/internal/workload"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// TestProbeBlobMatchesSource: probe.bin is inlinecode/probe.S assembled.
+func TestProbeBlobMatchesSource(t *testing.T) {
+	if _, err := exec.LookPath("as"); err != nil {
+		t.Skip("no assembler")
+	}
+	dir := t.TempDir()
+	obj, bin := dir+"/probe.o", dir+"/probe.bin"
+	for _, c := range [][]string{{"as", "--64", "-o", obj, "inlinecode/probe.S"}, {"objcopy", "-O", "binary", "-j", ".text", obj, bin}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	want, _ := os.ReadFile(bin)
+	if !bytes.Equal(want, probeCode) {
+		t.Fatal("attach/probe.bin is not inlinecode/probe.S assembled: run `as --64 -o probe.o inlinecode/probe.S && objcopy -O binary -j .text probe.o probe.bin` in attach/")
+	}
+	if len(probeCode) != stubDataPtr+8 {
+		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(probeCode), stubDataPtr)
+	}
+}
+
+// Under auto, a function whose first bytes a branch lands in gets a trap
+// probe, the others inline probes, and the counts stay exact.
+func TestAutoGivesEachFunctionItsProbe(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.Probes = ProbesAuto
+	r, _ := recordWorkload(t, "unpatchable", opt)
+	want := map[string]string{"spin_back": ProbesTrap, "plain_a": ProbesInline, "plain_b": ProbesInline, "main": ProbesInline}
+	for fn, kind := range want {
+		if got := r.Stats.Probe[fn]; got != kind {
+			t.Errorf("%s got probe %q, want %q", fn, got, kind)
+		}
+	}
+	if n := r.Stats.Refused["a branch at +0x7 lands inside the first 5 bytes"]; n != 1 {
+		t.Errorf("refusals %v, want spin_back's branch named", r.Stats.Refused)
+	}
+	checkExpected(t, "unpatchable", r)
+}
+
+// The issue's workloads, exact under both probe kinds: a SIGALRM handler
+// calling probed functions while the main thread calls them in a loop,
+// C++ exceptions through ten probed frames (and backtrace() inside a
+// probed function seeing the addresses an untraced run sees), 64 threads
+// created and joined round after round. Trap probes get smaller runs of
+// the same workloads (a stop costs tens of microseconds).
+func TestProbeWorkloadsExactCounts(t *testing.T) {
+	type scaled struct {
+		args  []string
+		funcs map[string]int // calls, for the functions the arguments scale
+		count int            // threads64: threads spawned by round
+	}
+	cases := []struct {
+		name string
+		trap scaled
+	}{
+		{"sigalrm", scaled{[]string{"200", "2000"}, map[string]int{"loop_work": 2000, "leaf": 4000, "on_tick": 200, "tick_work": 200}, 0}},
+		{"exceptions", scaled{[]string{"300"}, map[string]int{"f0(int)": 301, "f1(int)": 301, "f2(int)": 301, "f3(int)": 301, "f4(int)": 301,
+			"f5(int)": 301, "f6(int)": 301, "f7(int)": 301, "f8(int)": 301, "f9(int)": 301}, 0}},
+		{"threads64", scaled{[]string{"10"}, map[string]int{"round": 10, "worker": 640, "work_a": 1920, "work_b": 1920}, 640}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			forEachProbe(t, func(t *testing.T, opt Options) {
+				want, err := workload.LoadExpected(c.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := want.Args
+				if opt.Probes == ProbesTrap && c.trap.args != nil {
+					args = c.trap.args
+					for fn, n := range c.trap.funcs {
+						cnt := want.Functions[fn]
+						cnt.Calls = uint64(n)
+						want.Functions[fn] = cnt
+					}
+					for i := range want.Threads {
+						want.Threads[i].Count = c.trap.count
+					}
+				}
+				r, out := recordWorkload(t, c.name, opt, args...)
+				compareExpected(t, want, r.Profile)
+				wantOut, _ := untraced(t, c.name, args...)
+				if out != wantOut {
+					t.Errorf("stdout differs from an untraced run:\n got %q\nwant %q", out, wantOut)
+				}
+				if r.ExitCode != want.ExitCode || r.Signal != 0 {
+					t.Errorf("exit %d (signal %v), want %d", r.ExitCode, r.Signal, want.ExitCode)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,178 @@
+package attach
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/instrument"
+)
+
+// registerInline gives stopped thread t a ring and a shadow stack before it
+// runs a probed function: a state block, found by the stubs through the
+// table entry of its thread pointer. A thread without one (no thread
+// pointer, no free slot) runs probed functions untraced, counted.
+func (e *engine) registerInline(t *thread) {
+	is := t.proc.as.inl
+	if is == nil {
+		return
+	}
+	if _, ok := is.tidSlot[t.tid]; ok {
+		return
+	}
+	var regs unix.PtraceRegs
+	if getRegs(t.tid, &regs) != nil || regs.Fs_base == 0 {
+		return
+	}
+	slot := is.next
+	if n := len(is.free); n > 0 {
+		slot, is.free = is.free[n-1], is.free[:n-1]
+	} else if is.next < maxSlots {
+		is.next++
+	} else {
+		return
+	}
+	lo, hi := threadStack(t.proc.pid, regs.Rsp)
+	state := is.data + dStates + uint64(slot)*stateSize
+	var hdr [tShadow]byte
+	binary.LittleEndian.PutUint64(hdr[tRing:], is.rings+uint64(slot)*ringStride)
+	binary.LittleEndian.PutUint64(hdr[tStackLo:], lo)
+	binary.LittleEndian.PutUint64(hdr[tStackHi:], hi)
+	binary.LittleEndian.PutUint64(hdr[tCap:], shadowEntries)
+	if writeMem(t.tid, state, hdr[:]) != nil {
+		is.free = append(is.free, slot)
+		return
+	}
+	is.ring(slot).reset()
+	if !is.insert(t.tid, regs.Fs_base, state) {
+		is.free = append(is.free, slot)
+		return
+	}
+	is.slots[slot] = t
+	is.tidSlot[t.tid] = slot
+	is.tidFS[t.tid] = regs.Fs_base
+}
+
+// insert points the table entry of thread pointer fs at state: the
+// state first, then the key, so a stub never finds a key without one.
+// Keys are never removed (a dead thread's entry holds state 0), so the
+// lookup never needs tombstones, and glibc's reuse of thread stacks keeps
+// the keys few.
+func (is *inlineSpace) insert(tid int, fs, state uint64) bool {
+	idx, ok := is.table[fs]
+	if !ok {
+		idx = tableHash(fs)
+		for n := 0; is.used[idx]; n++ {
+			if n == tableSize {
+				return false
+			}
+			idx = (idx + 1) % tableSize
+		}
+	}
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], state)
+	if writeMem(tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
+		return false
+	}
+	binary.LittleEndian.PutUint64(w[:], fs)
+	if writeMem(tid, is.data+dTable+uint64(idx)*16, w[:]) != nil {
+		return false
+	}
+	is.table[fs], is.used[idx] = idx, true
+	return true
+}
+
+// unregisterInline frees t's slot once its ring is drained: the thread is
+// exiting (or gone) and runs no more user code. Its table entry keeps the
+// key with state 0.
+func (e *engine) unregisterInline(t *thread) {
+	is := t.proc.as.inl
+	if is == nil {
+		return
+	}
+	slot, ok := is.tidSlot[t.tid]
+	if !ok {
+		return
+	}
+	e.drainSlot(is, slot)
+	if _, vf := is.vforks[t.tid]; !vf {
+		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
+		if idx, ok := is.table[is.tidFS[t.tid]]; ok {
+			var w [8]byte
+			if writeMem(t.tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
+				writeMem(t.proc.pid, is.data+dTable+uint64(idx)*16+8, w[:])
+			}
+		}
+	}
+	e.freeSlot(is, t.tid, slot)
+}
+
+// freeSlot returns a drained slot, adding up its counters.
+func (e *engine) freeSlot(is *inlineSpace, tid, slot int) {
+	d, s, ticks := is.ring(slot).counters()
+	e.stats.Dropped += int64(d)
+	e.stats.Stalls += int64(s)
+	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
+	delete(is.tidSlot, tid)
+	delete(is.tidFS, tid)
+	delete(is.slots, slot)
+	is.free = append(is.free, slot)
+}
+
+// threadStack returns the stack mapping holding sp. The main thread's
+// stack grows: its low end is taken as far as the stack limit allows.
+func threadStack(pid int, sp uint64) (lo, hi uint64) {
+	maps, err := instrument.ReadMaps(pid)
+	if err != nil {
+		return 0, 0
+	}
+	for _, m := range maps {
+		if sp >= m.Start && sp < m.End {
+			lo, hi = m.Start, m.End
+			if m.Path == "[stack]" {
+				var rl unix.Rlimit
+				lim := uint64(8 << 20)
+				if unix.Prlimit(pid, unix.RLIMIT_STACK, nil, &rl) == nil && rl.Cur < 1<<40 {
+					lim = rl.Cur
+				}
+				if hi > lim && hi-lim < lo {
+					lo = hi - lim
+				}
+			}
+			return lo, hi
+		}
+	}
+	return 0, 0
+}
+
+// hijackInFlight makes the frame of an inline-probed function that was
+// already running at attach return through the return stub, as if its
+// entry had been probed: its return address at sp goes on t's shadow
+// stack (outermost frames first).
+func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
+	is := t.proc.as.inl
+	slot, ok := is.tidSlot[t.tid]
+	if !ok {
+		return false
+	}
+	state := is.data + dStates + uint64(slot)*stateSize
+	var w [16]byte
+	if readMem(t.tid, state+tDepth, w[:8]) != nil {
+		return false
+	}
+	depth := binary.LittleEndian.Uint64(w[:8])
+	if depth >= shadowEntries {
+		return false
+	}
+	binary.LittleEndian.PutUint64(w[:], sp)
+	binary.LittleEndian.PutUint64(w[8:], ret)
+	if writeMem(t.tid, state+tShadow+depth*16, w[:]) != nil {
+		return false
+	}
+	binary.LittleEndian.PutUint64(w[:8], depth+1)
+	if writeMem(t.tid, state+tDepth, w[:8]) != nil {
+		return false
+	}
+	binary.LittleEndian.PutUint64(w[:8], is.retstub)
+	return writeMem(t.tid, sp, w[:8]) == nil
+}

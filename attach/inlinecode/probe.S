@@ -1,0 +1,327 @@
+/*
+ * The inline probe's stubs (DESIGN §3.4): a traced call without a stop.
+ *
+ * A probed function's first bytes jump to its trampoline, which pushes the
+ * function's id and calls `entry`. The entry stub appends an entry event
+ * to the thread's ring (shared with the tracer through a memfd) and
+ * replaces the return address with `retstub`, keeping the original on the
+ * thread's shadow stack. The return stub appends an exit event and goes
+ * to the original return address. No system call, no stop.
+ *
+ * A thread finds its state from its thread pointer (%fs:0) through a hash
+ * table the tracer fills at each thread's first stop. Every register is
+ * preserved (GCC's IPA-RA lets callers of local functions keep values in
+ * call-clobbered registers the callee does not touch); only flags are not,
+ * as calls clobber them. Rings are per thread: a slot is reserved with one
+ * xadd (a signal handler running traced calls in the middle of a stub
+ * reserves the next ones) and committed by writing its first word last.
+ *
+ * Position independent; each code area gets a copy, with the address of
+ * the data block written at DATA_PTR. Assembled to attach/probe.bin
+ * (attach/inline_test.go checks the blob against this file); offsets are
+ * mirrored in attach/inline.go.
+ */
+	.intel_syntax noprefix
+	.text
+
+	/* data block */
+	.set D_RETSTUB, 0x00         /* address of the return stub in use */
+	.set D_DROPPING, 0x08        /* nonzero: the consumer is gone, record nothing */
+	.set D_STALL_LIMIT, 0x10     /* ticks a stub waits for room before dropping */
+	.set D_UNREGISTERED, 0x18    /* calls by threads without a state */
+	.set D_SHADOW_FULL, 0x20     /* returns left alone: shadow stack full */
+	.set D_LOST, 0x28            /* returns with no shadow entry (never expected) */
+	.set D_TABLE, 0x1000         /* 4096 x {thread pointer, state} */
+	.set TABLE_MASK, 4095
+
+	/* thread state */
+	.set T_RING, 0x00
+	.set T_DEPTH, 0x08
+	.set T_STACK_LO, 0x10        /* the thread's own stack: entries below the */
+	.set T_STACK_HI, 0x18        /* current frame there are abandoned frames */
+	.set T_CAP, 0x20
+	.set T_SHADOW, 0x40          /* {slot, original return address} */
+
+	/* ring (shared) */
+	.set R_HEAD, 0x00
+	.set R_TAIL, 0x40
+	.set R_DROPPED, 0x80
+	.set R_STALL_TICKS, 0x88
+	.set R_STALLS, 0x90
+	.set R_EVENTS, 0x1000
+	.set RING_MASK, 32767
+	.set RING_ROOM, 32768 - 64   /* slack for signal handlers nesting */
+
+	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
+
+/* rsi = the thread's state, or 0. Clobbers rax, rcx, rdx, r10. */
+.macro LOOKUP
+	mov	rax, fs:0
+	mov	rcx, rax
+	shr	rcx, 12
+	imul	rcx, rcx, 0x5bd1e995
+	shr	rcx, 52
+	xor	esi, esi
+	mov	r10d, TABLE_MASK + 1
+1:	mov	rdx, rcx
+	shl	rdx, 4
+	add	rdx, r8
+	cmp	[rdx + D_TABLE], rax
+	je	2f
+	cmp	qword ptr [rdx + D_TABLE], 0
+	je	3f
+	inc	ecx
+	and	ecx, TABLE_MASK
+	dec	r10d
+	jnz	1b
+	jmp	3f
+2:	mov	rsi, [rdx + D_TABLE + 8]
+3:
+.endm
+
+/* Append an event: r8 = data, rsi = state, rax = word0 high half (id or
+ * ~0), rdx = sp, r10 = return address. Clobbers rax, rcx, rdx, rdi, r9,
+ * r10, r11. */
+.macro EVENT
+	cmp	qword ptr [r8 + D_DROPPING], 0
+	jne	12f
+	mov	rdi, [rsi + T_RING]
+	mov	r11, rax
+	shl	r11, 32
+10:	mov	rax, [rdi + R_HEAD]
+	sub	rax, [rdi + R_TAIL]
+	cmp	rax, RING_ROOM
+	jae	13f
+	mov	eax, 1
+	xadd	[rdi + R_HEAD], rax
+	mov	rcx, rax
+	and	eax, RING_MASK
+	shl	rax, 5
+	lea	r9, [rdi + rax + R_EVENTS]
+	mov	[r9 + 16], rdx
+	mov	[r9 + 24], r10
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[r9 + 8], rax
+	inc	ecx                     /* the commit word: index + 1, 32 bits */
+	or	r11, rcx
+	mov	[r9], r11
+	jmp	14f
+13:	/* full: wait for the tracer, a bounded time */
+	mov	[rsp - 8], rdx          /* below the saved registers: ours */
+	mov	[rsp - 16], r10
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	mov	r9, rax
+15:	pause
+	cmp	qword ptr [r8 + D_DROPPING], 0
+	jne	16f
+	mov	rax, [rdi + R_HEAD]
+	sub	rax, [rdi + R_TAIL]
+	cmp	rax, RING_ROOM
+	jb	17f
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	sub	rax, r9
+	cmp	rax, [r8 + D_STALL_LIMIT]
+	jb	15b
+	mov	qword ptr [r8 + D_DROPPING], 1
+16:	mov	rdx, [rsp - 8]
+	mov	r10, [rsp - 16]
+	jmp	12f
+17:	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	sub	rax, r9
+	add	[rdi + R_STALL_TICKS], rax
+	inc	qword ptr [rdi + R_STALLS]
+	mov	rdx, [rsp - 8]
+	mov	r10, [rsp - 16]
+	jmp	10b
+12:	mov	rdi, [rsi + T_RING]
+	inc	qword ptr [rdi + R_DROPPED]
+14:
+.endm
+
+/* 0x000: entry stub. [rsp] = into the trampoline, [rsp+8] = id,
+ * [rsp+16] = the caller's return address, in the slot S. */
+entry:
+	push	rax
+	push	rcx
+	push	rdx
+	push	rsi
+	push	rdi
+	push	r8
+	push	r9
+	push	r10
+	push	r11
+	.set E_ID, 80
+	.set E_S, 88
+	mov	r8, [rip + data_ptr]
+	LOOKUP
+	test	rsi, rsi
+	jz	unregistered
+	mov	eax, [rsp + E_ID]
+	test	eax, F_RESTORE
+	jnz	restore
+	lea	rdx, [rsp + E_S]
+	mov	r10, [rsp + E_S]
+	EVENT
+	/* hijack the return, unless the slot already goes to the return stub
+	 * (a tail call from a probed function: its exit closes both) */
+	mov	rax, [rsp + E_S]
+	cmp	rax, [r8 + D_RETSTUB]
+	je	entry_done
+	lea	rdx, [rsp + E_S]
+	mov	rcx, [rsi + T_DEPTH]
+	/* entries at or below S on this thread's stack are abandoned frames */
+20:	test	rcx, rcx
+	jz	21f
+	mov	rdi, rcx
+	shl	rdi, 4
+	mov	rdi, [rsi + rdi + T_SHADOW - 16]
+	cmp	rdi, rdx
+	ja	21f
+	cmp	rdi, [rsi + T_STACK_LO]
+	jb	21f
+	cmp	rdx, [rsi + T_STACK_HI]
+	jae	21f
+	dec	rcx
+	jmp	20b
+21:	cmp	rcx, [rsi + T_CAP]
+	jae	shadow_full
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	[rdi + T_SHADOW], rdx
+	mov	[rdi + T_SHADOW + 8], rax
+	inc	rcx
+	mov	[rsi + T_DEPTH], rcx
+	/* A signal handler running probed calls between the entry's write
+	 * and the depth's may have pushed (and popped) its own entry over
+	 * ours: the depth now covers our index, no handler reuses it, write
+	 * it again. */
+	mov	[rdi + T_SHADOW], rdx
+	mov	[rdi + T_SHADOW + 8], rax
+	mov	rax, [r8 + D_RETSTUB]
+	mov	[rsp + E_S], rax
+entry_done:
+	pop	r11
+	pop	r10
+	pop	r9
+	pop	r8
+	pop	rdi
+	pop	rsi
+	pop	rdx
+	pop	rcx
+	pop	rax
+	ret	8
+unregistered:
+	lock inc qword ptr [r8 + D_UNREGISTERED]
+	jmp	entry_done
+shadow_full:
+	lock inc qword ptr [r8 + D_SHADOW_FULL]
+	jmp	entry_done
+	/* An unwinder is about to read this thread's return addresses: put
+	 * every hijacked one back and forget them (their frames close by
+	 * stack pointer at the next event). */
+restore:
+	mov	rcx, [rsi + T_DEPTH]
+	mov	rdx, [r8 + D_RETSTUB]
+22:	test	rcx, rcx
+	jz	23f
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	rax, [rdi + T_SHADOW]
+	cmp	[rax], rdx
+	jne	22b
+	mov	r9, [rdi + T_SHADOW + 8]
+	mov	[rax], r9
+	jmp	22b
+23:	mov	qword ptr [rsi + T_DEPTH], 0
+	jmp	entry_done
+
+	.org 0x300
+/* 0x300: the return stub: a probed function returned here; rsp = S + 8. */
+retstub:
+	sub	rsp, 8                  /* [S]: the original return address, later */
+	push	rax
+	push	rcx
+	push	rdx
+	push	rsi
+	push	rdi
+	push	r8
+	push	r9
+	push	r10
+	push	r11
+	.set R_S, 72
+	mov	r8, [rip + data_ptr]
+	LOOKUP
+	test	rsi, rsi
+	jz	lost
+	lea	rdx, [rsp + R_S]
+	mov	rcx, [rsi + T_DEPTH]
+30:	test	rcx, rcx
+	jz	lost
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	cmp	[rsi + rdi + T_SHADOW], rdx
+	jne	30b
+	mov	r10, [rsi + rdi + T_SHADOW + 8]
+	mov	[rsp + R_S], r10
+	/* drop the entry and the abandoned ones above it (below S on this
+	 * thread's stack); keep others (a coroutine's stack, a sigaltstack) */
+	mov	r9, rcx                 /* j: next free index */
+	inc	rcx
+31:	cmp	rcx, [rsi + T_DEPTH]
+	jae	33f
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	rax, [rdi + T_SHADOW]
+	cmp	rax, rdx
+	jae	32f
+	cmp	rax, [rsi + T_STACK_LO]
+	jb	32f
+	cmp	rdx, [rsi + T_STACK_HI]
+	jae	32f
+	inc	rcx                     /* abandoned: drop */
+	jmp	31b
+32:	mov	r11, r9
+	shl	r11, 4
+	add	r11, rsi
+	mov	[r11 + T_SHADOW], rax
+	mov	rax, [rdi + T_SHADOW + 8]
+	mov	[r11 + T_SHADOW + 8], rax
+	inc	r9
+	inc	rcx
+	jmp	31b
+33:	mov	[rsi + T_DEPTH], r9
+	mov	eax, 0xffffffff
+	lea	rdx, [rsp + R_S]
+	EVENT
+	pop	r11
+	pop	r10
+	pop	r9
+	pop	r8
+	pop	rdi
+	pop	rsi
+	pop	rdx
+	pop	rcx
+	pop	rax
+	ret
+lost:
+	/* A return with no shadow entry: nowhere to go. Never expected; a
+	 * trap the tracer (if alive) reports, rather than a wild jump. */
+	lock inc qword ptr [r8 + D_LOST]
+	ud2
+
+	.org 0x5f8
+data_ptr:
+	.quad 0
