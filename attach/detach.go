@@ -72,7 +72,7 @@ func (e *engine) detachAll() {
 	}
 	for _, t := range e.threads {
 		e.finishThread(t)
-		if err := detach(t.tid, 0); err != nil && err != unix.ESRCH {
+		if err := detach(t.tid, t.pendingSig); err != nil && err != unix.ESRCH {
 			e.warn("detach %d: %v", t.tid, err)
 		}
 	}

@@ -33,22 +33,23 @@ func (e *engine) stepOut(t *thread, is *inlineSpace) {
 		if i > 0 && i%1000 == 0 {
 			e.drainAll() // a full ring: make room
 		}
-		if ptrace(unix.PTRACE_SINGLESTEP, t.tid, 0, 0) != nil {
-			return
-		}
-		for {
+		for stepped := false; !stepped; {
+			if ptrace(unix.PTRACE_SINGLESTEP, t.tid, 0, 0) != nil {
+				return
+			}
 			ws, err := waitTid(t.tid)
-			if err != nil || ws.Exited() || ws.Signaled() {
+			switch {
+			case err != nil || ws.Exited() || ws.Signaled():
 				return
+			case !ws.Stopped():
+			case ws.StopSignal() == unix.SIGTRAP && event(ws) == 0:
+				stepped = true
+			case event(ws) == 0 && !isJobStop(ws.StopSignal()):
+				// A signal for the program: it gets it at the detach.
+				t.pendingSig = int(ws.StopSignal())
 			}
-			if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
-				break
-			}
-			// Anything else waits for after the detach's own stops.
-			e.deferStop(t.tid, ws)
-			if cont(t.tid, 0) != nil {
-				return
-			}
+			// Another stop (a second interrupt of ours): step again. The
+			// thread never runs free while its code is taken away.
 		}
 	}
 	e.warn("thread %d did not leave the inline probes' code", t.tid)

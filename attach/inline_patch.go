@@ -134,7 +134,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 		return err
 	}
 	a.next += uint64(len(p.Tramp))
-	if err := pokeText(tid, p.At, p.Jump); err != nil {
+	if err := e.rewrite(tid, as, p.At, p.Orig, p.Jump); err != nil {
 		return fmt.Errorf("patch: %w", err)
 	}
 	fn := model.None
@@ -164,13 +164,37 @@ func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 	return e.newArea(tid, as, addr)
 }
 
+// rewrite replaces the instructions at addr (bytes old) by new, of the
+// same length, so that whenever the tracer dies the code is valid: an
+// int3 guards the first byte while the others change, and the heal table
+// holds the original bytes meanwhile (the handler puts them all back and
+// rewinds). A word of text is written at once; a patch may span two.
+func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error {
+	if len(new) == 1 || as.heal == nil {
+		return pokeText(tid, addr, new)
+	}
+	for i, b := range old {
+		e.healAdd(tid, as, addr+uint64(i), b)
+	}
+	defer e.healDrop(tid, as, addr, addr+uint64(len(old)))
+	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed
+	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
+		return err
+	}
+	if err := pokeText(tid, addr+1, new[1:]); err != nil {
+		pokeText(tid, addr, old[:1])
+		return err
+	}
+	return pokeText(tid, addr, new[:1])
+}
+
 // unpatchInline puts every patched function's bytes back, checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
 	for _, ip := range as.inl.patches {
 		p := ip.p
 		var err error
 		for try := 0; try < 3; try++ {
-			if err = pokeText(tid, p.At, p.Orig); err == nil {
+			if err = e.rewrite(tid, as, p.At, p.Jump, p.Orig); err == nil {
 				got := make([]byte, len(p.Orig))
 				if err = readMem(tid, p.At, got); err == nil && !bytes.Equal(got, p.Orig) {
 					err = fmt.Errorf("reads back % x", got)

@@ -76,6 +76,9 @@ type thread struct {
 	trapAt   uint64
 
 	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
+	// pendingSig is a signal that arrived while detach stepped the thread
+	// out of the inline probes' code: delivered as it is let go.
+	pendingSig int
 
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN

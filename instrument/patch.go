@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -133,7 +134,8 @@ func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, last bool, 
 	if err != nil {
 		return nil, 0, false, err
 	}
-	name := x86asm.IntelSyntax(inst, at, nil)
+	// Reasons name the instruction, not its operands: --stats groups them.
+	name := strings.ToLower(inst.Op.String())
 	_, isRel := inst.Args[0].(x86asm.Rel)
 	switch op := inst.Op; {
 	case refused(op), op == x86asm.SYSCALL, op == x86asm.INT, op == x86asm.RET, op == x86asm.CALL:
@@ -142,11 +144,11 @@ func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, last bool, 
 		target := at + uint64(inst.Len) + uint64(pcRel(code, inst))
 		return appendJump(nil, slot, target), inst.Len, true, nil
 	case op == x86asm.JMP:
-		return nil, 0, false, fmt.Errorf("indirect jump %s in the prologue", name)
+		return nil, 0, false, errors.New("indirect jump in the prologue")
 	case isRel && inst.DataSize == 16:
 		return nil, 0, false, errors.New("16-bit branch in the prologue")
 	case isRel && isShortCond(op):
-		ins, err := condBranch(code[:inst.Len], inst, at, slot)
+		ins, err := probeBranch(code[:inst.Len], inst, at, slot)
 		return ins, inst.Len, false, err
 	case isRel:
 		return nil, 0, false, fmt.Errorf("%s: unexpected relative operand", name)
@@ -156,6 +158,36 @@ func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, last bool, 
 		return nil, 0, false, fmt.Errorf("%s: %w", name, err)
 	}
 	return ins[:inst.Len], inst.Len, false, nil // relocate appends a jump back: not wanted here
+}
+
+// probeBranch relocates a conditional branch of a prologue: taken, it
+// goes to its original target; not taken, on to the next relocated
+// instruction (unlike condBranch's, whose fall-through is the original
+// code, here the middle of the jump):
+//
+//	[67] cond rel8 → taken   ; the same condition
+//	jmp  short over          ; not taken
+//	taken: jmp target
+//	over:
+func probeBranch(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error) {
+	op := code[inst.PCRelOff-1]
+	var br []byte
+	switch {
+	case op >= 0x70 && op <= 0x7f, op >= 0x80 && op <= 0x8f:
+		br = []byte{0x70 | op&0x0f, 2}
+	case op >= 0xe0 && op <= 0xe3:
+		br = []byte{op, 2}
+		if inst.AddrSize == 32 {
+			br = []byte{0x67, op, 2}
+		}
+	default:
+		return nil, errors.New("unexpected conditional branch encoding")
+	}
+	target := addr + uint64(inst.Len) + uint64(pcRel(code, inst))
+	taken := slot + uint64(len(br)) + 2
+	jmp := appendJump(nil, taken, target)
+	out := append(br, 0xeb, byte(len(jmp)))
+	return append(out, jmp...), nil
 }
 
 // branchesInto sweeps the function's instructions and refuses any direct

@@ -63,6 +63,29 @@ func TestPlanPatch(t *testing.T) {
 	}
 }
 
+// A relocated conditional branch goes to its target when taken and on to
+// the next relocated instruction when not: never back into the jump.
+func TestPlanPatchBranch(t *testing.T) {
+	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	// test esi,esi; js +0x24; cmp [rip+0x1b302e],esi  (redis's selectDb)
+	code := []byte{0x85, 0xf6, 0x78, 0x24, 0x39, 0x35, 0x2e, 0x30, 0x1b, 0x00, 0x7e, 0x1c, 0xc3}
+	p, err := PlanPatch(code, addr, tramp, entry, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := p.Tramp[12:] // after the header and test esi,esi
+	if b[0] != 0x78 || b[1] != 2 || b[2] != 0xeb {
+		t.Fatalf("branch % x", b[:4])
+	}
+	taken := uint64(tramp + 12 + 4)
+	if got := taken + 5 + uint64(int64(int32(binary.LittleEndian.Uint32(b[5:])))); b[4] != 0xe9 || got != addr+4+0x24 {
+		t.Errorf("taken goes to %#x, want %#x", got, addr+4+0x24)
+	}
+	if over := tramp + 12 + 4 + uint64(b[3]); over != tramp+12+9 || p.Tramp[21] != 0x39 {
+		t.Errorf("not taken goes to %#x (% x), want the relocated cmp at %#x", over, p.Tramp[21:23], tramp+12+9)
+	}
+}
+
 // The relocated rip-relative load reads the same address from the
 // trampoline, and the trampoline ends by jumping behind the patch.
 func TestPlanPatchRelocates(t *testing.T) {

@@ -34,9 +34,9 @@ func killDelays(rng *rand.Rand) []time.Duration {
 // is taken). It describes the target at the kill (traced by the profiler,
 // breakpoints in its text) and fails if the profiler ended by itself before
 // the kill: then the cycle tested nothing.
-func killProfilerAfter(t *testing.T, dir string, pid int, delay time.Duration, out string) (string, error) {
+func killProfilerAfter(t *testing.T, dir string, pid int, delay time.Duration, out, probes string) (string, error) {
 	t.Helper()
-	prof := startProfile(t, dir, "attach", "--pid", strconv.Itoa(pid), "-o", out)
+	prof := startProfile(t, dir, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "-o", out)
 	time.Sleep(delay)
 	traced := tracedBy(pid) == prof.pid()
 	instrumented := proctext.FileText(pid) != nil
@@ -55,24 +55,39 @@ func killProfilerAfter(t *testing.T, dir string, pid int, delay time.Duration, o
 }
 
 // (g) The profiler SIGKILLed at a random moment while attached: the target
-// survives, unchanged, every time. Checked: the target lives on; its text
-// in memory equals the files (no int3 left) once it has run 200 ms more;
-// replies stay correct (zero wrong, zero failed) and output and exit status
-// equal an untraced run's. Anonymous executable mappings left in the target
-// (an area the profiler injected) are counted and logged, not failed: the
-// profiler cannot unmap anything once SIGKILLed.
+// survives, unchanged, every time, under either probe kind. Checked: the
+// target lives on; replies stay correct (zero wrong, zero failed) and
+// output and exit status equal an untraced run's. With trap probes its
+// text in memory equals the files (no int3 left) once it has run 200 ms
+// more; inline probes' jumps stay, and their stubs stop waiting for the
+// dead tracer. Anonymous executable mappings left in the target (an area
+// the profiler injected) are counted and logged, not failed: the profiler
+// cannot unmap anything once SIGKILLed.
 func TestProfilerSigkill(t *testing.T) {
-	sc := begin(t, "profiler-sigkill")
-	s := seed(t)
-	rng := rand.New(rand.NewPCG(s, 8))
-	t.Logf("seed %d (STRESS_SEED)", s)
-	longDelays, serverDelays := killDelays(rng), killDelays(rng)
-	var long, srv sigkillResult
-	t.Run("longrun", func(t *testing.T) { long = sigkillLongrun(t, longDelays) })
-	t.Run("server", func(t *testing.T) { srv = sigkillServer(t, serverDelays) })
-	sc.done("target survived %d/%d kills (longrun) and %d/%d (server); %d requests, %d wrong, %d failed; anonymous executable mappings left: %d (longrun, in all), %d (server, at the end)",
-		long.survived, sigkillCycles, srv.survived, sigkillCycles, srv.load.Requests, srv.load.Wrong, srv.load.Failed,
-		long.anon, srv.anon)
+	for _, probes := range []string{"trap", "inline"} {
+		t.Run(probes, func(t *testing.T) {
+			sc := begin(t, "profiler-sigkill-"+probes)
+			s := seed(t)
+			rng := rand.New(rand.NewPCG(s, 8))
+			t.Logf("seed %d (STRESS_SEED)", s)
+			longDelays, serverDelays := killDelays(rng), killDelays(rng)
+			var long, srv sigkillResult
+			t.Run("longrun", func(t *testing.T) { long = sigkillLongrun(t, longDelays, probes) })
+			t.Run("server", func(t *testing.T) { srv = sigkillServer(t, serverDelays, probes) })
+			sc.done("target survived %d/%d kills (longrun) and %d/%d (server); %d requests, %d wrong, %d failed; anonymous executable mappings left: %d (longrun, in all), %d (server, at the end)",
+				long.survived, sigkillCycles, srv.survived, sigkillCycles, srv.load.Requests, srv.load.Wrong, srv.load.Failed,
+				long.anon, srv.anon)
+		})
+	}
+}
+
+// healedText checks that no int3 is left (trap probes heal the text; inline
+// probes' jumps stay and keep working).
+func healedText(pid int, probes string) error {
+	if probes != "trap" {
+		return nil
+	}
+	return proctext.FileText(pid)
 }
 
 type sigkillResult struct {
@@ -93,7 +108,7 @@ func checksumOf(out string) string {
 
 // sigkillLongrun: a fresh CPU-bound longrun per cycle (4 s: compute for 3,
 // two 2 s sleeps), compared with an untraced run.
-func sigkillLongrun(t *testing.T, delays []time.Duration) sigkillResult {
+func sigkillLongrun(t *testing.T, delays []time.Duration, probes string) sigkillResult {
 	var r sigkillResult
 	bin, err := workload.Path("longrun")
 	if err != nil {
@@ -106,7 +121,7 @@ func sigkillLongrun(t *testing.T, delays []time.Duration) sigkillResult {
 		target := start(t, exec.Command(bin, args...), syscall.SIGKILL)
 		pid := target.pid()
 		time.Sleep(100 * time.Millisecond)
-		at, err := killProfilerAfter(t, dir, pid, delay, fmt.Sprintf("longrun%02d.data", i))
+		at, err := killProfilerAfter(t, dir, pid, delay, fmt.Sprintf("longrun%02d.data", i), probes)
 		var problems []string
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -114,7 +129,7 @@ func sigkillLongrun(t *testing.T, delays []time.Duration) sigkillResult {
 		if target.exited() {
 			problems = append(problems, "target ended early: "+target.status())
 		} else {
-			if err := proctext.FileText(pid); err != nil {
+			if err := healedText(pid, probes); err != nil {
 				problems = append(problems, err.Error())
 			}
 			if anon, _ := proctext.AnonExec(pid); len(anon) > 0 {
@@ -151,7 +166,7 @@ func sigkillLongrun(t *testing.T, delays []time.Duration) sigkillResult {
 
 // sigkillServer: one server under load for all cycles (a fresh one after a
 // cycle that hurt it).
-func sigkillServer(t *testing.T, delays []time.Duration) sigkillResult {
+func sigkillServer(t *testing.T, delays []time.Duration, probes string) sigkillResult {
 	var r sigkillResult
 	dir := t.TempDir()
 	srv := startServer(t)
@@ -159,11 +174,11 @@ func sigkillServer(t *testing.T, delays []time.Duration) sigkillResult {
 	restarts := 0
 	for i, delay := range delays {
 		pid := srv.pid()
-		at, err := killProfilerAfter(t, dir, pid, delay, fmt.Sprintf("server%02d.data", i))
+		at, err := killProfilerAfter(t, dir, pid, delay, fmt.Sprintf("server%02d.data", i), probes)
 		problem := ""
 		if srv.exited() {
 			problem = "server ended: " + srv.status()
-		} else if err := proctext.FileText(pid); err != nil {
+		} else if err := healedText(pid, probes); err != nil {
 			problem = err.Error()
 		}
 		if problem == "" {
