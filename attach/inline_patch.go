@@ -2,6 +2,7 @@ package attach
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,7 +101,16 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	as.origBytes(addr, cur)
 	if !bytes.Equal(cur, code[:len(cur)]) {
-		return errors.New("code in memory differs from its file")
+		if !e.leftoverPatch(tid, as, addr, cur) {
+			return errors.New("code in memory differs from its file")
+		}
+		// A profiler killed while attached left its jump: its trampoline
+		// and stubs still work, so threads inside them or returning
+		// through them are fine; the function gets its file's bytes back,
+		// then a probe of ours.
+		if err := e.rewrite(tid, as, addr, cur, code[:len(cur)]); err != nil {
+			return errors.New("code in memory differs from its file")
+		}
 	}
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
@@ -144,6 +154,37 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
 	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
+}
+
+// leftoverPatch tells whether the bytes at a function's entry are an
+// inline probe's jump (after an endbr64 or not) into an anonymous
+// executable mapping: the patch of a profiler that was killed.
+func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool {
+	at := 0
+	if len(cur) >= 4 && bytes.Equal(cur[:4], []byte{0xf3, 0x0f, 0x1e, 0xfa}) {
+		at = 4
+	}
+	if len(cur) < at+instrument.PatchLen || cur[at] != 0xe9 {
+		return false
+	}
+	target := addr + uint64(at+instrument.PatchLen) + uint64(int64(int32(binary.LittleEndian.Uint32(cur[at+1:]))))
+	if as.anon == nil {
+		maps, err := instrument.ReadMaps(tgid(tid))
+		if err != nil {
+			return false
+		}
+		for _, m := range maps {
+			if m.Exec() && m.Path == "" {
+				as.anon = append(as.anon, [2]uint64{m.Start, m.End})
+			}
+		}
+	}
+	for _, r := range as.anon {
+		if target >= r[0] && target < r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // trampArea returns an area within rel32 reach of addr with room for a

@@ -25,6 +25,8 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	if as.inl != nil {
 		rips = e.threadRips(as)
 	}
+	as.anon = nil
+	defer func() { as.anon = nil }()
 	for _, path := range instrument.LoadedPaths(maps) {
 		if as.paths[path] {
 			continue

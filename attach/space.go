@@ -19,6 +19,7 @@ type space struct {
 	heal    *healer // the target's SIGTRAP handler, nil until installed
 	inl     *inlineSpace
 	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
+	anon    [][2]uint64               // anonymous executable mappings, during a scan
 }
 
 // loaded is a module mapped in a space.
