@@ -55,7 +55,7 @@ func (e *engine) detachAll() {
 		if len(as.areas) > 0 {
 			e.uninstallHeal(t.tid, as)
 		}
-		if as.heal == nil {
+		if as.heal == nil && !as.keepAreas {
 			// The area holding the injection site goes last.
 			for i := len(as.areas) - 1; i >= 0; i-- {
 				a := as.areas[i]

@@ -76,6 +76,9 @@ type Stats struct {
 	StallNs      int64
 	Dropped      int64
 	Unregistered int64
+	// StackRefs counts words on live stacks pointing into the inline
+	// probes' code at detach (then left mapped): 0 is the goal.
+	StackRefs int
 }
 
 // Result is what a session produced.

@@ -40,6 +40,9 @@ type inlineSpace struct {
 	free    []int
 	next    int
 	vforks  map[int]*thread // vfork children (by tid) on their parent's thread pointer
+	// unregistered is the stubs' count of calls by threads without a ring,
+	// as last read.
+	unregistered int64
 }
 
 // inlinePatch is one function's patch.

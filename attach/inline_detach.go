@@ -121,14 +121,53 @@ func (e *engine) detachInline(tid int, as *space) {
 	for slot := range is.slots {
 		e.drainSlot(is, slot)
 	}
+	is.readCounters(tid)
 	e.inlineCounters(is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
 		e.restoreReturns(t, is)
 	}
+	refs := 0
+	for _, t := range threads {
+		refs += e.stackRefs(t, as)
+	}
+	if refs > 0 {
+		// Something on a live stack may still lead into the stubs: leave
+		// them (and their data) mapped rather than pull them from under it.
+		e.stats.StackRefs += refs
+		e.warn("detach: %d words on live stacks point into the inline probes' code: left mapped", refs)
+		as.keepAreas = true
+		e.dropInline(is)
+		as.inl = nil
+		return
+	}
 	e.unmapInline(tid, as, is)
 	e.dropInline(is)
 	as.inl = nil
+}
+
+// stackRefs counts the words of t's live stack (from its stack pointer to
+// the end of its mapping) that hold an address in the areas of as.
+func (e *engine) stackRefs(t *thread, as *space) int {
+	var regs unix.PtraceRegs
+	if getRegs(t.tid, &regs) != nil {
+		return 0
+	}
+	_, hi := threadStack(t.proc.pid, regs.Rsp)
+	if hi <= regs.Rsp || hi-regs.Rsp > 64<<20 {
+		return 0
+	}
+	buf := make([]byte, hi-regs.Rsp&^7)
+	if readMem(t.tid, regs.Rsp&^7, buf) != nil {
+		return 0
+	}
+	n := 0
+	for i := 0; i+8 <= len(buf); i += 8 {
+		if as.inArea(binary.LittleEndian.Uint64(buf[i:])) {
+			n++
+		}
+	}
+	return n
 }
 
 // dropInline forgets a space's rings (detached, exec'd or gone).
@@ -145,8 +184,19 @@ func (e *engine) dropInline(is *inlineSpace) {
 	}
 }
 
+// readCounters reads the stubs' process-wide counters while the process
+// is there to read (a thread's exit, a detach).
+func (is *inlineSpace) readCounters(tid int) {
+	var b [8]byte
+	if readMem(tid, is.data+dUnregistered, b[:]) == nil {
+		is.unregistered = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+}
+
 // inlineCounters adds a space's drop and stall counters to the stats.
 func (e *engine) inlineCounters(is *inlineSpace) {
+	e.stats.Unregistered += is.unregistered
+	is.unregistered = 0
 	if is.mem == nil {
 		return
 	}

@@ -95,6 +95,7 @@ func (e *engine) unregisterInline(t *thread) {
 		return
 	}
 	e.drainSlot(is, slot)
+	is.readCounters(t.tid)
 	if _, vf := is.vforks[t.tid]; !vf {
 		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
 		if idx, ok := is.table[is.tidFS[t.tid]]; ok {

@@ -20,6 +20,9 @@ type space struct {
 	inl     *inlineSpace
 	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
 	anon    [][2]uint64               // anonymous executable mappings, during a scan
+	// keepAreas: detach leaves the areas mapped (a live stack may still
+	// point into them).
+	keepAreas bool
 }
 
 // loaded is a module mapped in a space.
