@@ -42,10 +42,12 @@ demo: build testdata
 	$(BIN) render --svg -o demo.svg demo.data
 	@echo "wrote demo.svg"
 
-# Engine overhead against ltrace and the bare ptrace stop (docs/benchmarks.md),
-# then the offline benchmarks.
+# Per-call overhead of trap and inline probes (record and attach) against
+# ltrace, uftrace and the bare ptrace stop (docs/benchmarks.md), then the
+# offline benchmarks.
 bench: build testdata
 	@command -v ltrace >/dev/null || echo "bench: ltrace not installed (apt-get install -y ltrace); its column stays n/a"
+	@command -v uftrace >/dev/null || echo "bench: uftrace not installed (apt-get install -y uftrace); its rows stay n/a"
 	$(GO) run ./bench -o docs/benchmarks.md
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./merge/ ./prune/ ./summary/ ./render/
 

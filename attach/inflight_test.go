@@ -2,11 +2,14 @@ package attach
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -87,4 +90,73 @@ func TestAttachUnwindsDeepStacks(t *testing.T) {
 	if depth != 2000 || top != "main" {
 		t.Fatalf("in flight at attach: %d levels of descend under %q, want 2000 under main", depth, top)
 	}
+}
+
+// A long-running probed function already on the stack at attach, under
+// either probe kind: outer and long_running are in flight (timed, not
+// counted), every step made after the attach is counted exactly, and the
+// in-flight frames close when they return (after runs once, under main).
+func TestLongRunningFunctionAtAttach(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		bin, err := workload.Path("inflight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "--wait-mark")
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		lines := bufio.NewScanner(stdout)
+		if !lines.Scan() || lines.Text() != "ready" {
+			t.Fatalf("first line %q, want ready", lines.Text())
+		}
+		type res struct {
+			r   *Result
+			err error
+		}
+		done := make(chan res, 1)
+		go func() {
+			r, err := Attach(context.Background(), cmd.Process.Pid, opt)
+			done <- res{r, err}
+		}()
+		for tracerPid(cmd.Process.Pid) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond) // attached and probed
+		fmt.Fprintln(stdin, "mark")
+		time.Sleep(300 * time.Millisecond)
+		fmt.Fprintln(stdin, "quit")
+		var out []string
+		for lines.Scan() {
+			out = append(out, lines.Text())
+		}
+		d := <-done
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		cmd.Wait()
+		var after int
+		for _, l := range out {
+			fmt.Sscanf(l, "steps_after_mark=%d", &after)
+		}
+		p := d.r.Profile
+		if after == 0 {
+			t.Fatalf("the workload made no step after the mark: %q", out)
+		}
+		for _, c := range []struct {
+			parent, fn      string
+			calls, inFlight int64
+		}{
+			{"START", "main", 0, 1}, {"main", "outer", 0, 1}, {"outer", "long_running", 0, 1},
+			{"long_running", "step", int64(after), 0}, {"main", "after", 1, 0},
+		} {
+			n, ok := nodeUnder(p, c.parent, c.fn)
+			if !ok || n.Calls != c.calls || n.InFlight != c.inFlight {
+				t.Errorf("%s under %s = %+v (found %v), want %d calls, %d in flight", c.fn, c.parent, n, ok, c.calls, c.inFlight)
+			}
+		}
+	})
 }
