@@ -60,24 +60,26 @@ func attachForOpt(t *testing.T, pid int, d time.Duration, opt Options) *Result {
 }
 
 func TestAttachDetachKeepsTargetCorrect(t *testing.T) {
-	args := []string{"--threads", "4", "--seconds", "6"}
-	ref, refOut := startLongrun(t, args...)
-	target, out := startLongrun(t, args...)
-	time.Sleep(500 * time.Millisecond)
-	r := attachFor(t, target.Process.Pid, 3*time.Second)
-	if r.Stats.TracedCalls == 0 || len(r.Profile.Threads) != 6 {
-		t.Errorf("traced %d calls on %d threads, want calls on 6 threads", r.Stats.TracedCalls, len(r.Profile.Threads))
-	}
-	if !r.Profile.Meta.Partial {
-		t.Error("a detached profile must be marked partial")
-	}
-	if err := target.Wait(); err != nil {
-		t.Fatalf("target after detach: %v", err)
-	}
-	ref.Wait()
-	if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
-		t.Fatalf("checksum after attach/detach = %s, untraced %s", got, want)
-	}
+	forEachProbe(t, func(t *testing.T, _ Options) {
+		args := []string{"--threads", "4", "--seconds", "6"}
+		ref, refOut := startLongrun(t, args...)
+		target, out := startLongrun(t, args...)
+		time.Sleep(500 * time.Millisecond)
+		r := attachFor(t, target.Process.Pid, 3*time.Second)
+		if r.Stats.TracedCalls == 0 || len(r.Profile.Threads) != 6 {
+			t.Errorf("traced %d calls on %d threads, want calls on 6 threads", r.Stats.TracedCalls, len(r.Profile.Threads))
+		}
+		if !r.Profile.Meta.Partial {
+			t.Error("a detached profile must be marked partial")
+		}
+		if err := target.Wait(); err != nil {
+			t.Fatalf("target after detach: %v", err)
+		}
+		ref.Wait()
+		if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
+			t.Fatalf("checksum after attach/detach = %s, untraced %s", got, want)
+		}
+	})
 }
 
 func TestAttachDetachTwentyTimes(t *testing.T) {

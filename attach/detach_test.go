@@ -25,7 +25,7 @@ func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
 			t.Fatalf("cycle %d: no probes inserted", i)
 		}
 		if r.Stats.StackRefs != 0 {
-			t.Fatalf("cycle %d: %d words on live stacks point into the inline probes' code", i, r.Stats.StackRefs)
+			t.Fatalf("cycle %d: %d frames would return into the inline probes' code", i, r.Stats.StackRefs)
 		}
 		if err := proctext.MatchesDisk(pid); err != nil {
 			target.Wait()

@@ -76,8 +76,8 @@ type Stats struct {
 	StallNs      int64
 	Dropped      int64
 	Unregistered int64
-	// StackRefs counts words on live stacks pointing into the inline
-	// probes' code at detach (then left mapped): 0 is the goal.
+	// StackRefs counts frames that would return into the inline probes'
+	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int
 }
 

@@ -43,6 +43,7 @@ type inlineSpace struct {
 	// unregistered is the stubs' count of calls by threads without a ring,
 	// as last read.
 	unregistered int64
+	dropsSeen    uint64 // events the stubs dropped, as last noticed
 }
 
 // inlinePatch is one function's patch.
@@ -144,9 +145,11 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	return is, nil
 }
 
-// stallLimitNs is how long a stub waits for room in a full ring before it
-// concludes the tracer is gone and drops events from then on.
-const stallLimitNs = 200e6
+// stallLimitNs is how long a stub waiting for room in a full ring goes
+// without a heartbeat of the tracer (it beats each time it drains) before
+// it concludes the tracer is gone; the process then records nothing more.
+// A tracer that is alive but starved of CPU beats as soon as it runs.
+const stallLimitNs = 2e9
 
 // mapRings creates the memfd of rings in the target (at fixed address at,
 // replacing the mapping there, or anywhere if at is 0) and maps it here.

@@ -3,6 +3,8 @@ package attach
 import (
 	"encoding/binary"
 
+	"github.com/profile-dev/profile/instrument/unwind"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -128,14 +130,17 @@ func (e *engine) detachInline(tid int, as *space) {
 		e.restoreReturns(t, is)
 	}
 	refs := 0
-	for _, t := range threads {
-		refs += e.stackRefs(t, as)
+	if len(threads) > 0 {
+		mods := unwindModules(threads[0].proc)
+		for _, t := range threads {
+			refs += e.stackRefs(t, as, mods)
+		}
 	}
 	if refs > 0 {
 		// Something on a live stack may still lead into the stubs: leave
 		// them (and their data) mapped rather than pull them from under it.
 		e.stats.StackRefs += refs
-		e.warn("detach: %d words on live stacks point into the inline probes' code: left mapped", refs)
+		e.warn("detach: %d frames would return into the inline probes' code: left mapped", refs)
 		as.keepAreas = true
 		e.dropInline(is)
 		as.inl = nil
@@ -146,24 +151,21 @@ func (e *engine) detachInline(tid int, as *space) {
 	as.inl = nil
 }
 
-// stackRefs counts the words of t's live stack (from its stack pointer to
-// the end of its mapping) that hold an address in the areas of as.
-func (e *engine) stackRefs(t *thread, as *space) int {
+// stackRefs unwinds t's stack (return addresses, signal frames' saved
+// pcs) and counts the frames that would go into the areas of as. Only
+// these matter: a stale copy of an address in a dead local is never
+// used.
+func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 	var regs unix.PtraceRegs
 	if getRegs(t.tid, &regs) != nil {
 		return 0
 	}
-	_, hi := threadStack(t.proc.pid, regs.Rsp)
-	if hi <= regs.Rsp || hi-regs.Rsp > 64<<20 {
-		return 0
-	}
-	buf := make([]byte, hi-regs.Rsp&^7)
-	if readMem(t.tid, regs.Rsp&^7, buf) != nil {
-		return 0
-	}
+	mem := func(addr uint64, buf []byte) error { return readMem(t.tid, addr, buf) }
+	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
+		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
-	for i := 0; i+8 <= len(buf); i += 8 {
-		if as.inArea(binary.LittleEndian.Uint64(buf[i:])) {
+	for _, f := range frames {
+		if as.inArea(f.PC) || as.inArea(f.RA) {
 			n++
 		}
 	}

@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/profile-dev/profile/model"
@@ -65,15 +66,48 @@ func (e *engine) drainThread(t *thread) {
 	}
 }
 
-// drainAll drains every ring of every space.
+// drainAll drains every ring of every space, and beats in each.
 func (e *engine) drainAll() int {
 	n := 0
 	for _, is := range e.inl {
 		for slot := range is.slots {
 			n += e.drainSlot(is, slot)
+			is.ring(slot).beat()
 		}
+		e.checkDrops(is)
 	}
 	return n
+}
+
+// checkDrops notices a process whose stubs gave up on the tracer (it did
+// not beat for stallLimitNs): counts are incomplete from then on. It says
+// so, marks the profile partial and lets the stubs record again.
+func (e *engine) checkDrops(is *inlineSpace) {
+	var dropped uint64
+	for slot := range is.slots {
+		d, _, _ := is.ring(slot).counters()
+		dropped += d
+	}
+	if dropped <= is.dropsSeen {
+		return
+	}
+	is.dropsSeen = dropped
+	for _, t := range is.slots {
+		var w [8]byte
+		writeMem(t.proc.pid, is.data+dDropping, w[:])
+		msg := fmt.Sprintf("pid %d: the probes dropped calls while profile could not keep up: counts are incomplete", t.proc.pid)
+		if !e.dropWarned {
+			e.dropWarned = true
+			e.warn("%s", msg)
+			e.s.Warn(msg)
+			prof := e.s.Profile()
+			prof.Meta.Partial = true
+			if prof.Meta.PartialReason == "" {
+				prof.Meta.PartialReason = "calls dropped"
+			}
+		}
+		break
+	}
 }
 
 // drainLoop drains the rings while the session runs: a full ring makes a

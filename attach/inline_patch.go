@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -93,6 +94,8 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err != nil {
 		return errors.New("code not in its file")
 	}
+	pad := padAfter(l.mod, sym)
+	code = append(code[:len(code):len(code)], pad...)
 	// The text in memory must be the file's: no int3 of ours, no patch
 	// left by a profiler that was killed.
 	cur := make([]byte, min(len(code), 32))
@@ -125,7 +128,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	a.next = (a.next + 15) &^ 15
 	tramp := a.base + a.next
-	p, err := instrument.PlanPatch(code, addr, tramp, stub+stubEntry, id)
+	p, err := instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id)
 	if err != nil {
 		// the reason alone, for --stats
 		return errors.New(strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": "))
@@ -154,6 +157,25 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
 	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
+}
+
+// padAfter returns the bytes between a function's end and the next
+// symbol (at most 32): alignment padding a short function's patch may use.
+func padAfter(m *instrument.Module, sym instrument.Symbol) []byte {
+	end := sym.Value + sym.Size
+	i := sort.Search(len(m.Symbols), func(i int) bool { return m.Symbols[i].Value >= end })
+	n := uint64(32)
+	if i < len(m.Symbols) {
+		n = min(n, m.Symbols[i].Value-end)
+	}
+	if n == 0 {
+		return nil
+	}
+	b, err := m.ReadAt(end, int(n))
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // leftoverPatch tells whether the bytes at a function's entry are an

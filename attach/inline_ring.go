@@ -38,6 +38,7 @@ const (
 	rDropped    = 0x80
 	rStallTicks = 0x88
 	rStalls     = 0x90
+	rBeat       = 0xc0 // the tracer's heartbeat: a stub waiting on a full ring gives up on a tracer that stopped beating
 	rEvents     = 0x1000
 	ringEvents  = 32768
 	eventSize   = 32
@@ -98,6 +99,9 @@ func (r ring) consume() {
 func (r ring) counters() (dropped, stalls, stallTicks uint64) {
 	return atomic.LoadUint64(r.word(rDropped)), atomic.LoadUint64(r.word(rStalls)), atomic.LoadUint64(r.word(rStallTicks))
 }
+
+// beat tells the stubs waiting on this ring that the tracer lives.
+func (r ring) beat() { atomic.AddUint64(r.word(rBeat), 1) }
 
 // reset hands a drained ring to a new owner. Indices keep counting from
 // where the last owner stopped, so a stale commit word (index+1 of an old

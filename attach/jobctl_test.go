@@ -59,103 +59,109 @@ func cpuTicks(pid int) int64 {
 }
 
 func TestStopContBehavesAsUntraced(t *testing.T) {
-	args := []string{"--threads", "2", "--seconds", "3"}
-	ref, refOut := startLongrun(t, args...)
-	before := map[int]bool{}
-	for _, p := range childPids() {
-		before[p] = true
-	}
-	bin, err := workload.Path("longrun")
-	if err != nil {
-		t.Fatal(err)
-	}
-	type res struct {
-		r   *Result
-		out string
-		err error
-	}
-	done := make(chan res, 1)
-	go func() {
-		var out bytes.Buffer
-		r, err := recordTo(context.Background(), append([]string{bin}, args...), defaultOptions(t), &out)
-		done <- res{r, out.String(), err}
-	}()
-	pid := newChild(t, before)
-	time.Sleep(500 * time.Millisecond)
-	syscall.Kill(pid, syscall.SIGSTOP)
-	time.Sleep(200 * time.Millisecond)
-	t0 := cpuTicks(pid)
-	time.Sleep(700 * time.Millisecond)
-	if t1 := cpuTicks(pid); t1 != t0 {
-		t.Errorf("the stopped target ran: cpu ticks %d -> %d", t0, t1)
-	}
-	syscall.Kill(pid, syscall.SIGCONT)
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.r.ExitCode != 0 || r.r.Signal != 0 {
-		t.Fatalf("exit %d signal %v", r.r.ExitCode, r.r.Signal)
-	}
-	ref.Wait()
-	if got, want := checksum(t, r.out), checksum(t, refOut.String()); got != want {
-		t.Fatalf("checksum %s, untraced %s", got, want)
-	}
+	forEachProbe(t, func(t *testing.T, _ Options) {
+		args := []string{"--threads", "2", "--seconds", "3"}
+		ref, refOut := startLongrun(t, args...)
+		before := map[int]bool{}
+		for _, p := range childPids() {
+			before[p] = true
+		}
+		bin, err := workload.Path("longrun")
+		if err != nil {
+			t.Fatal(err)
+		}
+		type res struct {
+			r   *Result
+			out string
+			err error
+		}
+		done := make(chan res, 1)
+		go func() {
+			var out bytes.Buffer
+			r, err := recordTo(context.Background(), append([]string{bin}, args...), defaultOptions(t), &out)
+			done <- res{r, out.String(), err}
+		}()
+		pid := newChild(t, before)
+		time.Sleep(500 * time.Millisecond)
+		syscall.Kill(pid, syscall.SIGSTOP)
+		time.Sleep(200 * time.Millisecond)
+		t0 := cpuTicks(pid)
+		time.Sleep(700 * time.Millisecond)
+		if t1 := cpuTicks(pid); t1 != t0 {
+			t.Errorf("the stopped target ran: cpu ticks %d -> %d", t0, t1)
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+		r := <-done
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if r.r.ExitCode != 0 || r.r.Signal != 0 {
+			t.Fatalf("exit %d signal %v", r.r.ExitCode, r.r.Signal)
+		}
+		ref.Wait()
+		if got, want := checksum(t, r.out), checksum(t, refOut.String()); got != want {
+			t.Fatalf("checksum %s, untraced %s", got, want)
+		}
+	})
 }
 
 func TestSigkillStillWritesPartialProfile(t *testing.T) {
-	before := map[int]bool{}
-	for _, p := range childPids() {
-		before[p] = true
-	}
-	bin, err := workload.Path("longrun")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan *Result, 1)
-	go func() {
-		var out bytes.Buffer
-		r, err := recordTo(context.Background(), []string{bin, "--threads", "2", "--seconds", "10"}, defaultOptions(t), &out)
-		if err != nil {
-			t.Error(err)
+	forEachProbe(t, func(t *testing.T, _ Options) {
+		before := map[int]bool{}
+		for _, p := range childPids() {
+			before[p] = true
 		}
-		done <- r
-	}()
-	pid := newChild(t, before)
-	time.Sleep(500 * time.Millisecond)
-	syscall.Kill(pid, syscall.SIGKILL)
-	r := <-done
-	if r == nil {
-		t.Fatal("no result")
-	}
-	p := r.Profile
-	if err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if r.Signal != syscall.SIGKILL || !p.Meta.Partial || !strings.Contains(p.Meta.PartialReason, "SIGKILL") {
-		t.Fatalf("signal %v, meta %+v", r.Signal, p.Meta)
-	}
-	if r.Stats.TracedCalls == 0 || len(p.Threads) != 4 {
-		t.Fatalf("%d calls, %d threads", r.Stats.TracedCalls, len(p.Threads))
-	}
+		bin, err := workload.Path("longrun")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan *Result, 1)
+		go func() {
+			var out bytes.Buffer
+			r, err := recordTo(context.Background(), []string{bin, "--threads", "2", "--seconds", "10"}, defaultOptions(t), &out)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- r
+		}()
+		pid := newChild(t, before)
+		time.Sleep(500 * time.Millisecond)
+		syscall.Kill(pid, syscall.SIGKILL)
+		r := <-done
+		if r == nil {
+			t.Fatal("no result")
+		}
+		p := r.Profile
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if r.Signal != syscall.SIGKILL || !p.Meta.Partial || !strings.Contains(p.Meta.PartialReason, "SIGKILL") {
+			t.Fatalf("signal %v, meta %+v", r.Signal, p.Meta)
+		}
+		if r.Stats.TracedCalls == 0 || len(p.Threads) != 4 {
+			t.Fatalf("%d calls, %d threads", r.Stats.TracedCalls, len(p.Threads))
+		}
+	})
 }
 
 func TestNoFollowFork(t *testing.T) {
-	opt := defaultOptions(t)
-	opt.NoFollowFork = true
-	r, out := recordWorkload(t, "forks", opt)
-	wantOut, code := untraced(t, "forks")
-	if out != wantOut || r.ExitCode != code {
-		t.Fatalf("output %q exit %d, untraced %q %d", out, r.ExitCode, wantOut, code)
-	}
-	if len(r.Profile.Processes) != 1 {
-		t.Fatalf("%d processes traced, want only the first", len(r.Profile.Processes))
-	}
-	got := observe(r.Profile)
-	if _, ok := got.Functions["child_work"]; ok {
-		t.Fatal("the child's work was traced")
-	}
-	if got.Functions["do_fork"].Calls != 1 || got.Functions["main"].Calls != 1 {
-		t.Fatalf("parent functions %v", got.Functions)
-	}
+	forEachProbe(t, func(t *testing.T, _ Options) {
+		opt := defaultOptions(t)
+		opt.NoFollowFork = true
+		r, out := recordWorkload(t, "forks", opt)
+		wantOut, code := untraced(t, "forks")
+		if out != wantOut || r.ExitCode != code {
+			t.Fatalf("output %q exit %d, untraced %q %d", out, r.ExitCode, wantOut, code)
+		}
+		if len(r.Profile.Processes) != 1 {
+			t.Fatalf("%d processes traced, want only the first", len(r.Profile.Processes))
+		}
+		got := observe(r.Profile)
+		if _, ok := got.Functions["child_work"]; ok {
+			t.Fatal("the child's work was traced")
+		}
+		if got.Functions["do_fork"].Calls != 1 || got.Functions["main"].Calls != 1 {
+			t.Fatalf("parent functions %v", got.Functions)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/instrument"
@@ -13,13 +14,21 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
+// defaultOptions are the options of a test: the default filter, and the
+// probe kind of the forEachProbe subtest it runs in (auto outside one).
 func defaultOptions(t *testing.T) Options {
 	t.Helper()
 	f, err := instrument.NewFilter(nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Filter: f}
+	opt := Options{Filter: f}
+	for _, k := range probeKinds {
+		if strings.Contains(t.Name(), "/"+k) {
+			opt.Probes = k
+		}
+	}
+	return opt
 }
 
 // recordWorkload records a workload with its stdout captured.

@@ -40,10 +40,11 @@ type engine struct {
 	// Inline probes: the tracer thread holds mu except while it waits for
 	// a stop; the drain goroutine takes it to feed the rings' events to
 	// the session.
-	mu        sync.Mutex
-	clock     *tsc.Clock     // nil: no inline probes
-	inl       []*inlineSpace // spaces with inline probes, drained
-	drainDone bool
+	mu         sync.Mutex
+	clock      *tsc.Clock     // nil: no inline probes
+	inl        []*inlineSpace // spaces with inline probes, drained
+	drainDone  bool
+	dropWarned bool
 }
 
 type deferredStop struct {

@@ -46,21 +46,25 @@ type Patch struct {
 // function is refused when its first instructions cannot move: a call,
 // return, system call, indirect jump or an instruction that must not run
 // elsewhere; or when a branch of the function lands inside the replaced
-// bytes, which would then execute half of the jump.
-func PlanPatch(code []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
-	p, err := planPatch(code, addr, tramp, entry, id)
+// bytes, which would then execute half of the jump. pad holds the bytes
+// between the function and the next symbol: if they are all alignment
+// padding (int3, nops), a function shorter than the jump whose flow ends
+// (ret, jmp) before it may take them.
+func PlanPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
+	p, err := planPatch(code, pad, addr, tramp, entry, id)
 	if err != nil {
 		return Patch{}, fmt.Errorf("%w: %w", ErrCannotPatch, err)
 	}
 	return p, nil
 }
 
-func planPatch(code []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
+func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
 	start := 0
 	if isEndbr(code) {
 		start = len(endbr64)
 	}
-	if len(code) < start+PatchLen {
+	full := append(code[:len(code):len(code)], pad...)
+	if len(full) < start+PatchLen {
 		return Patch{}, fmt.Errorf("function of %d bytes is shorter than the jump", len(code))
 	}
 	p := Patch{Addr: addr, At: addr + uint64(start)}
@@ -76,17 +80,32 @@ func planPatch(code []byte, addr, tramp, entry uint64, id uint32) (Patch, error)
 	off, ended := start, false
 	for off < start+PatchLen {
 		if ended {
-			return Patch{}, errors.New("jump in the prologue")
+			// The flow has left (ret, jmp, a call returning behind the
+			// patch): the rest of the jump's bytes never run. Past the
+			// function they must be padding; inside it, no branch may
+			// land there (branchesInto).
+			if lo := max(off, len(code)); lo < start+PatchLen && !padding(pad) {
+				return Patch{}, errors.New("jump or return before the fifth byte, code after it")
+			}
+			off = start + PatchLen
+			break
+		}
+		if off >= len(code) {
+			return Patch{}, fmt.Errorf("function of %d bytes is shorter than the jump", len(code))
 		}
 		at := addr + uint64(off)
 		slot := tramp + uint64(len(out))
-		ins, n, last, err := relocateProbe(code[off:], at, slot)
+		ins, n, f, err := relocateProbe(code[off:], at, slot)
 		if err != nil {
 			return Patch{}, err
 		}
 		out = append(out, ins...)
 		off += n
-		ended = last
+		ended = f != flowOn
+		if f == flowCall && off < start+PatchLen {
+			// It would return into the middle of the jump.
+			return Patch{}, errors.New("call before the fifth byte")
+		}
 	}
 	p.Len = off - start
 	if !ended {
@@ -98,7 +117,7 @@ func planPatch(code []byte, addr, tramp, entry uint64, id uint32) (Patch, error)
 	if err := branchesInto(code, addr, p.At+1, p.At+uint64(p.Len)); err != nil {
 		return Patch{}, err
 	}
-	p.Orig = append([]byte(nil), code[start:off]...)
+	p.Orig = append([]byte(nil), full[start:off]...)
 	p.Jump = make([]byte, p.Len)
 	p.Jump[0] = 0xe9
 	rel, ok = rel32(p.At+PatchLen, tramp)
@@ -113,51 +132,107 @@ func planPatch(code []byte, addr, tramp, entry uint64, id uint32) (Patch, error)
 	return p, nil
 }
 
+// flow is where control goes after a relocated instruction.
+type flow int
+
+const (
+	flowOn   flow = iota // to the next instruction
+	flowEnds             // elsewhere (ret, jmp): the trampoline needs no jump back
+	flowCall             // a call: back behind it, which must be behind the patch
+)
+
 // relocateProbe copies one prologue instruction at at to slot: re-aimed
 // when it addresses memory relative to rip, widened when it is a short
-// branch. last is true for an unconditional jump, after which the
-// trampoline needs no jump back.
-func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, last bool, err error) {
+// branch.
+func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, f flow, err error) {
 	if v, err := decodeVEX(code); !errors.Is(err, errNotVEX) {
 		if err != nil {
-			return nil, 0, false, err
+			return nil, 0, flowOn, err
 		}
 		ins := append([]byte(nil), code[:v.len]...)
 		if v.ripOff >= 0 {
 			if err := reaim(ins, v.ripOff, at, slot); err != nil {
-				return nil, 0, false, err
+				return nil, 0, flowOn, err
 			}
 		}
-		return ins, v.len, false, nil
+		return ins, v.len, flowOn, nil
 	}
 	inst, err := decodeInst(code)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, flowOn, err
 	}
 	// Reasons name the instruction, not its operands: --stats groups them.
 	name := strings.ToLower(inst.Op.String())
 	_, isRel := inst.Args[0].(x86asm.Rel)
 	switch op := inst.Op; {
-	case refused(op), op == x86asm.SYSCALL, op == x86asm.INT, op == x86asm.RET, op == x86asm.CALL:
-		return nil, 0, false, fmt.Errorf("%s in the prologue", name)
+	case op == x86asm.CALL:
+		ins, err := probeCall(code[:inst.Len], inst, at, slot)
+		if err != nil {
+			return nil, 0, flowOn, fmt.Errorf("%s in the prologue: %w", name, err)
+		}
+		return ins, inst.Len, flowCall, nil
+	case op == x86asm.RET:
+		// Position independent, and the flow ends: the trampoline needs
+		// no jump back.
+		return append([]byte(nil), code[:inst.Len]...), inst.Len, flowEnds, nil
+	case refused(op), op == x86asm.SYSCALL, op == x86asm.INT:
+		return nil, 0, flowOn, fmt.Errorf("%s in the prologue", name)
 	case op == x86asm.JMP && isRel:
 		target := at + uint64(inst.Len) + uint64(pcRel(code, inst))
-		return appendJump(nil, slot, target), inst.Len, true, nil
+		return appendJump(nil, slot, target), inst.Len, flowEnds, nil
 	case op == x86asm.JMP:
-		return nil, 0, false, errors.New("indirect jump in the prologue")
+		return nil, 0, flowOn, errors.New("indirect jump in the prologue")
 	case isRel && inst.DataSize == 16:
-		return nil, 0, false, errors.New("16-bit branch in the prologue")
+		return nil, 0, flowOn, errors.New("16-bit branch in the prologue")
 	case isRel && isShortCond(op):
 		ins, err := probeBranch(code[:inst.Len], inst, at, slot)
-		return ins, inst.Len, false, err
+		return ins, inst.Len, flowOn, err
 	case isRel:
-		return nil, 0, false, fmt.Errorf("%s: unexpected relative operand", name)
+		return nil, 0, flowOn, fmt.Errorf("%s: unexpected relative operand", name)
 	}
 	ins, err := relocate(code[:inst.Len], inst, at, slot)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("%s: %w", name, err)
+		return nil, 0, flowOn, fmt.Errorf("%s: %w", name, err)
 	}
-	return ins[:inst.Len], inst.Len, false, nil // relocate appends a jump back: not wanted here
+	return ins[:inst.Len], inst.Len, flowOn, nil // relocate appends a jump back: not wanted here
+}
+
+// probeCall relocates a call that ends the replaced bytes: it pushes the
+// original return address (the instruction behind the patch, so the
+// callee returns into the original code and unwinders see the original
+// address) and jumps to the callee. lea and mov leave the flags alone.
+//
+//	lea rsp, [rsp-8]
+//	mov dword [rsp], lo32 ; mov dword [rsp+4], hi32
+//	jmp callee            ; rel32 or [rip+0] abs64; or the call's own
+//	                      ; operand: jmp [rip+disp'], jmp reg
+func probeCall(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error) {
+	ret := addr + uint64(inst.Len)
+	out := []byte{0x48, 0x8d, 0x64, 0x24, 0xf8, 0xc7, 0x04, 0x24, 0, 0, 0, 0, 0xc7, 0x44, 0x24, 0x04, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(out[8:], uint32(ret))
+	binary.LittleEndian.PutUint32(out[16:], uint32(ret>>32))
+	here := slot + uint64(len(out))
+	switch a := inst.Args[0].(type) {
+	case x86asm.Rel:
+		return appendJump(out, here, ret+uint64(pcRel(code, inst))), nil
+	case x86asm.Mem:
+		if a.Base != x86asm.RIP || inst.PCRel != 4 || len(code) != 6 || code[0] != 0xff || code[1] != 0x15 {
+			return nil, errors.New("memory operand")
+		}
+		jmp := []byte{0xff, 0x25, code[2], code[3], code[4], code[5]}
+		if err := reaim(jmp, 2, addr, here); err != nil {
+			return nil, err
+		}
+		return append(out, jmp...), nil
+	case x86asm.Reg:
+		switch {
+		case len(code) == 2 && code[0] == 0xff && code[1]&0xf8 == 0xd0: // call r64
+			return append(out, 0xff, 0xe0|code[1]&7), nil
+		case len(code) == 3 && code[0] == 0x41 && code[1] == 0xff && code[2]&0xf8 == 0xd0: // call r8-r15
+			return append(out, 0x41, 0xff, 0xe0|code[2]&7), nil
+		}
+	}
+	return nil, errors.New("operand")
 }
 
 // probeBranch relocates a conditional branch of a prologue: taken, it
@@ -249,6 +324,22 @@ func cetLen(code []byte) int {
 		return 4
 	}
 	return 0
+}
+
+// padding tells alignment filler: int3 and nop encodings only.
+func padding(b []byte) bool {
+	for len(b) > 0 {
+		if b[0] == 0xcc {
+			b = b[1:]
+			continue
+		}
+		inst, err := decodeInst(b)
+		if err != nil || inst.Op != x86asm.NOP {
+			return false
+		}
+		b = b[inst.Len:]
+	}
+	return true
 }
 
 func allZero(b []byte) bool {

@@ -13,29 +13,36 @@ func TestPlanPatch(t *testing.T) {
 	cases := []struct {
 		name   string
 		code   []byte
+		pad    []byte // padding after the function
 		at     uint64 // where the jump goes
 		len    int
 		refuse string // a word of the reason, "" if patched
 	}{
-		{"frame setup", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc9, 0xc3}, addr, 8, ""},
-		{"after endbr64", []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x53, 0x5b, 0x5d, 0xc3}, addr + 4, 5, ""},
-		{"rip-relative load", []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}, addr, 7, ""},
-		{"short jcc widened", []byte{0x85, 0xff, 0x74, 0x03, 0x31, 0xc0, 0xc3, 0xb8, 1, 0, 0, 0, 0xc3}, addr, 6, ""},
-		{"jump as last", []byte{0xe9, 0x10, 0x00, 0x00, 0x00}, addr, 5, ""},
-		{"call first", []byte{0xe8, 0x10, 0x00, 0x00, 0x00, 0xc3}, 0, 0, "call"},
-		{"return early", []byte{0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90}, 0, 0, "ret"},
-		{"too short", []byte{0x31, 0xc0, 0xc3}, 0, 0, "shorter"},
-		{"syscall", []byte{0x31, 0xc0, 0x0f, 0x05, 0x90, 0xc3}, 0, 0, "syscall"},
-		{"indirect jump", []byte{0xff, 0xe0, 0x90, 0x90, 0x90, 0x90}, 0, 0, "jump"},
+		{"frame setup", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc9, 0xc3}, nil, addr, 8, ""},
+		{"after endbr64", []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x53, 0x5b, 0x5d, 0xc3}, nil, addr + 4, 5, ""},
+		{"rip-relative load", []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}, nil, addr, 7, ""},
+		{"short jcc widened", []byte{0x85, 0xff, 0x74, 0x03, 0x31, 0xc0, 0xc3, 0xb8, 1, 0, 0, 0, 0xc3}, nil, addr, 6, ""},
+		{"jump as last", []byte{0xe9, 0x10, 0x00, 0x00, 0x00}, nil, addr, 5, ""},
+		{"call first", []byte{0xe8, 0x10, 0x00, 0x00, 0x00, 0xc3}, nil, addr, 5, ""},
+		{"call before the fifth byte", []byte{0xff, 0xd0, 0x90, 0x90, 0x90, 0xc3}, nil, 0, 0, "before the fifth byte"},
+		{"call through rsp", []byte{0xff, 0x14, 0x24, 0x90, 0x90, 0xc3}, nil, 0, 0, "call"},
+		// ret ends the flow: the bytes after it are the function's, no
+		// branch reaches them.
+		{"return early", []byte{0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90}, nil, addr, 5, ""},
+		{"too short", []byte{0x31, 0xc0, 0xc3}, nil, 0, 0, "shorter"},
+		{"short with padding", []byte{0x31, 0xc0, 0xc3}, []byte{0x66, 0x90, 0xcc}, addr, 5, ""},
+		{"short with code after", []byte{0x31, 0xc0, 0xc3}, []byte{0x55, 0x48}, 0, 0, "fifth byte"},
+		{"syscall", []byte{0x31, 0xc0, 0x0f, 0x05, 0x90, 0xc3}, nil, 0, 0, "syscall"},
+		{"indirect jump", []byte{0xff, 0xe0, 0x90, 0x90, 0x90, 0x90}, nil, 0, 0, "jump"},
 		// A loop back to the second instruction: half of the jump would run.
-		{"branch into the jump", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf7}, 0, 0, "lands inside"},
+		{"branch into the jump", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf7}, nil, 0, 0, "lands inside"},
 		// rdsspq rax (CET, unknown to x86asm) is measured, not refused.
-		{"shadow-stack instruction", []byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0xf3, 0x48, 0x0f, 0x1e, 0xc8, 0x5b, 0x5d, 0xc3}, addr, 5, ""},
-		{"branch to the entry is fine", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf6}, addr, 8, ""},
+		{"shadow-stack instruction", []byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0xf3, 0x48, 0x0f, 0x1e, 0xc8, 0x5b, 0x5d, 0xc3}, nil, addr, 5, ""},
+		{"branch to the entry is fine", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf6}, nil, addr, 8, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanPatch(c.code, addr, tramp, entry, 7)
+			p, err := PlanPatch(c.code, c.pad, addr, tramp, entry, 7)
 			if c.refuse != "" {
 				if err == nil || !errors.Is(err, ErrCannotPatch) || !strings.Contains(err.Error(), c.refuse) {
 					t.Fatalf("err = %v, want a refusal naming %q", err, c.refuse)
@@ -49,7 +56,7 @@ func TestPlanPatch(t *testing.T) {
 				t.Fatalf("at %#x len %d, want %#x %d", p.At, p.Len, c.at, c.len)
 			}
 			off := int(p.At - addr)
-			if !bytes.Equal(p.Orig, c.code[off:off+p.Len]) {
+			if full := append(c.code, c.pad...); !bytes.Equal(p.Orig, full[off:off+p.Len]) {
 				t.Errorf("orig % x", p.Orig)
 			}
 			if p.Jump[0] != 0xe9 || uint64(int64(int32(binary.LittleEndian.Uint32(p.Jump[1:]))))+p.At+5 != tramp {
@@ -69,7 +76,7 @@ func TestPlanPatchBranch(t *testing.T) {
 	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
 	// test esi,esi; js +0x24; cmp [rip+0x1b302e],esi  (redis's selectDb)
 	code := []byte{0x85, 0xf6, 0x78, 0x24, 0x39, 0x35, 0x2e, 0x30, 0x1b, 0x00, 0x7e, 0x1c, 0xc3}
-	p, err := PlanPatch(code, addr, tramp, entry, 1)
+	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +93,39 @@ func TestPlanPatchBranch(t *testing.T) {
 	}
 }
 
+// A call that ends the replaced bytes pushes the original return address
+// (behind the patch) and jumps to the callee.
+func TestPlanPatchCall(t *testing.T) {
+	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	// sub rsp,0x18 (4); call +0x100 (5): the patch is 9 bytes.
+	code := []byte{0x48, 0x83, 0xec, 0x18, 0xe8, 0x00, 0x01, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x18, 0xc3}
+	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Len != 9 {
+		t.Fatalf("len %d", p.Len)
+	}
+	c := p.Tramp[14:] // after the header and sub rsp
+	ret := uint64(binary.LittleEndian.Uint32(c[8:])) | uint64(binary.LittleEndian.Uint32(c[16:]))<<32
+	if !bytes.Equal(c[:5], []byte{0x48, 0x8d, 0x64, 0x24, 0xf8}) || ret != addr+9 {
+		t.Errorf("pushes %#x (% x), want %#x", ret, c[:20], addr+9)
+	}
+	jmpAt := uint64(tramp + 14 + 20)
+	if c[20] != 0xe9 || jmpAt+5+uint64(int64(int32(binary.LittleEndian.Uint32(c[21:])))) != addr+9+0x100 {
+		t.Errorf("jumps % x, want the callee %#x", c[20:25], addr+9+0x100)
+	}
+	if len(p.Tramp) != 14+25 {
+		t.Errorf("trampoline of %d bytes: nothing after the call's jump", len(p.Tramp))
+	}
+}
+
 // The relocated rip-relative load reads the same address from the
 // trampoline, and the trampoline ends by jumping behind the patch.
 func TestPlanPatchRelocates(t *testing.T) {
 	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
 	code := []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}
-	p, err := PlanPatch(code, addr, tramp, entry, 1)
+	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

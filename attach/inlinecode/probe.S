@@ -27,7 +27,7 @@
 	/* data block */
 	.set D_RETSTUB, 0x00         /* address of the return stub in use */
 	.set D_DROPPING, 0x08        /* nonzero: the consumer is gone, record nothing */
-	.set D_STALL_LIMIT, 0x10     /* ticks a stub waits for room before dropping */
+	.set D_STALL_LIMIT, 0x10     /* ticks without a heartbeat: the tracer is gone */
 	.set D_UNREGISTERED, 0x18    /* calls by threads without a state */
 	.set D_SHADOW_FULL, 0x20     /* returns left alone: shadow stack full */
 	.set D_LOST, 0x28            /* returns with no shadow entry (never expected) */
@@ -48,6 +48,7 @@
 	.set R_DROPPED, 0x80
 	.set R_STALL_TICKS, 0x88
 	.set R_STALLS, 0x90
+	.set R_BEAT, 0xc0            /* the tracer's heartbeat, as it drains */
 	.set R_EVENTS, 0x1000
 	.set RING_MASK, 32767
 	.set RING_ROOM, 32768 - 64   /* slack for signal handlers nesting */
@@ -108,13 +109,19 @@
 	or	r11, rcx
 	mov	[r9], r11
 	jmp	14f
-13:	/* full: wait for the tracer, a bounded time */
-	mov	[rsp - 8], rdx          /* below the saved registers: ours */
+13:	/* Full: wait for the tracer. It beats (R_BEAT) as it drains; a
+	 * tracer that has not beaten for D_STALL_LIMIT ticks is gone, and the
+	 * process records nothing from then on. Red zone: [rsp-8] sp,
+	 * [rsp-16] return address, [rsp-24] start, [rsp-32] last beat seen
+	 * at; r9 the beat. */
+	mov	[rsp - 8], rdx
 	mov	[rsp - 16], r10
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
-	mov	r9, rax
+	mov	[rsp - 24], rax
+	mov	[rsp - 32], rax
+	mov	r9, [rdi + R_BEAT]
 15:	pause
 	cmp	qword ptr [r8 + D_DROPPING], 0
 	jne	16f
@@ -125,7 +132,11 @@
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
-	sub	rax, r9
+	cmp	r9, [rdi + R_BEAT]
+	je	18f
+	mov	r9, [rdi + R_BEAT]      /* it beats: alive, wait on */
+	mov	[rsp - 32], rax
+18:	sub	rax, [rsp - 32]
 	cmp	rax, [r8 + D_STALL_LIMIT]
 	jb	15b
 	mov	qword ptr [r8 + D_DROPPING], 1
@@ -135,7 +146,7 @@
 17:	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
-	sub	rax, r9
+	sub	rax, [rsp - 24]
 	add	[rdi + R_STALL_TICKS], rax
 	inc	qword ptr [rdi + R_STALLS]
 	mov	rdx, [rsp - 8]
