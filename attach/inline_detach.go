@@ -164,9 +164,13 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
 		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
-	for _, f := range frames {
+	for i, f := range frames {
 		if as.inArea(f.PC) || as.inArea(f.RA) {
 			n++
+			if debug || n == 1 {
+				e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
+					e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub)
+			}
 		}
 	}
 	return n

@@ -53,13 +53,12 @@ func (e *engine) forkInline(parent, child *thread) {
 	}
 	// Unregistered threads of the parent do not exist in the child: their
 	// table entries must not lead a new thread of the child to a slot.
-	for tid, s := range pis.tidSlot {
+	for tid := range pis.tidSlot {
 		if tid != parent.tid {
 			if idx, ok := is.table[pis.tidFS[tid]]; ok {
 				var w [8]byte
 				writeMem(child.tid, is.data+dTable+uint64(idx)*16+8, w[:])
 			}
-			_ = s
 		}
 	}
 	as.inl = is

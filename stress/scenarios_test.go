@@ -22,7 +22,9 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// (a) 100 attach/detach cycles on the server under load.
+// (a) 100 attach/detach cycles with inline probes on the server under
+// load: after each, its text equals its files and no frame of any thread
+// returns into the probes' code (the profiler's --stats says).
 func TestAttachCycles(t *testing.T) {
 	const cycles = 100
 	sc := begin(t, "attach-cycles")
@@ -38,7 +40,7 @@ func TestAttachCycles(t *testing.T) {
 	for i := 0; i < cycles; i++ {
 		out := filepath.Join(dir, fmt.Sprintf("cycle%03d.data", i))
 		t0 := time.Now()
-		code, prof := runProfile(t, dir, 60*time.Second, "attach", "--pid", strconv.Itoa(pid), "--duration", "100ms", "-o", out)
+		code, prof := runProfile(t, dir, 60*time.Second, "attach", "--probes", "inline", "--stats", "--pid", strconv.Itoa(pid), "--duration", "100ms", "-o", out)
 		took = append(took, time.Since(t0))
 		if code != 0 {
 			t.Fatalf("cycle %d: profile attach: exit status %d, stderr %q (server %s)", i, code, prof.stderr.String(), srv.status())
@@ -53,6 +55,9 @@ func TestAttachCycles(t *testing.T) {
 		}
 		if err := proctext.MatchesDisk(pid); err != nil {
 			t.Fatalf("after cycle %d: %v (profile said %q)", i, err, prof.stderr.String())
+		}
+		if !strings.Contains(prof.stderr.String(), "frames left in code: 0 ") {
+			t.Fatalf("after cycle %d: frames may return into the probes' code: %q", i, prof.stderr.String())
 		}
 	}
 	slices.Sort(took)
