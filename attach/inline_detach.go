@@ -165,7 +165,9 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
 	for i, f := range frames {
-		if as.inArea(f.PC) || as.inArea(f.RA) {
+		// Only the inline probes' code: a thread in a trap probe's
+		// out-of-line slot is moved out after this (leaveArea).
+		if as.inl.inside(f.PC) || as.inl.inside(f.RA) {
 			n++
 			if debug || n == 1 {
 				e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
