@@ -184,5 +184,5 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "ring stalls:         %d (%s waiting)\n", s.Stalls, time.Duration(s.StallNs).Truncate(time.Microsecond))
 	fmt.Fprintf(w, "events dropped:      %d\n", s.Dropped)
 	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Unregistered)
-	fmt.Fprintf(w, "stale stack words:   %d (pointing into the inline probes' code at detach)\n", s.StackRefs)
+	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
 }
