@@ -14,17 +14,7 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 	if t == nil || is.mem == nil {
 		return 0
 	}
-	r := is.ring(slot)
-	n := 0
-	for {
-		ev, ok := r.next()
-		if !ok {
-			break
-		}
-		e.inlineEvent(t, ev)
-		r.consume()
-		n++
-	}
+	n := is.ring(slot).drain(func(ev ringEvent) { e.inlineEvent(t, ev) })
 	e.stats.Events += int64(n)
 	return n
 }

@@ -72,27 +72,31 @@ type ringEvent struct {
 	sp, ret uint64
 }
 
-// next returns the ring's next committed event, if any, without
-// consuming it: a slot reserved by a stub that a signal interrupted is
-// not committed yet, and everything behind it waits.
-func (r ring) next() (ringEvent, bool) {
+// drain hands every committed event to f, in order, and frees them. It
+// reads the head once and publishes the tail once per batch: a word the
+// stubs write and one they read, touched per event, would bounce between
+// the CPUs of the target and the tracer. A slot reserved by a stub that a
+// signal interrupted is not committed yet: everything behind it waits.
+func (r ring) drain(f func(ringEvent)) int {
 	tail := atomic.LoadUint64(r.word(rTail))
-	if tail == atomic.LoadUint64(r.word(rHead)) {
-		return ringEvent{}, false
+	head := atomic.LoadUint64(r.word(rHead))
+	n := 0
+	for ; tail != head; tail++ {
+		off := rEvents + int(tail%ringEvents)*eventSize
+		w0 := atomic.LoadUint64(r.word(off))
+		if uint32(w0) != uint32(tail+1) {
+			break
+		}
+		b := r.mem[off:]
+		f(ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
+			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])})
+		n++
+		if n%4096 == 0 {
+			atomic.StoreUint64(r.word(rTail), tail+1) // room for a waiting stub
+		}
 	}
-	off := rEvents + int(tail%ringEvents)*eventSize
-	w0 := atomic.LoadUint64(r.word(off))
-	if uint32(w0) != uint32(tail+1) {
-		return ringEvent{}, false
-	}
-	b := r.mem[off:]
-	return ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
-		sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}, true
-}
-
-// consume frees the event next returned.
-func (r ring) consume() {
-	atomic.AddUint64(r.word(rTail), 1)
+	atomic.StoreUint64(r.word(rTail), tail)
+	return n
 }
 
 // counters returns the ring's drop and stall counts.
