@@ -84,8 +84,14 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 func (e *engine) handleStop(tid int, ws unix.WaitStatus) {
 	e.handle(tid, ws)
 	if t := e.threads[tid]; t != nil && t.unreaped {
-		reap(tid)
 		t.unreaped = false
+		// A SIGKILL can wake the thread from the peeked stop while it is
+		// handled: it then sits in its exit stop, and the reap takes that
+		// stop's notification. Handle what was reaped, or the thread
+		// waits there forever.
+		if ws2, err := reap(tid); err == nil && ws2 != ws {
+			e.handleStop(tid, ws2)
+		}
 	}
 }
 
