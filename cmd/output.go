@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/model"
@@ -169,3 +170,34 @@ var filePerm = sync.OnceValue(func() fs.FileMode {
 	}
 	return 0o600
 })
+
+// outputPath is where a rendering or export of input goes: out, or input
+// with its extension replaced by ext when out is empty, "-" for standard
+// output. A file is checked now, before any work starts.
+func outputPath(input, out, ext string) (string, error) {
+	if out == "" {
+		out = renderedName(input, ext)
+	}
+	if out == "-" {
+		return out, nil
+	}
+	return out, checkOutput(out)
+}
+
+// emit writes what write produces to out, or to standard output for "-",
+// and says where it went. An existing file is replaced, not kept as .old:
+// a rendering or an export is made again at will.
+func emit(c *cobra.Command, out string, write func(io.Writer) error) error {
+	if out == "-" {
+		w := bufio.NewWriter(c.OutOrStdout())
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	if err := writeOutput(out, false, write); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)
+	return nil
+}

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -61,13 +60,8 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 				opt.Warm = 1e-12
 			}
 			opt.Threads, opt.Title, opt.Scope = threads, title, model.Scope{Pid: pid, Tid: tid}
-			if out == "" {
-				out = renderedName(args[0], format)
-			}
-			if out != "-" {
-				if err := checkOutput(out); err != nil {
-					return err
-				}
+			if out, err = outputPath(args[0], out, format); err != nil {
+				return err
 			}
 			p, err := readProfile(args[0])
 			if err != nil {
@@ -90,20 +84,10 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 			if err != nil {
 				return err
 			}
-			if out == "-" {
-				_, err := c.OutOrStdout().Write(data)
-				return err
-			}
-			// A rendering is replaced, not kept as .old: it is made again at will.
-			err = writeOutput(out, false, func(w io.Writer) error {
+			return emit(c, out, func(w io.Writer) error {
 				_, err := w.Write(data)
 				return err
 			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)
-			return nil
 		},
 	}
 	fl := c.Flags()

@@ -36,6 +36,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--version"}, 0, ""},
 		{[]string{}, 0, ""}, // help
 		{[]string{"summary", "p.data"}, 0, ""},
+		{[]string{"export", "p.data", "--format", "folded", "-o", "-"}, 0, ""},
 		// usage errors: cobra's own
 		{[]string{"sumary", "p.data"}, 2, `unknown command "sumary" for "profile" (did you mean summary?)`},
 		{[]string{"--bogus"}, 2, "unknown flag: --bogus"},
@@ -63,9 +64,16 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"render", "p.data", "--hot", "2%", "--warm", "5%"}, 2, "must not exceed --hot"},
 		{[]string{"summary", "p.data", "--format", "xml"}, 2, `unknown --format "xml"`},
 		{[]string{"summary", "p.data", "--top", "-1"}, 2, "must not be negative"},
+		{[]string{"export", "p.data", "--format", "svg"}, 2, `unknown --format "svg": use folded or pprof`},
+		{[]string{"export", "p.data", "--format", "folded", "--value", "wall"}, 2, `bad --value: unknown value "wall"`},
+		{[]string{"export", "p.data"}, 2, `required flag(s) "format" not set`},
+		{[]string{"export", "--format", "pprof"}, 2, "accepts 1 arg(s)"},
 		// failures of the work
 		{[]string{"info", "missing.data"}, 1, "missing.data: no such file"},
 		{[]string{"summary", "junk.data"}, 1, "junk.data: not a profile file"},
+		{[]string{"export", "junk.data", "--format", "pprof"}, 1, "junk.data: not a profile file"},
+		{[]string{"export", "missing.data", "--format", "folded"}, 1, "missing.data: no such file"},
+		{[]string{"export", "p.data", "--format", "folded", "-o", "out"}, 1, "-o out: is a directory"},
 		{[]string{"merge", "p.data", "-o", "out"}, 1, "-o out: is a directory"},
 		{[]string{"prune", "p.data", "-o", "no/such/dir.data"}, 1, "-o no/such/dir.data: directory no/such does not exist"},
 		{[]string{"render", "p.data", "-o", "out"}, 1, "-o out: is a directory"},

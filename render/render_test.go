@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"flag"
 	"image/png"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/profile-dev/profile/internal/golden"
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/model/modeltest"
 	"github.com/profile-dev/profile/render"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func mustDOT(t testing.TB, p *model.Profile, opt render.Options) []byte {
 	t.Helper()
@@ -54,23 +50,7 @@ func TestDOTGolden(t *testing.T) {
 		if again := mustDOT(t, c.p, c.opt); !bytes.Equal(got, again) {
 			t.Errorf("%s: DOT is not deterministic", name)
 		}
-		path := filepath.Join("testdata", name+".dot")
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./render -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the golden file (run go test ./render -update to accept):\n%s", path, got)
-		}
+		golden.Check(t, name+".dot", got)
 	}
 }
 

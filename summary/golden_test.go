@@ -3,37 +3,17 @@ package summary_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/profile-dev/profile/internal/golden"
 	"github.com/profile-dev/profile/model/modeltest"
 	"github.com/profile-dev/profile/summary"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		must(t, os.MkdirAll("testdata", 0o755))
-		must(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./summary -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run go test ./summary -update to accept):\n%s", path, got)
-	}
-}
 
 func TestGolden(t *testing.T) {
 	writers := map[string]func(io.Writer, *summary.Report) error{
@@ -45,7 +25,7 @@ func TestGolden(t *testing.T) {
 		for ext, w := range writers {
 			var buf bytes.Buffer
 			must(t, w(&buf, r))
-			golden(t, name+"."+ext, buf.Bytes())
+			golden.Check(t, name+"."+ext, buf.Bytes())
 		}
 	}
 }
