@@ -2,9 +2,6 @@ package attach
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,22 +28,12 @@ func crashSignal(t *thread, sig syscall.Signal) bool {
 		// Our handler is the disposition now; the program's own decides.
 		return h.old.handler == 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.tid))
-	if err != nil {
+	st := procStatus(t.tid)
+	if st == nil {
 		return false
 	}
 	bit := uint64(1) << (uint(sig) - 1)
-	for _, line := range strings.Split(string(b), "\n") {
-		for _, field := range []string{"SigCgt:", "SigIgn:"} {
-			if v, ok := strings.CutPrefix(line, field); ok {
-				mask, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				if mask&bit != 0 {
-					return false
-				}
-			}
-		}
-	}
-	return true
+	return (statusMask(st, "SigCgt")|statusMask(st, "SigIgn"))&bit == 0
 }
 
 // crash records a fatal signal about to end t's process, with the

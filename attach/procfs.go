@@ -36,19 +36,32 @@ func readComm(tid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// tgid returns the thread group (process) id of a task.
-func tgid(tid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+// procStatus reads the fields of /proc/PID/status.
+func procStatus(pid int) map[string]string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return nil
 	}
+	out := map[string]string{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.TrimSpace(v)
 		}
 	}
-	return 0
+	return out
+}
+
+// statusMask reads a signal mask field of /proc/PID/status (SigPnd,
+// SigCgt, ...).
+func statusMask(st map[string]string, field string) uint64 {
+	m, _ := strconv.ParseUint(st[field], 16, 64)
+	return m
+}
+
+// tgid returns the thread group (process) id of a task.
+func tgid(tid int) int {
+	n, _ := strconv.Atoi(procStatus(tid)["Tgid"])
+	return n
 }
 
 // taskIDs lists the threads of a process.
@@ -69,17 +82,7 @@ func taskIDs(pid int) ([]int, error) {
 // trapPending tells whether a SIGTRAP is pending for the thread itself:
 // an int3 it executed whose stop has not been reported yet.
 func trapPending(tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
-			mask, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return mask&(1<<(5-1)) != 0 // SIGTRAP is 5
-		}
-	}
-	return false
+	return statusMask(procStatus(tid), "SigPnd")&(1<<(unix.SIGTRAP-1)) != 0
 }
 
 // mappingProt returns the protection of the mapping holding addr.

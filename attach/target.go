@@ -60,21 +60,6 @@ func (e *engine) nothingToTrace(p *process) error {
 		ErrNoFunctions, what, strings.Join(libs, ", "), libs[0])
 }
 
-// procStatus reads the fields of /proc/PID/status.
-func procStatus(pid int) map[string]string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}
-
 // checkAttachable refuses, with the cause and the fix, what ptrace would
 // refuse or what must not be traced: a missing process, a zombie, a kernel
 // thread, profile itself, a process another tracer holds.
