@@ -52,6 +52,15 @@ const (
 	ProbesTrap   = "trap"
 )
 
+// CheckProbes says what is wrong with a probe kind ("" is auto).
+func CheckProbes(kind string) error {
+	switch kind {
+	case "", ProbesAuto, ProbesInline, ProbesTrap:
+		return nil
+	}
+	return fmt.Errorf("unknown probe kind %q: auto, inline or trap", kind)
+}
+
 // Stats are the engine's counters.
 type Stats struct {
 	Elapsed     time.Duration

@@ -94,13 +94,10 @@ func (e *engine) installHeal(tid int, as *space) error {
 		return nil
 	}
 	site := as.areas[0].base
-	base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, 0, healSize,
+	base, err := e.injectCall(tid, site, unix.SYS_MMAP, 0, healSize,
 		unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
 	if err != nil {
-		return fmt.Errorf("heal area: %w", err)
-	}
-	if int64(base) < 0 && int64(base) > -4096 {
-		return fmt.Errorf("heal area: mmap in target: %w", unix.Errno(-int64(base)))
+		return fmt.Errorf("heal area: mmap in target: %w", err)
 	}
 	code := append([]byte(nil), healCode...)
 	binary.LittleEndian.PutUint64(code[healInjectTrap:], site+2)
@@ -153,14 +150,8 @@ func (e *engine) installHeal(tid int, as *space) error {
 
 // sigaction injects rt_sigaction(SIGTRAP, act, oldact).
 func (e *engine) sigaction(tid int, as *space, act, oldact uint64) error {
-	r, err := e.injectSyscall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(unix.SIGTRAP), act, oldact, 8)
-	if err != nil {
-		return err
-	}
-	if int64(r) < 0 {
-		return unix.Errno(-int64(r))
-	}
-	return nil
+	_, err := e.injectCall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(unix.SIGTRAP), act, oldact, 8)
+	return err
 }
 
 // uninstallHeal gives the program its own SIGTRAP disposition back (unless

@@ -82,6 +82,16 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 	return regs.Rax, nil
 }
 
+// injectCall is injectSyscall with the kernel's error return (-4095 to -1)
+// made an error.
+func (e *engine) injectCall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
+	r, err := e.injectSyscall(tid, site, nr, args...)
+	if err == nil && int64(r) < 0 && int64(r) > -4096 {
+		err = unix.Errno(-int64(r))
+	}
+	return r, err
+}
+
 // mapArea injects an mmap of an RWX area near addr (within rel32 reach):
 // first at the free gap of the target's maps nearest to addr (areas left
 // by a killed profiler take the usual places), then at fixed hints below
@@ -95,13 +105,10 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 	}
 	hints = append(hints, addr&^0xfff-64<<20, addr&^0xfff+64<<20, addr&^0xfff-512<<20, addr&^0xfff+512<<20)
 	for _, h := range hints {
-		base, err := e.injectSyscall(tid, site, unix.SYS_MMAP, h, areaSize,
+		base, err := e.injectCall(tid, site, unix.SYS_MMAP, h, areaSize,
 			unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
-			return nil, err
-		}
-		if int64(base) < 0 && int64(base) > -4096 {
-			return nil, fmt.Errorf("mmap in target: %w", unix.Errno(-int64(base)))
+			return nil, fmt.Errorf("mmap in target: %w", err)
 		}
 		if dist(base, addr) < near {
 			a := &area{base: base, size: areaSize}
@@ -149,11 +156,7 @@ func freeNear(maps []instrument.Mapping, addr, size uint64) (uint64, bool) {
 
 // unmap removes an area from the target at detach, saying so if it cannot.
 func (e *engine) unmap(tid int, site, base, size uint64) {
-	r, err := e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, size)
-	if err == nil && int64(r) < 0 {
-		err = unix.Errno(-int64(r))
-	}
-	if err != nil {
+	if _, err := e.injectCall(tid, site, unix.SYS_MUNMAP, base, size); err != nil {
 		e.warn("could not unmap the area at %#x in the target: %v", base, err)
 	}
 }

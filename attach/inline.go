@@ -56,12 +56,11 @@ type inlinePatch struct {
 // prepareInline checks the probe kind and, unless only trap probes are
 // wanted, calibrates the clock the stubs' rdtsc timestamps convert with.
 func (e *engine) prepareInline() error {
-	switch e.opt.Probes {
-	case "":
+	if err := CheckProbes(e.opt.Probes); err != nil {
+		return err
+	}
+	if e.opt.Probes == "" {
 		e.opt.Probes = ProbesAuto
-	case ProbesAuto, ProbesInline, ProbesTrap:
-	default:
-		return fmt.Errorf("unknown probe kind %q: auto, inline or trap", e.opt.Probes)
 	}
 	if e.opt.Probes == ProbesTrap {
 		return nil
@@ -109,13 +108,7 @@ func (e *engine) setupInline(tid int, p *process) {
 // return stub in the first area. It needs the injection site.
 func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	site := as.areas[0].base
-	inj := func(nr uint64, args ...uint64) (uint64, error) {
-		r, err := e.injectSyscall(tid, site, nr, args...)
-		if err == nil && int64(r) < 0 && int64(r) > -4096 {
-			err = unix.Errno(-int64(r))
-		}
-		return r, err
-	}
+	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
 	data, err := inj(unix.SYS_MMAP, 0, dataSize, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
 	if err != nil {
@@ -154,13 +147,7 @@ const stallLimitNs = 2e9
 // mapRings creates the memfd of rings in the target (at fixed address at,
 // replacing the mapping there, or anywhere if at is 0) and maps it here.
 func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error) {
-	inj := func(nr uint64, args ...uint64) (uint64, error) {
-		r, err := e.injectSyscall(tid, site, nr, args...)
-		if err == nil && int64(r) < 0 && int64(r) > -4096 {
-			err = unix.Errno(-int64(r))
-		}
-		return r, err
-	}
+	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
 	if err := writeMem(tid, data+dName, []byte("profile-rings\x00")); err != nil {
 		return 0, nil, err
 	}
@@ -235,14 +222,5 @@ func (is *inlineSpace) ring(slot int) ring {
 // shadowStack refuses inline probes where the kernel enforces a shadow
 // stack: the stubs replace return addresses.
 func shadowStack(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "x86_Thread_features:"); ok {
-			return strings.Contains(v, "shstk")
-		}
-	}
-	return false
+	return strings.Contains(procStatus(pid)["x86_Thread_features"], "shstk")
 }

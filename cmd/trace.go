@@ -47,10 +47,8 @@ func (f *traceFlags) validate() error {
 	if f.duration < 0 {
 		return usagef("--duration must be positive, not %s", f.duration)
 	}
-	switch f.probes {
-	case attach.ProbesAuto, attach.ProbesInline, attach.ProbesTrap:
-	default:
-		return usagef("--probes must be auto, inline or trap, not %q", f.probes)
+	if err := attach.CheckProbes(f.probes); err != nil {
+		return usagef("--probes: %v", err)
 	}
 	return checkOutput(f.out)
 }
