@@ -19,6 +19,22 @@ func isShortCond(op x86asm.Op) bool {
 	return false
 }
 
+// shortCond returns the rel8 form of conditional branch inst (its
+// displacement, the last byte, left 0): every condition has one.
+func shortCond(code []byte, inst x86asm.Inst) ([]byte, error) {
+	op := code[inst.PCRelOff-1] // 7x (jcc rel8), 0f 8x (jcc rel32) or e0..e3
+	switch {
+	case op >= 0x70 && op <= 0x7f, op >= 0x80 && op <= 0x8f:
+		return []byte{0x70 | op&0x0f, 0}, nil
+	case op >= 0xe0 && op <= 0xe3:
+		if inst.AddrSize == 32 { // loopd/jecxz count in ecx
+			return []byte{0x67, op, 0}, nil
+		}
+		return []byte{op, 0}, nil
+	}
+	return nil, errors.New("unexpected conditional branch encoding")
+}
+
 // condBranch builds the out-of-line form of a conditional branch:
 //
 //	slot:   [67] cond rel8 → taken   ; same condition, now over the next jump
@@ -29,18 +45,9 @@ func isShortCond(op x86asm.Op) bool {
 // address size of jecxz/loop need no emulation. Every condition has a rel8
 // form and the jump over is at most 14 bytes, so rel8 always reaches.
 func condBranch(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error) {
-	op := code[inst.PCRelOff-1] // 7x (jcc rel8), 0f 8x (jcc rel32) or e0..e3
-	var br []byte
-	switch {
-	case op >= 0x70 && op <= 0x7f, op >= 0x80 && op <= 0x8f:
-		br = []byte{0x70 | op&0x0f, 0}
-	case op >= 0xe0 && op <= 0xe3:
-		br = []byte{op, 0}
-		if inst.AddrSize == 32 { // loopd/jecxz count in ecx
-			br = []byte{0x67, op, 0}
-		}
-	default:
-		return nil, errors.New("unexpected conditional branch encoding")
+	br, err := shortCond(code, inst)
+	if err != nil {
+		return nil, err
 	}
 	next := addr + uint64(inst.Len)
 	target := next + uint64(pcRel(code, inst))

@@ -245,19 +245,11 @@ func probeCall(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error)
 //	taken: jmp target
 //	over:
 func probeBranch(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error) {
-	op := code[inst.PCRelOff-1]
-	var br []byte
-	switch {
-	case op >= 0x70 && op <= 0x7f, op >= 0x80 && op <= 0x8f:
-		br = []byte{0x70 | op&0x0f, 2}
-	case op >= 0xe0 && op <= 0xe3:
-		br = []byte{op, 2}
-		if inst.AddrSize == 32 {
-			br = []byte{0x67, op, 2}
-		}
-	default:
-		return nil, errors.New("unexpected conditional branch encoding")
+	br, err := shortCond(code, inst)
+	if err != nil {
+		return nil, err
 	}
+	br[len(br)-1] = 2 // over the short jump
 	target := addr + uint64(inst.Len) + uint64(pcRel(code, inst))
 	taken := slot + uint64(len(br)) + 2
 	jmp := appendJump(nil, taken, target)

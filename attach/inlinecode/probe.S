@@ -55,6 +55,31 @@
 
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
 
+/* Every register a stub touches, kept (flags excepted). */
+.macro SAVE
+	push	rax
+	push	rcx
+	push	rdx
+	push	rsi
+	push	rdi
+	push	r8
+	push	r9
+	push	r10
+	push	r11
+.endm
+
+.macro RESTORE
+	pop	r11
+	pop	r10
+	pop	r9
+	pop	r8
+	pop	rdi
+	pop	rsi
+	pop	rdx
+	pop	rcx
+	pop	rax
+.endm
+
 /* rsi = the thread's state, or 0. Clobbers rax, rcx, rdx, r10. */
 .macro LOOKUP
 	mov	rax, fs:0
@@ -160,15 +185,7 @@
 /* 0x000: entry stub. [rsp] = into the trampoline, [rsp+8] = id,
  * [rsp+16] = the caller's return address, in the slot S. */
 entry:
-	push	rax
-	push	rcx
-	push	rdx
-	push	rsi
-	push	rdi
-	push	r8
-	push	r9
-	push	r10
-	push	r11
+	SAVE
 	.set E_ID, 80
 	.set E_S, 88
 	mov	r8, [rip + data_ptr]
@@ -220,15 +237,7 @@ entry:
 	mov	rax, [r8 + D_RETSTUB]
 	mov	[rsp + E_S], rax
 entry_done:
-	pop	r11
-	pop	r10
-	pop	r9
-	pop	r8
-	pop	rdi
-	pop	rsi
-	pop	rdx
-	pop	rcx
-	pop	rax
+	RESTORE
 	ret	8
 unregistered:
 	lock inc qword ptr [r8 + D_UNREGISTERED]
@@ -261,15 +270,7 @@ restore:
 /* 0x300: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
-	push	rax
-	push	rcx
-	push	rdx
-	push	rsi
-	push	rdi
-	push	r8
-	push	r9
-	push	r10
-	push	r11
+	SAVE
 	.set R_S, 72
 	mov	r8, [rip + data_ptr]
 	LOOKUP
@@ -317,15 +318,7 @@ retstub:
 	mov	eax, 0xffffffff
 	lea	rdx, [rsp + R_S]
 	EVENT
-	pop	r11
-	pop	r10
-	pop	r9
-	pop	r8
-	pop	rdi
-	pop	rsi
-	pop	rdx
-	pop	rcx
-	pop	rax
+	RESTORE
 	ret
 lost:
 	/* A return with no shadow entry: nowhere to go. Never expected; a
