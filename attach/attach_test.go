@@ -83,24 +83,26 @@ func TestAttachDetachKeepsTargetCorrect(t *testing.T) {
 }
 
 func TestAttachDetachTwentyTimes(t *testing.T) {
-	args := []string{"--threads", "4", "--seconds", "20"}
-	ref, refOut := startLongrun(t, args...)
-	target, out := startLongrun(t, args...)
-	time.Sleep(300 * time.Millisecond)
-	for i := 0; i < 20; i++ {
-		r := attachFor(t, target.Process.Pid, 150*time.Millisecond)
-		if len(r.Profile.Threads) == 0 {
-			t.Fatalf("cycle %d: no threads", i)
+	forEachProbe(t, func(t *testing.T, _ Options) {
+		args := []string{"--threads", "4", "--seconds", "20"}
+		ref, refOut := startLongrun(t, args...)
+		target, out := startLongrun(t, args...)
+		time.Sleep(300 * time.Millisecond)
+		for i := 0; i < 20; i++ {
+			r := attachFor(t, target.Process.Pid, 150*time.Millisecond)
+			if len(r.Profile.Threads) == 0 {
+				t.Fatalf("cycle %d: no threads", i)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err := target.Wait(); err != nil {
-		t.Fatalf("target after 20 cycles: %v", err)
-	}
-	ref.Wait()
-	if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
-		t.Fatalf("checksum = %s, untraced %s", got, want)
-	}
+		if err := target.Wait(); err != nil {
+			t.Fatalf("target after 20 cycles: %v", err)
+		}
+		ref.Wait()
+		if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
+			t.Fatalf("checksum = %s, untraced %s", got, want)
+		}
+	})
 }
 
 func TestAttachErrors(t *testing.T) {

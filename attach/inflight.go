@@ -24,6 +24,16 @@ func (e *engine) unwindBound(t *thread, sp uint64) int {
 // Modules already instrumented lend their placement; only the others are
 // opened here.
 func unwindModules(p *process) []*unwind.Module {
+	// Kept for the detach's check of the stacks; a change of the loaded
+	// libraries (linkMapChanged) drops them.
+	if p.unwind != nil {
+		return p.unwind
+	}
+	p.unwind = loadUnwindModules(p)
+	return p.unwind
+}
+
+func loadUnwindModules(p *process) []*unwind.Module {
 	maps, err := instrument.ReadMaps(p.pid)
 	if err != nil {
 		return nil

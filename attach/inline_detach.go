@@ -209,10 +209,17 @@ func (e *engine) inlineCounters(is *inlineSpace) {
 		return
 	}
 	for slot := range is.slots {
-		d, s, ticks := is.ring(slot).counters()
-		e.stats.Dropped += int64(d)
-		e.stats.Stalls += int64(s)
-		e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
-		is.ring(slot).reset()
+		e.takeCounters(is, slot)
 	}
+}
+
+// takeCounters moves a ring's drop and stall counters into the stats.
+func (e *engine) takeCounters(is *inlineSpace, slot int) {
+	r := is.ring(slot)
+	d, s, ticks := r.counters()
+	e.stats.Dropped += int64(d)
+	e.stats.Stalls += int64(s)
+	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
+	is.dropsSeen -= min(d, is.dropsSeen) // checkDrops counts the live rings' drops
+	r.resetCounters()
 }

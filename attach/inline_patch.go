@@ -90,12 +90,15 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if _, ok := is.patches[addr]; ok {
 		return nil
 	}
-	code, err := l.mod.Code(sym)
+	// The function and its padding, in one read of the file.
+	code, err := l.mod.ReadAt(sym.Value, int(sym.Size)+padLen(l.mod, sym))
 	if err != nil {
-		return errors.New("code not in its file")
+		// The function ends its segment: no padding.
+		if code, err = l.mod.ReadAt(sym.Value, int(sym.Size)); err != nil {
+			return errors.New("code not in its file")
+		}
 	}
-	pad := padAfter(l.mod, sym)
-	code = append(code[:len(code):len(code)], pad...)
+	pad := code[sym.Size:]
 	// The text in memory must be the file's: no int3 of ours, no patch
 	// left by a profiler that was killed.
 	cur := make([]byte, min(len(code), 32))
@@ -159,23 +162,15 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	return nil
 }
 
-// padAfter returns the bytes between a function's end and the next
+// padLen is the number of bytes between a function's end and the next
 // symbol (at most 32): alignment padding a short function's patch may use.
-func padAfter(m *instrument.Module, sym instrument.Symbol) []byte {
+func padLen(m *instrument.Module, sym instrument.Symbol) int {
 	end := sym.Value + sym.Size
 	i := sort.Search(len(m.Symbols), func(i int) bool { return m.Symbols[i].Value >= end })
-	n := uint64(32)
 	if i < len(m.Symbols) {
-		n = min(n, m.Symbols[i].Value-end)
+		return int(min(32, m.Symbols[i].Value-end))
 	}
-	if n == 0 {
-		return nil
-	}
-	b, err := m.ReadAt(end, int(n))
-	if err != nil {
-		return nil
-	}
-	return b
+	return 32
 }
 
 // leftoverPatch tells whether the bytes at a function's entry are an

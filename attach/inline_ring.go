@@ -112,6 +112,10 @@ func (r ring) beat() { atomic.AddUint64(r.word(rBeat), 1) }
 // event) never matches the new owner's next index.
 func (r ring) reset() {
 	atomic.StoreUint64(r.word(rTail), atomic.LoadUint64(r.word(rHead)))
+	r.resetCounters()
+}
+
+func (r ring) resetCounters() {
 	for _, off := range []int{rDropped, rStallTicks, rStalls} {
 		atomic.StoreUint64(r.word(off), 0)
 	}

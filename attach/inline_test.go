@@ -2,10 +2,11 @@ package attach
 
 import (
 	"bytes"
-	"github.com/profile-dev/profile/internal/workload"
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/profile-dev/profile/internal/workload"
 )
 
 // TestProbeBlobMatchesSource: probe.bin is inlinecode/probe.S assembled.

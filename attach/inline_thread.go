@@ -110,10 +110,7 @@ func (e *engine) unregisterInline(t *thread) {
 
 // freeSlot returns a drained slot, adding up its counters.
 func (e *engine) freeSlot(is *inlineSpace, tid, slot int) {
-	d, s, ticks := is.ring(slot).counters()
-	e.stats.Dropped += int64(d)
-	e.stats.Stalls += int64(s)
-	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
+	e.takeCounters(is, slot)
 	delete(is.tidSlot, tid)
 	delete(is.tidFS, tid)
 	delete(is.slots, slot)

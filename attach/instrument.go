@@ -165,6 +165,7 @@ func (e *engine) linkMapChanged(t *thread) {
 		delete(as.paths, m.mod.Path)
 	}
 	as.modules = kept
+	t.proc.unwind = nil // the modules to unwind through changed
 	for p := range as.paths {
 		if !mapped[p] {
 			delete(as.paths, p)

@@ -3,11 +3,12 @@ package attach
 import (
 	"bytes"
 	"context"
-	"github.com/profile-dev/profile/instrument"
-	"github.com/profile-dev/profile/internal/workload"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/workload"
 )
 
 // buildSpawn compiles testdata/spawn.c: system(), vfork and posix_spawn,

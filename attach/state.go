@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
 	"github.com/profile-dev/profile/session"
 )
@@ -58,8 +59,9 @@ type process struct {
 	sp       *session.Process
 	as       *space
 	exe      string
-	noFollow bool // a vfork child under --no-follow-fork: let go at exec
-	stripped bool // its executable has no symbols: only libraries are traced
+	noFollow bool             // a vfork child under --no-follow-fork: let go at exec
+	stripped bool             // its executable has no symbols: only libraries are traced
+	unwind   []*unwind.Module // call-frame information of its modules, once loaded
 }
 
 // thread is one traced thread: its ptrace state; st is its accounting.
