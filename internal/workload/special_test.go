@@ -198,15 +198,7 @@ func TestInflightProtocol(t *testing.T) {
 // spin_back's code in the built binary: no endbr64, and a branch back to
 // byte 2, inside the 5 bytes a jmp rel32 at the entry would replace.
 func TestUnpatchableLayout(t *testing.T) {
-	bin, err := Path("unpatchable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f, _ := openWorkload(t, "unpatchable")
 	syms, err := f.Symbols()
 	if err != nil {
 		t.Fatal(err)

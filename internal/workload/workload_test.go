@@ -346,8 +346,10 @@ func TestRecursionScales(t *testing.T) {
 	}
 }
 
-func TestStripped(t *testing.T) {
-	bin, err := Path("stripped")
+// openWorkload opens a built workload's ELF file, closed when t ends.
+func openWorkload(t *testing.T, name string) (*elf.File, string) {
+	t.Helper()
+	bin, err := Path(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +357,12 @@ func TestStripped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return f, bin
+}
+
+func TestStripped(t *testing.T) {
+	f, bin := openWorkload(t, "stripped")
 	if s := f.Section(".symtab"); s != nil {
 		t.Errorf("%s has a .symtab", bin)
 	}
