@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -116,16 +117,31 @@ func TestSigkillStillWritesPartialProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := make(chan *Result, 1)
+		// Killed once the tracer follows all four threads: a loaded
+		// machine can take longer than any fixed delay to start them.
+		opt := defaultOptions(t)
+		var once sync.Once
+		traced := make(chan struct{})
+		opt.Progress = func(s Stats) {
+			if s.Threads >= 4 {
+				once.Do(func() { close(traced) })
+			}
+		}
 		go func() {
 			var out bytes.Buffer
-			r, err := recordTo(context.Background(), []string{bin, "--threads", "2", "--seconds", "10"}, defaultOptions(t), &out)
+			r, err := recordTo(context.Background(), []string{bin, "--threads", "2", "--seconds", "10"}, opt, &out)
 			if err != nil {
 				t.Error(err)
 			}
 			done <- r
 		}()
 		pid := newChild(t, before)
-		time.Sleep(500 * time.Millisecond)
+		select {
+		case <-traced:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the tracer did not see four threads in 20 s")
+		}
+		time.Sleep(100 * time.Millisecond)
 		syscall.Kill(pid, syscall.SIGKILL)
 		r := <-done
 		if r == nil {

@@ -99,8 +99,16 @@ func (e *engine) handleStop(tid int, ws unix.WaitStatus) {
 func (e *engine) handle(tid int, ws unix.WaitStatus) {
 	t := e.threads[tid]
 	if t == nil {
-		// A new task whose creator's event has not arrived yet.
-		if ws.Stopped() {
+		switch {
+		case ws.Stopped() && event(ws) == unix.PTRACE_EVENT_EXIT:
+			// A new task killed before its creator's event was seen: a
+			// SIGKILL wakes the creator from that event's stop, and the
+			// event is lost. Nothing will claim the task: let it exit,
+			// or its process stays a zombie forever.
+			delete(e.early, tid)
+			cont(tid, 0)
+		case ws.Stopped():
+			// A new task whose creator's event has not arrived yet.
 			e.early[tid] = ws
 		}
 		return

@@ -13,8 +13,8 @@ import (
 func (e *engine) spawned(t *thread, child int, ev int) {
 	if _, ok := e.early[child]; ok {
 		delete(e.early, child)
-	} else if _, err := waitTid(child); err != nil {
-		return
+	} else if ws, err := waitTid(child); err != nil || !ws.Stopped() {
+		return // killed before its first stop: gone
 	}
 	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
 	if isThread {
