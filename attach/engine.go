@@ -27,6 +27,13 @@ type Options struct {
 	// Progress, when set, is called from the engine about four times a
 	// second with the running numbers.
 	Progress func(Stats)
+	// Snapshot, when set, receives a live profile (as if every thread
+	// ended now; tracing goes on) and the running numbers every
+	// SnapshotEvery (default 1 s). It is called with the engine held:
+	// it must hand the profile off, not work on it.
+	Snapshot      func(*model.Profile, Stats)
+	SnapshotEvery time.Duration
+
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
 
@@ -145,6 +152,9 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		go e.watch(ctx, stop)
 		if e.clock != nil {
 			go e.drainLoop()
+		}
+		if opt.Progress != nil || opt.Snapshot != nil {
+			go e.liveLoop()
 		}
 		r, err := e.loop()
 		e.drainDone = true

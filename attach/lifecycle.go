@@ -241,11 +241,18 @@ func (e *engine) report() {
 		return
 	}
 	e.nextReport = el + 250*time.Millisecond
+	e.opt.Progress(e.liveStats())
+}
+
+// liveStats are the running numbers, without the maps the engine keeps
+// writing (the caller may keep the copy).
+func (e *engine) liveStats() Stats {
 	s := e.stats
+	s.Refused, s.Probe = nil, nil
 	s.TracedCalls = e.s.TracedCalls()
 	s.Elapsed = e.elapsed()
 	s.Threads = len(e.threads)
-	e.opt.Progress(s)
+	return s
 }
 
 // failStart handles an image that cannot be traced. The first image of a

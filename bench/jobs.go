@@ -14,6 +14,7 @@ type outcome struct {
 	wall   time.Duration // wall time of the command
 	calls  int64         // traced calls the run counted (0 if none)
 	durNs  int64         // attach: the profile's own duration
+	cpu    time.Duration // user and system time of the command (and its children)
 	stderr string
 }
 
@@ -136,7 +137,8 @@ func timed(dir string, prefix []string, args ...string) (outcome, error) {
 	if err != nil {
 		return outcome{}, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLine(errb.String()))
 	}
-	return outcome{wall: wall, stderr: errb.String()}, nil
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return outcome{wall: wall, cpu: cpu, stderr: errb.String()}, nil
 }
 
 func lastLine(s string) string {

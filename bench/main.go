@@ -33,6 +33,8 @@ type config struct {
 	// attach rows; attachDelay is how long the target runs before.
 	attachShort, attachLong, attachDelay time.Duration
 
+	liveOnly bool // only the live rows
+
 	tmp      string // scratch directory of this run
 	int3loop string // the floor's target
 	pgBinary string // the workload built with -pg, "" if the build failed
@@ -71,6 +73,7 @@ func main() {
 	flag.DurationVar(&c.attachShort, "attach-short", 500*time.Millisecond, "the shorter attach duration")
 	flag.DurationVar(&c.attachLong, "attach-long", 2500*time.Millisecond, "the longer attach duration")
 	flag.DurationVar(&c.attachDelay, "attach-delay", 300*time.Millisecond, "how long the target runs before attaching")
+	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -96,9 +99,18 @@ func run(c config) error {
 	if out, err := exec.Command("gcc", "-O2", "-o", c.int3loop, "bench/testdata/int3loop.c").CombinedOutput(); err != nil {
 		return fmt.Errorf("build int3loop: %v: %s", err, out)
 	}
-	c.pgBinary, c.pgError = buildPG(c)
 	loadStart := loadAverage()
 	fmt.Printf("%s, %s, load average %s\n", hostName(), cpuModel(), loadStart)
+	if c.liveOnly {
+		fmt.Println("live:")
+		live := rounds(c.runs, liveJobs(c))
+		loadEnd := loadAverage()
+		when := fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
+			time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
+		fmt.Print(liveTable(c, live, when))
+		return writeSections(c.out, []section{liveSection(c, live, when)})
+	}
+	c.pgBinary, c.pgError = buildPG(c)
 	var results []settingResult
 	for _, s := range settings {
 		fmt.Printf("%s:\n", s.name)
@@ -109,10 +121,12 @@ func run(c config) error {
 		fmt.Println(trapRow(s, r.trap))
 		results = append(results, r)
 	}
+	fmt.Println("live:")
+	live := rounds(c.runs, liveJobs(c))
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
-	return update(c, results, loadStart, loadEnd)
+	return update(c, results, live, loadStart, loadEnd)
 }
 
 // settingResult is everything measured under one CPU setting.

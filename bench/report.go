@@ -147,7 +147,7 @@ type section struct{ begin, end, text string }
 
 // update replaces the engine section (the trap table) and the probes
 // section (every row) of the document.
-func update(c config, rs []settingResult, loadStart, loadEnd string) error {
+func update(c config, rs []settingResult, live results, loadStart, loadEnd string) error {
 	when := fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
 		time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
 	var trap strings.Builder
@@ -161,11 +161,22 @@ func update(c config, rs []settingResult, loadStart, loadEnd string) error {
 	}
 	probes := fmt.Sprintf("Workload (a): `%s`, %d runs of each command, medians, every command in turn in each round. %s.\n\n",
 		filepath.Base(c.workload), c.runs, when) + probeTable(c, rs)
-	secs := []section{
+	return writeSections(c.out, []section{
 		{"<!-- engine:begin -->", "<!-- engine:end -->", trap.String()},
 		{"<!-- probes:begin -->", "<!-- probes:end -->", probes},
-	}
-	doc, err := os.ReadFile(c.out)
+		liveSection(c, live, when),
+	})
+}
+
+// liveSection is the live rows' part of the document.
+func liveSection(c config, live results, when string) section {
+	return section{"<!-- live:begin -->", "<!-- live:end -->", liveTable(c, live, when)}
+}
+
+// writeSections replaces the text between each section's markers in the
+// document at path.
+func writeSections(path string, secs []section) error {
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -173,11 +184,11 @@ func update(c config, rs []settingResult, loadStart, loadEnd string) error {
 	for _, sec := range secs {
 		i, j := strings.Index(s, sec.begin), strings.Index(s, sec.end)
 		if i < 0 || j < i {
-			return fmt.Errorf("%s: no %s ... %s markers", c.out, sec.begin, sec.end)
+			return fmt.Errorf("%s: no %s ... %s markers", path, sec.begin, sec.end)
 		}
 		s = s[:i] + sec.begin + "\n" + sec.text + sec.end + s[j+len(sec.end):]
 	}
-	return os.WriteFile(c.out, []byte(s), 0o644)
+	return os.WriteFile(path, []byte(s), 0o644)
 }
 
 func hostName() string {

@@ -125,8 +125,9 @@ func progressLine(w io.Writer) func(attach.Stats) {
 			rate = float64(s.TracedCalls-lastCalls) / dt.Seconds()
 		}
 		lastCalls, lastAt = s.TracedCalls, s.Elapsed
-		fmt.Fprintf(w, "\r\033[K%s  %d calls  %.0f calls/s  %d threads  %d processes",
-			s.Elapsed.Truncate(100*time.Millisecond), s.TracedCalls, rate, s.Threads, s.Processes)
+		fmt.Fprintf(w, "\r\033[K%s  %d calls  %.0f calls/s  %d threads  %d processes  probes %d inline %d trap",
+			s.Elapsed.Truncate(100*time.Millisecond), s.TracedCalls, rate, s.Threads, s.Processes,
+			s.InlineFunctions, s.TrapFunctions)
 	}
 }
 

@@ -5,6 +5,7 @@
 package session
 
 import (
+	"slices"
 	"time"
 
 	"github.com/profile-dev/profile/instrument"
@@ -295,9 +296,13 @@ func (s *Session) Crash(t *Thread, signal string, addr uint64, pcName string) {
 }
 
 // Snapshot is the profile as if every thread ended now, the session going
-// on.
+// on. The caller may keep it and read it while the session goes on: it
+// shares only what the session no longer changes.
 func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
 	p := *s.prof
+	// Appends of the session must never write into what the snapshot sees.
+	p.Modules, p.Functions = slices.Clip(p.Modules), slices.Clip(p.Functions)
+	p.Meta.Warnings = slices.Clip(p.Meta.Warnings)
 	p.Threads = append([]model.Thread(nil), s.prof.Threads...)
 	p.Processes = append([]model.Process(nil), s.prof.Processes...)
 	for t := range s.live {

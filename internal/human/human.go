@@ -98,3 +98,15 @@ func ParseFraction(s string) (float64, error) {
 	}
 	return v, nil
 }
+
+// Count formats a count with thousands separators: 1,234,567.
+func Count(n int64) string {
+	if n < 0 {
+		return "-" + Count(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -53,3 +53,14 @@ func FuzzParseFraction(f *testing.F) {
 		}
 	})
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {123456, "123,456"}, {1234567, "1,234,567"}, {-1234, "-1,234"}} {
+		if got := Count(c.n); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/attach"
+	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/top"
+)
+
+func newTopCmd() *cobra.Command {
+	var (
+		f        traceFlags
+		pid      int
+		interval time.Duration
+		format   string
+		sortBy   string
+		rows     int
+	)
+	c := &cobra.Command{
+		Use:   "top --pid PID [flags]",
+		Short: "A live view of a running process: exact calls/s and times per function",
+		Long: `top attaches to a running process and shows, refreshed every --interval,
+each traced function's calls per second, self and total time in the last
+interval, its share of the traced time, the threads calling it, and its
+calls and self time since attach. The header names the process, its
+threads, the call rate, the probe kinds and the profiler's own CPU use.
+
+Keys: < > sort column, up/down select, t one thread at a time, c callers and
+callees of the selected function, / filter by regex, p pause, s save a
+snapshot (OUT.1, OUT.2, ...), q quit: detach, leaving the process running
+as before, and write the profile to -o.
+
+Piped (standard output not a terminal), top prints a plain table every
+interval instead, or with --format json one JSON object per line holding
+the interval's numbers (summed over the lines, the calls equal the final
+profile's); the last line, "final": true, covers the time up to detach.
+
+Example:
+  profile top --pid 4242
+  profile top --pid 4242 --format json --duration 30s | jq .calls_per_sec`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if pid <= 0 {
+				return usagef("top needs --pid PID")
+			}
+			if interval < 100*time.Millisecond {
+				return usagef("--interval %s: at least 100ms", interval)
+			}
+			col, ok := top.ParseColumn(sortBy)
+			if !ok {
+				return usagef("unknown --sort %q: calls/s, self, total, calls, self-all or name", sortBy)
+			}
+			if format != "text" && format != "json" {
+				return usagef("unknown --format %q: text or json", format)
+			}
+			opt, err := f.options("attach", nil)
+			if err != nil {
+				return err
+			}
+			opt.Progress = nil // the view shows the numbers
+			opt.SnapshotEvery = interval
+			snaps := make(chan snapshot, 1)
+			opt.Snapshot = func(p *model.Profile, s attach.Stats) {
+				// The newest wins: never hold the engine for a slow reader.
+				select {
+				case <-snaps:
+				default:
+				}
+				snaps <- snapshot{p, s}
+			}
+			ctx, done := f.traceContext(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			defer done()
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, snaps: snaps, ended: make(chan traceEnd, 1)}
+			go func() {
+				r, err := attach.Attach(ctx, pid, opt)
+				s.ended <- traceEnd{r, err}
+			}()
+			if format == "text" && isatty.IsTerminal(os.Stdout.Fd()) && isatty.IsTerminal(os.Stdin.Fd()) {
+				return s.screen(c, cancel)
+			}
+			return s.lines(c, format)
+		},
+	}
+	fl := c.Flags()
+	fl.IntVarP(&pid, "pid", "p", 0, "the process to watch")
+	fl.DurationVar(&interval, "interval", time.Second, "refresh every `D`")
+	fl.StringVar(&format, "format", "text", "piped output `FORMAT`: text (a table per interval) or json (an object per line)")
+	fl.StringVar(&sortBy, "sort", "self", "sort by `COLUMN`: calls/s, self, total, calls, self-all or name")
+	fl.IntVar(&rows, "rows", 25, "piped text: the first `N` functions of each table (0: all)")
+	f.register(c)
+	return c
+}
+
+type snapshot struct {
+	p *model.Profile
+	s attach.Stats
+}
+
+type traceEnd struct {
+	r   *attach.Result
+	err error
+}
+
+// topSession is one run of top: the snapshots as they come, then the end.
+type topSession struct {
+	f     *traceFlags
+	pid   int
+	sort  top.Column
+	rows  int
+	snaps chan snapshot
+	ended chan traceEnd
+	cpu   cpuMeter
+	saved int
+}
+
+// header describes a snapshot.
+func (s *topSession) header(sn snapshot) top.Header {
+	h := top.Header{Pid: s.pid, Threads: sn.s.Threads, Processes: sn.s.Processes,
+		InlineFunctions: sn.s.InlineFunctions, TrapFunctions: sn.s.TrapFunctions, TracerCPU: s.cpu.share()}
+	if len(sn.p.Processes) > 0 {
+		h.Exe = filepath.Base(sn.p.Processes[0].Exe)
+	}
+	return h
+}
+
+// save writes a snapshot beside the output: OUT.1, OUT.2, ...
+func (s *topSession) save(p *model.Profile) (string, error) {
+	s.saved++
+	path := fmt.Sprintf("%s.%d", s.f.out, s.saved)
+	return path, writeOutput(path, false, profileWriter(p))
+}
+
+// finish saves the final profile and says what was written.
+func (s *topSession) finish(c *cobra.Command, e traceEnd) error {
+	if e.err != nil {
+		return e.err
+	}
+	return s.f.finishTrace(c, e.r)
+}
+
+// screen runs the full-screen view until q (or the target's end).
+func (s *topSession) screen(c *cobra.Command, quit func()) error {
+	scr := top.NewScreen(top.Actions{Quit: quit, Save: s.save}, s.sort)
+	// The rows change once an interval: ten frames a second keep keys
+	// snappy without waking the profiler sixty times a second.
+	prog := tea.NewProgram(scr, tea.WithAltScreen(), tea.WithFPS(10))
+	go func() {
+		for {
+			select {
+			case sn := <-s.snaps:
+				prog.Send(top.SnapshotMsg{Profile: sn.p, Header: s.header(sn)})
+			case end := <-s.ended:
+				s.ended <- end // for finish, below
+				prog.Send(top.DoneMsg{Text: "detached"})
+				return
+			}
+		}
+	}()
+	_, err := prog.Run()
+	quit() // the screen can end first (a closed terminal): detach anyway
+	end := <-s.ended
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "profile: top: terminal: %v\n", err)
+	}
+	return s.finish(c, end)
+}
+
+// lines writes a table or a JSON line per snapshot, then the final one.
+func (s *topSession) lines(c *cobra.Command, format string) error {
+	w := c.OutOrStdout()
+	var prev *model.Profile
+	write := func(p *model.Profile, h top.Header) error {
+		v := top.Compute(prev, p, top.Scope{})
+		top.Sort(v.Rows, s.sort)
+		prev = p
+		if format == "json" {
+			return top.WriteJSON(w, h, v)
+		}
+		return top.WriteTable(w, h, v, s.rows)
+	}
+	for {
+		select {
+		case sn := <-s.snaps:
+			if err := write(sn.p, s.header(sn)); err != nil {
+				return writeErr(err)
+			}
+		case end := <-s.ended:
+			if end.err != nil {
+				return end.err
+			}
+			// A snapshot taken just before the end comes first.
+			select {
+			case sn := <-s.snaps:
+				if err := write(sn.p, s.header(sn)); err != nil {
+					return writeErr(err)
+				}
+			default:
+			}
+			h := top.Header{Pid: s.pid, Threads: end.r.Stats.Threads, Processes: end.r.Stats.Processes,
+				InlineFunctions: end.r.Stats.InlineFunctions, TrapFunctions: end.r.Stats.TrapFunctions,
+				TracerCPU: s.cpu.share(), Final: true}
+			if err := write(end.r.Profile, h); err != nil {
+				return writeErr(err)
+			}
+			return s.finish(c, end)
+		}
+	}
+}
+
+// writeErr is a failed write of the view: a closed pipe ends top quietly.
+func writeErr(err error) error {
+	if strings.Contains(err.Error(), "broken pipe") {
+		return &exitError{code: 1}
+	}
+	return fmt.Errorf("top: %w", err)
+}
+
+// cpuMeter measures the profiler's CPU use between two readings.
+type cpuMeter struct {
+	cpu  time.Duration
+	wall time.Time
+}
+
+// share is the CPU time used since the last reading over the wall time,
+// in CPUs.
+func (m *cpuMeter) share() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	now := time.Now()
+	var s float64
+	if !m.wall.IsZero() {
+		if dt := now.Sub(m.wall); dt > 0 {
+			s = float64(cpu-m.cpu) / float64(dt)
+		}
+	}
+	m.cpu, m.wall = cpu, now
+	return s
+}

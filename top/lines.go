@@ -1,0 +1,146 @@
+package top
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/profile-dev/profile/internal/human"
+)
+
+// Header is what a view says of the session besides the rows.
+type Header struct {
+	Pid             int
+	Exe             string
+	Threads         int // live threads
+	Processes       int
+	InlineFunctions int
+	TrapFunctions   int
+	TracerCPU       float64 // the profiler's CPU time over the interval, in CPUs
+	Final           bool    // the last view: the profile after detach
+}
+
+// lineJSON is one line of --format json: the interval's numbers of every
+// function called in it. Summing calls over every line gives the final
+// profile's counts.
+type lineJSON struct {
+	ElapsedNs   int64     `json:"elapsed_ns"`
+	IntervalNs  int64     `json:"interval_ns"`
+	Pid         int       `json:"pid"`
+	Threads     int       `json:"threads"`
+	Calls       int64     `json:"calls"`
+	CallsPerSec float64   `json:"calls_per_sec"`
+	TracedNs    int64     `json:"traced_ns"`
+	TracerCPU   float64   `json:"tracer_cpu"`
+	Inline      int       `json:"inline_functions"`
+	Trap        int       `json:"trap_functions"`
+	Final       bool      `json:"final"`
+	Functions   []funcRow `json:"functions"`
+}
+
+type funcRow struct {
+	Name        string  `json:"name"`
+	Module      string  `json:"module"`
+	Calls       int64   `json:"calls"`
+	CallsPerSec float64 `json:"calls_per_sec"`
+	SelfNs      int64   `json:"self_ns"`
+	TotalNs     int64   `json:"total_ns"`
+	Share       float64 `json:"share"`
+	Threads     int     `json:"threads"`
+	CallsAll    int64   `json:"calls_since_attach"`
+	SelfNsAll   int64   `json:"self_ns_since_attach"`
+	TotalNsAll  int64   `json:"total_ns_since_attach"`
+}
+
+// WriteJSON writes v as one JSON line: the rows with something in the
+// interval, in v's order.
+func WriteJSON(w io.Writer, h Header, v View) error {
+	l := lineJSON{ElapsedNs: int64(v.Elapsed), IntervalNs: int64(v.Interval), Pid: h.Pid, Threads: h.Threads,
+		Calls: v.DCalls, TracedNs: v.DTracedNs, TracerCPU: h.TracerCPU, Inline: h.InlineFunctions,
+		Trap: h.TrapFunctions, Final: h.Final, Functions: []funcRow{}}
+	if v.Interval > 0 {
+		l.CallsPerSec = float64(v.DCalls) / v.Interval.Seconds()
+	}
+	for _, r := range v.Rows {
+		if r.DCalls == 0 && r.DSelfNs == 0 && r.DTotalNs == 0 {
+			continue
+		}
+		l.Functions = append(l.Functions, funcRow{Name: r.Name, Module: r.Module, Calls: r.DCalls,
+			CallsPerSec: r.CallsPerSec, SelfNs: r.DSelfNs, TotalNs: r.DTotalNs, Share: r.Share,
+			Threads: r.Threads, CallsAll: r.Calls, SelfNsAll: r.SelfNs, TotalNsAll: r.TotalNs})
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Title is the one-line description of a view.
+func Title(h Header, v View) string {
+	rate := 0.0
+	if v.Interval > 0 {
+		rate = float64(v.DCalls) / v.Interval.Seconds()
+	}
+	s := fmt.Sprintf("pid %d %s  %s  threads %d  %s calls/s  probes %d inline %d trap  tracer CPU %.1f%%",
+		h.Pid, h.Exe, v.Elapsed.Truncate(100*time.Millisecond), h.Threads, human.Count(int64(rate+0.5)),
+		h.InlineFunctions, h.TrapFunctions, 100*h.TracerCPU)
+	if h.Final {
+		s += "  (final)"
+	}
+	return s
+}
+
+// Header of the table: interval columns, then since attach.
+var tableHeader = []any{"CALLS/S", "SELF", "SELF%", "TOTAL", "THREADS", "CALLS (ALL)", "SELF (ALL)", "FUNCTION"}
+
+// Cells are a row's cells in tableHeader's order.
+func Cells(r Row) []string {
+	return []string{human.Count(int64(r.CallsPerSec + 0.5)), human.Duration(r.DSelfNs), human.Percent(100 * r.Share),
+		human.Duration(r.DTotalNs), strconv.Itoa(r.Threads), human.Count(r.Calls), human.Duration(r.SelfNs), r.Name}
+}
+
+// WriteTable writes the title and the first n rows (all if n <= 0) as a
+// plain table, for a pipe.
+func WriteTable(w io.Writer, h Header, v View, n int) error {
+	if _, err := fmt.Fprintln(w, Title(h, v)); err != nil {
+		return err
+	}
+	rows := v.Rows
+	if n > 0 && len(rows) > n {
+		rows = rows[:n]
+	}
+	right := make([]tw.Align, len(tableHeader))
+	for i := range right {
+		right[i] = tw.AlignRight
+	}
+	right[len(right)-1] = tw.AlignLeft
+	tb := tablewriter.NewTable(w,
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: right}),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: right}),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+	)
+	tb.Header(tableHeader...)
+	for _, r := range rows {
+		cells := Cells(r)
+		row := make([]any, len(cells))
+		for i, c := range cells {
+			row[i] = c
+		}
+		if err := tb.Append(row...); err != nil {
+			return err
+		}
+	}
+	if err := tb.Render(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}

@@ -1,0 +1,355 @@
+package top
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/model"
+)
+
+// SnapshotMsg brings a new live snapshot to the screen.
+type SnapshotMsg struct {
+	Profile *model.Profile
+	Header  Header
+}
+
+// DoneMsg ends the screen: tracing is over (Text says how).
+type DoneMsg struct{ Text string }
+
+// Actions are what keys do beyond the view.
+type Actions struct {
+	// Quit ends tracing (the profiler detaches); a DoneMsg follows.
+	Quit func()
+	// Save writes a snapshot and says where.
+	Save func(*model.Profile) (string, error)
+}
+
+// Screen is the full-screen view of profile top, a bubbletea model.
+type Screen struct {
+	act        Actions
+	head       Header
+	prev, cur  *model.Profile // the last two snapshots
+	shownPrev  *model.Profile // what is shown (frozen while paused)
+	shown      *model.Profile
+	sort       Column
+	scope      Scope
+	sel        int // index into the rows shown
+	selName    string
+	links      bool
+	paused     bool
+	editing    bool
+	filter     textinput.Model
+	re         *regexp.Regexp
+	status     string
+	done       bool
+	w, h       int
+	lastRows   []Row
+	lastView   View
+	lastHeader Header
+	cached     viewKey // what lastRows and lastView were computed from
+}
+
+// viewKey is what the rows depend on: View runs after every message, the
+// rows change only with these.
+type viewKey struct {
+	prev, cur *model.Profile
+	scope     Scope
+	sort      Column
+	filter    string
+}
+
+// NewScreen is a screen sorted by sort, before any snapshot.
+func NewScreen(act Actions, sort Column) *Screen {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "regex"
+	return &Screen{act: act, sort: sort, filter: ti, w: 120, h: 40}
+}
+
+// Init starts nothing: snapshots arrive as messages.
+func (s *Screen) Init() tea.Cmd { return nil }
+
+// Update handles a key, a resize, a snapshot or the end.
+func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		s.w, s.h = m.Width, m.Height
+	case SnapshotMsg:
+		s.prev, s.cur, s.head = s.cur, m.Profile, m.Header
+		if !s.paused {
+			s.shownPrev, s.shown, s.lastHeader = s.prev, s.cur, s.head
+		}
+	case DoneMsg:
+		s.done, s.status = true, m.Text
+		return s, tea.Quit
+	case tea.KeyMsg:
+		if s.editing {
+			return s, s.editKey(m)
+		}
+		s.key(m.String())
+	}
+	return s, nil
+}
+
+// editKey edits the filter: enter applies it, esc drops it.
+func (s *Screen) editKey(m tea.KeyMsg) tea.Cmd {
+	switch m.Type {
+	case tea.KeyEnter:
+		s.editing = false
+		s.filter.Blur()
+		if v := s.filter.Value(); v == "" {
+			s.re = nil
+		} else if re, err := regexp.Compile(v); err != nil {
+			s.status = "bad filter: " + err.Error()
+		} else {
+			s.re, s.sel = re, 0
+		}
+		return nil
+	case tea.KeyEsc:
+		s.editing = false
+		s.filter.Blur()
+		s.filter.SetValue("")
+		s.re = nil
+		return nil
+	}
+	var cmd tea.Cmd
+	s.filter, cmd = s.filter.Update(m)
+	return cmd
+}
+
+// key handles a key outside the filter editor.
+func (s *Screen) key(k string) {
+	switch k {
+	case "q", "ctrl+c":
+		if s.act.Quit != nil {
+			s.act.Quit()
+		}
+		s.status = "detaching…"
+	case ">", "right":
+		s.sort = (s.sort + 1) % numColumns
+	case "<", "left":
+		s.sort = (s.sort + numColumns - 1) % numColumns
+	case "up", "k":
+		s.move(-1)
+	case "down", "j":
+		s.move(1)
+	case "t":
+		s.nextThread()
+	case "c":
+		s.links = !s.links
+	case "/":
+		s.editing = true
+		s.filter.Focus()
+	case "p":
+		s.paused = !s.paused
+		if !s.paused {
+			s.shownPrev, s.shown, s.lastHeader = s.prev, s.cur, s.head
+		}
+	case "s":
+		s.save()
+	}
+}
+
+func (s *Screen) move(d int) {
+	s.sel += d
+	s.sel = max(0, min(s.sel, len(s.lastRows)-1))
+	if s.sel < len(s.lastRows) {
+		s.selName = s.lastRows[s.sel].Name
+	}
+}
+
+// nextThread cycles the scope: every thread, then each thread by tid.
+func (s *Screen) nextThread() {
+	if s.shown == nil {
+		return
+	}
+	var tids []int
+	for i := range s.shown.Threads {
+		tids = append(tids, s.shown.Threads[i].Tid)
+	}
+	slices.Sort(tids)
+	tids = slices.Compact(tids)
+	i := slices.Index(tids, s.scope.Tid)
+	switch {
+	case s.scope.Tid == 0 && len(tids) > 0:
+		s.scope.Tid = tids[0]
+	case i >= 0 && i+1 < len(tids):
+		s.scope.Tid = tids[i+1]
+	default:
+		s.scope.Tid = 0
+	}
+	s.sel = 0
+}
+
+func (s *Screen) save() {
+	if s.act.Save == nil || s.cur == nil {
+		s.status = "nothing to save yet"
+		return
+	}
+	where, err := s.act.Save(s.cur)
+	if err != nil {
+		s.status = "save: " + err.Error()
+		return
+	}
+	s.status = "saved " + where
+}
+
+var (
+	titleStyle  = lipgloss.NewStyle().Bold(true).Reverse(true)
+	headStyle   = lipgloss.NewStyle().Bold(true).Underline(true)
+	sortStyle   = headStyle.Foreground(lipgloss.Color("3"))
+	selStyle    = lipgloss.NewStyle().Reverse(true)
+	dimStyle    = lipgloss.NewStyle().Faint(true)
+	statusStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+)
+
+// The table: a right-aligned width per numeric column, the name last.
+var (
+	columnTitles = []string{"CALLS/S", "SELF", "SELF%", "TOTAL", "THR", "CALLS", "SELF ALL"}
+	columnWidths = []int{10, 9, 7, 9, 4, 12, 10}
+	columnSorts  = []Column{ByCallsPerSec, BySelf, -1, ByTotal, -1, ByCalls, BySelfAll}
+)
+
+// View draws the screen.
+func (s *Screen) View() string {
+	var b strings.Builder
+	if s.shown == nil {
+		b.WriteString(titleStyle.Render(pad("profile top: waiting for the first snapshot…", s.w)) + "\n")
+		return b.String()
+	}
+	key := viewKey{s.shownPrev, s.shown, s.scope, s.sort, ""}
+	if s.re != nil {
+		key.filter = s.re.String()
+	}
+	if key != s.cached || s.lastRows == nil {
+		v := Compute(s.shownPrev, s.shown, s.scope)
+		rows := Filter(v.Rows, s.re)
+		Sort(rows, s.sort)
+		s.lastRows, s.lastView, s.cached = rows, v, key
+	}
+	rows, v := s.lastRows, s.lastView
+	if i := slices.IndexFunc(rows, func(r Row) bool { return r.Name == s.selName }); i >= 0 {
+		s.sel = i
+	}
+	s.sel = max(0, min(s.sel, len(rows)-1))
+	if s.sel < len(rows) {
+		s.selName = rows[s.sel].Name
+	}
+
+	b.WriteString(titleStyle.Render(pad(Title(s.lastHeader, v), s.w)) + "\n")
+	thread := "all"
+	if s.scope.Tid != 0 {
+		thread = fmt.Sprint(s.scope.Tid)
+	}
+	flags := fmt.Sprintf("sort %s  thread %s", s.sort, thread)
+	if s.re != nil {
+		flags += "  filter " + s.re.String()
+	}
+	if s.paused {
+		flags += "  PAUSED"
+	}
+	b.WriteString(flags + dimStyle.Render("   </> sort  t thread  c callers/callees  / filter  p pause  s save  q quit") + "\n")
+	if s.editing {
+		b.WriteString(s.filter.View() + "\n")
+	} else {
+		b.WriteString("\n")
+	}
+
+	var head strings.Builder
+	for i, t := range columnTitles {
+		st := headStyle
+		if columnSorts[i] == s.sort {
+			st = sortStyle
+		}
+		head.WriteString(st.Render(fmt.Sprintf("%*s", columnWidths[i], t)) + " ")
+	}
+	nameStyle := headStyle
+	if s.sort == ByName {
+		nameStyle = sortStyle
+	}
+	head.WriteString(nameStyle.Render("FUNCTION"))
+	b.WriteString(head.String() + "\n")
+
+	lines := s.h - 6
+	var panel []string
+	if s.links && s.sel < len(rows) {
+		panel = s.linkLines(rows[s.sel])
+		lines -= len(panel)
+	}
+	lines = max(lines, 1)
+	first := 0
+	if s.sel >= lines {
+		first = s.sel - lines + 1
+	}
+	for i := first; i < len(rows) && i < first+lines; i++ {
+		line := rowLine(rows[i], s.w)
+		if i == s.sel {
+			line = selStyle.Render(pad(line, s.w))
+		}
+		b.WriteString(line + "\n")
+	}
+	for _, l := range panel {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(statusStyle.Render(s.status))
+	return b.String()
+}
+
+// rowLine is one row of the table, cut to width.
+func rowLine(r Row, width int) string {
+	cells := []string{human.Count(int64(r.CallsPerSec + 0.5)), human.Duration(r.DSelfNs), human.Percent(100 * r.Share),
+		human.Duration(r.DTotalNs), fmt.Sprint(r.Threads), human.Count(r.Calls), human.Duration(r.SelfNs)}
+	var b strings.Builder
+	for i, c := range cells {
+		fmt.Fprintf(&b, "%*s ", columnWidths[i], c)
+	}
+	b.WriteString(r.Name)
+	return cut(b.String(), width)
+}
+
+// linkLines are the callers and callees of the selected function.
+func (s *Screen) linkLines(r Row) []string {
+	callers, callees := Neighbours(s.shownPrev, s.shown, s.scope, r.Func)
+	out := []string{"", headStyle.Render("callers of " + r.Name)}
+	add := func(ls []Link) {
+		if len(ls) == 0 {
+			out = append(out, dimStyle.Render("  (none)"))
+		}
+		for i, l := range ls {
+			if i == 5 {
+				out = append(out, dimStyle.Render(fmt.Sprintf("  … %d more", len(ls)-5)))
+				break
+			}
+			out = append(out, cut(fmt.Sprintf("  %10s calls %9s total   %s", human.Count(l.DCalls), human.Duration(l.DTotals), l.Name), s.w))
+		}
+	}
+	add(callers)
+	out = append(out, headStyle.Render("callees of "+r.Name))
+	add(callees)
+	return out
+}
+
+func pad(s string, w int) string {
+	if n := lipgloss.Width(s); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+func cut(s string, w int) string {
+	if w <= 0 || len(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= w {
+		return s
+	}
+	return string(r[:w-1]) + "…"
+}

@@ -1,0 +1,228 @@
+// Package top computes what a live view of a traced process shows: per
+// function numbers of the last interval and since attach, from two
+// snapshots of the same session (profile top). Pure functions: the
+// command draws them on a terminal or writes them as lines.
+package top
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// Row is one function of a view.
+type Row struct {
+	Func   int    // index into the profile's Functions
+	Name   string // "module:name" for library functions, as summary shows them
+	Module string
+
+	// Since attach.
+	Calls, SelfNs, TotalNs int64
+	// In the interval.
+	DCalls, DSelfNs, DTotalNs int64
+	CallsPerSec               float64
+	Share                     float64 // DSelfNs over the interval's traced time
+	Threads                   int     // threads that called it in the interval
+}
+
+// View is one refresh: the rows of the threads in scope.
+type View struct {
+	Elapsed   time.Duration // since the session started
+	Interval  time.Duration // since the previous snapshot
+	Threads   int           // threads in scope with traced time so far
+	TracedNs  int64         // since attach, summed over the threads in scope
+	DTracedNs int64         // in the interval
+	DCalls    int64         // calls in the interval, all functions
+	Rows      []Row         // every function called so far, unsorted
+}
+
+// Scope selects the threads a view covers: Tid 0 is every thread.
+type Scope struct{ Tid int }
+
+// acc sums one function's numbers over threads.
+type acc struct {
+	calls, self, total int64
+	threads            int
+}
+
+// sums is the per-function numbers of the threads in scope, and their
+// traced time.
+func sums(p *model.Profile, s Scope) (map[int]*acc, int64, int) {
+	m := map[int]*acc{}
+	var traced int64
+	threads := 0
+	if p == nil {
+		return m, 0, 0
+	}
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		if s.Tid != 0 && t.Tid != s.Tid {
+			continue
+		}
+		traced += t.TracedNs
+		threads++
+		seen := map[int]bool{}
+		for ni := range t.Nodes {
+			n := &t.Nodes[ni]
+			if n.Func == model.StartFunc {
+				continue
+			}
+			a := m[n.Func]
+			if a == nil {
+				a = &acc{}
+				m[n.Func] = a
+			}
+			a.calls += n.Calls
+			a.self += n.SelfNs
+			a.total += n.TotalNs
+			if n.Calls > 0 && !seen[n.Func] {
+				seen[n.Func] = true
+				a.threads++
+			}
+		}
+	}
+	return m, traced, threads
+}
+
+// Compute is the view of cur, with the interval since prev (nil: since
+// the session started). Both are snapshots of one session, so function
+// indices agree.
+func Compute(prev, cur *model.Profile, s Scope) View {
+	was, wasTraced, _ := sums(prev, s)
+	is, traced, threads := sums(cur, s)
+	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: threads, TracedNs: traced,
+		DTracedNs: traced - wasTraced}
+	if prev != nil {
+		v.Interval = time.Duration(cur.Meta.DurationNs - prev.Meta.DurationNs)
+	} else {
+		v.Interval = v.Elapsed
+	}
+	// Threads calling a function in the interval: per-thread deltas.
+	dthreads := intervalThreads(prev, cur, s)
+	for f, a := range is {
+		r := Row{Func: f, Name: cur.FuncName(f), Module: cur.ModuleName(cur.Functions[f].Module),
+			Calls: a.calls, SelfNs: a.self, TotalNs: a.total, Threads: dthreads[f]}
+		if b := was[f]; b != nil {
+			r.DCalls, r.DSelfNs, r.DTotalNs = a.calls-b.calls, a.self-b.self, a.total-b.total
+		} else {
+			r.DCalls, r.DSelfNs, r.DTotalNs = a.calls, a.self, a.total
+		}
+		if v.Interval > 0 {
+			r.CallsPerSec = float64(r.DCalls) / v.Interval.Seconds()
+		}
+		if v.DTracedNs > 0 {
+			r.Share = float64(r.DSelfNs) / float64(v.DTracedNs)
+		}
+		v.DCalls += r.DCalls
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+// intervalThreads counts, per function, the threads whose calls of it grew.
+func intervalThreads(prev, cur *model.Profile, s Scope) map[int]int {
+	before := map[[2]int]int64{} // (tid, func) -> calls
+	if prev != nil {
+		for ti := range prev.Threads {
+			t := &prev.Threads[ti]
+			for ni := range t.Nodes {
+				before[[2]int{t.Tid, t.Nodes[ni].Func}] += t.Nodes[ni].Calls
+			}
+		}
+	}
+	out := map[int]int{}
+	for ti := range cur.Threads {
+		t := &cur.Threads[ti]
+		if s.Tid != 0 && t.Tid != s.Tid {
+			continue
+		}
+		calls := map[int]int64{}
+		for ni := range t.Nodes {
+			calls[t.Nodes[ni].Func] += t.Nodes[ni].Calls
+		}
+		for f, c := range calls {
+			if f != model.StartFunc && c > before[[2]int{t.Tid, f}] {
+				out[f]++
+			}
+		}
+	}
+	return out
+}
+
+// Column is a sort key of the rows.
+type Column int
+
+// The columns, in display order.
+const (
+	ByCallsPerSec Column = iota
+	BySelf               // self time in the interval
+	ByTotal              // total time in the interval
+	ByCalls              // calls since attach
+	BySelfAll            // self time since attach
+	ByName
+	numColumns
+)
+
+// Columns is the number of sort keys.
+const Columns = int(numColumns)
+
+var columnNames = [...]string{"calls/s", "self", "total", "calls", "self (all)", "function"}
+
+func (c Column) String() string { return columnNames[c] }
+
+// ParseColumn reads a sort key by its name.
+func ParseColumn(s string) (Column, bool) {
+	for i, n := range columnNames {
+		if n == s {
+			return Column(i), true
+		}
+	}
+	switch s {
+	case "calls-per-sec", "rate":
+		return ByCallsPerSec, true
+	case "self-all":
+		return BySelfAll, true
+	case "name":
+		return ByName, true
+	}
+	return 0, false
+}
+
+// Sort orders rows by column, largest first (names ascending), ties by
+// name so that a view does not flicker.
+func Sort(rows []Row, c Column) {
+	key := func(r Row) int64 {
+		switch c {
+		case ByCallsPerSec:
+			return r.DCalls
+		case BySelf:
+			return r.DSelfNs
+		case ByTotal:
+			return r.DTotalNs
+		case ByCalls:
+			return r.Calls
+		case BySelfAll:
+			return r.SelfNs
+		}
+		return 0
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		if c != ByName {
+			if d := cmp.Compare(key(b), key(a)); d != 0 {
+				return d
+			}
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
+
+// Filter keeps the rows whose name matches re (nil keeps all).
+func Filter(rows []Row, re *regexp.Regexp) []Row {
+	if re == nil {
+		return rows
+	}
+	return slices.DeleteFunc(rows, func(r Row) bool { return !re.MatchString(r.Name) })
+}
