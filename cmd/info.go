@@ -46,6 +46,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 		partial = "yes: " + m.PartialReason
 	}
 	fmt.Fprintf(w, "partial\t%s\n", partial)
+	fmt.Fprintf(w, "values\t%s\n", m.Values())
 	if c := m.Crash; c != nil {
 		fmt.Fprintf(w, "crash\t%s in pid %d tid %d at %#x\n", c.Signal, c.Pid, c.Tid, c.Addr)
 		for _, f := range c.Stack {

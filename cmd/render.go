@@ -2,12 +2,16 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/profile-dev/profile/diff"
+	"github.com/profile-dev/profile/export"
+	"github.com/profile-dev/profile/flame"
 	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/render"
@@ -15,13 +19,14 @@ import (
 
 func newRenderCmd() *cobra.Command {
 	var (
-		svg, dot, png, threads bool
-		out, hot, warm, title  string
-		pid, tid               int
+		svg, dot, png, flameGraph, threads bool
+		out, hot, warm, title, value       string
+		diffBase                           string
+		pid, tid                           int
 	)
 	c := &cobra.Command{
 		Use:   "render FILE",
-		Short: "Draw a profile's annotated call graph as SVG, PNG or DOT",
+		Short: "Draw a profile's annotated call graph as SVG, PNG or DOT, or its flame graph",
 		Long: `render draws the function-level call graph of a profile: nodes carry
 (calls, self time, self %), edges (calls, total time, total %) and rc=N for
 recursive calls. Functions with at least --hot of the traced time in their own
@@ -32,9 +37,31 @@ spawned thread 1); the legend maps thread numbers to tids.
 
 The output goes next to FILE with the format's extension (profile.data ->
 profile.svg) unless -o names a file, or -o - for standard output. SVG and PNG
-are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
+are laid out by Graphviz's dot, embedded: no Graphviz install is needed.
+
+--flame draws an SVG flame graph instead (docs/flame.md): one frame per
+calling context, callees above their callers, widths by --value total (the
+default), self or calls, colours by module. In a browser, click a frame to
+zoom into it, Search highlights frames matching a regular expression.
+--threads gives each thread its own frame ("name-tid"), --title heads it.
+It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if flameGraph {
+				for _, f := range []string{"hot", "warm", "pid", "tid"} {
+					if c.Flags().Changed(f) {
+						return usagef("--%s is for the call graph, not --flame", f)
+					}
+				}
+				v, err := export.ParseValue(value)
+				if err != nil {
+					return usagef("bad --value: %w", err)
+				}
+				return renderFlame(c, args[0], out, diffBase, flame.Options{Value: v, Threads: threads, Title: title})
+			}
+			if c.Flags().Changed("value") {
+				return usagef("--value is for --flame")
+			}
 			format := "svg"
 			switch {
 			case dot:
@@ -67,6 +94,9 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 			if err != nil {
 				return err
 			}
+			if opt.Diff, err = diffFrom(diffBase, p); err != nil {
+				return err
+			}
 			data, err := render.DOT(p, opt)
 			if err != nil {
 				return err
@@ -94,15 +124,52 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.`,
 	fl.BoolVar(&svg, "svg", false, "write SVG (the default)")
 	fl.BoolVar(&dot, "dot", false, "write Graphviz DOT")
 	fl.BoolVar(&png, "png", false, "write a PNG image")
-	c.MarkFlagsMutuallyExclusive("svg", "dot", "png")
+	fl.BoolVar(&flameGraph, "flame", false, "write an SVG flame graph (profile.data -> profile.flame.svg)")
+	c.MarkFlagsMutuallyExclusive("svg", "dot", "png", "flame")
+	fl.StringVar(&value, "value", "total", "--flame: frame widths by `VALUE`: total (ns), self (ns) or calls")
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: FILE with the format's extension)")
 	fl.StringVar(&hot, "hot", "10%", "fill functions with at least `PCT` of the traced time in their own code dark grey")
 	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the traced time in their own code light grey")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
+	fl.StringVar(&diffBase, "diff", "", "colour functions by change from profile `BASE`: red slower, blue faster, grey unchanged (docs/diff.md)")
 	fl.StringVar(&title, "title", "", "graph `TITLE` (default: the executable, traced time and threads)")
 	fl.IntVar(&pid, "pid", 0, "draw only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "draw only thread `TID`")
 	return c
+}
+
+// renderFlame writes the flame graph of the profile at path, to
+// path.flame.svg by default: path.svg is the call graph's.
+func renderFlame(c *cobra.Command, path, out, diffBase string, opt flame.Options) error {
+	out, err := outputPath(path, out, "flame.svg")
+	if err != nil {
+		return err
+	}
+	p, err := readProfile(path)
+	if err != nil {
+		return err
+	}
+	r, err := diffFrom(diffBase, p)
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		opt.Color = func(_ []int, fn int) string { return r.FuncColor(p, fn) }
+	}
+	return emit(c, out, func(w io.Writer) error { return flame.SVG(w, p, opt) })
+}
+
+// diffFrom compares p with the base profile at path for --diff; nil
+// without one.
+func diffFrom(path string, p *model.Profile) (*diff.Result, error) {
+	if path == "" {
+		return nil, nil
+	}
+	base, err := readProfile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--diff: %w", err)
+	}
+	return diff.Compare(base, p)
 }
 
 // renderedName is path with its extension replaced by format's:

@@ -70,7 +70,7 @@ summarizes and renders the saved profiles offline.`,
 		SuggestionsMinimumDistance: 2,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd())
+	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd(), newComponentsCmd(), newImportCmd(), newDiffCmd(), newTopCmd())
 	for _, c := range root.Commands() {
 		if args := c.Args; args != nil {
 			c.Args = func(c *cobra.Command, a []string) error {

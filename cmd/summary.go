@@ -22,6 +22,7 @@ func newSummaryCmd() *cobra.Command {
 	var (
 		format        string
 		top, pid, tid int
+		threads       bool
 	)
 	c := &cobra.Command{
 		Use:     "summary FILE",
@@ -34,12 +35,19 @@ coverage of each library and the time blocked in waiting calls.
 
 --format json is the stable machine-readable form (docs/summary-json.md);
 csv carries the same numbers; table and markdown are for people.
-Percentages are of the traced time of the scope (--pid, --tid).`,
+Percentages are of the traced time of the scope (--pid, --tid).
+
+--threads breaks every function and edge down by thread (table, markdown and
+json): threads are numbered as render --threads numbers them, and spawn and
+fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			write, ok := summaryWriters[strings.ToLower(format)]
 			if !ok {
 				return usagef("unknown --format %q: use table, markdown, json or csv", format)
+			}
+			if threads && strings.EqualFold(format, "csv") {
+				return usagef("--threads: not available with --format csv (use table, markdown or json)")
 			}
 			if top < 0 {
 				return usagef("bad --top %d: must not be negative", top)
@@ -48,7 +56,7 @@ Percentages are of the traced time of the scope (--pid, --tid).`,
 			if err != nil {
 				return err
 			}
-			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid})
+			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid, Threads: threads})
 			if err != nil {
 				return err
 			}
@@ -64,5 +72,6 @@ Percentages are of the traced time of the scope (--pid, --tid).`,
 	fl.IntVar(&top, "top", 0, "list only the `N` hottest functions and edges (0: all)")
 	fl.IntVar(&pid, "pid", 0, "summarize only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
+	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
 	return c
 }

@@ -45,6 +45,9 @@
 // sorted and joined by "; "; Filters, Excludes and Libs are sorted unions;
 // ToolVersion, Command, Exe and BuildID are kept when all inputs agree and
 // cleared otherwise; Crash is the crash with the smallest (pid, tid) if any.
+// Sampled inputs (model.Sampling) merge only with sampled inputs of the
+// same type (model.CompatibleValues); Sampling is kept, its Period cleared
+// when the inputs' periods differ.
 package merge
 
 import (
@@ -122,6 +125,11 @@ func MergeRuns(runs []Run) (*model.Profile, error) {
 		if err := checkInput(r.Profile); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", name, err)
 		}
+		if len(ins) > 0 {
+			if err := model.CompatibleValues(&ins[0].p.Meta, &r.Profile.Meta); err != nil {
+				return nil, fmt.Errorf("merge %s and %s: %w", ins[0].name, name, err)
+			}
+		}
 		in := &input{name: name, p: r.Profile}
 		if err := in.classify(); err != nil {
 			return nil, fmt.Errorf("merge %s: %w", name, err)
@@ -181,8 +189,7 @@ func (in *input) classify() error {
 func mergeTables(out *model.Profile, ins []*input) {
 	build := map[string]string{}
 	dynamicOnly := map[string]bool{}
-	type fkey struct{ mod, name string }
-	funcs := map[fkey]bool{}
+	funcs := model.NewFuncMap(model.ByPath)
 	for _, in := range ins {
 		for _, m := range in.p.Modules {
 			dynamicOnly[m.Path] = dynamicOnly[m.Path] || m.DynamicOnly
@@ -190,11 +197,7 @@ func mergeTables(out *model.Profile, ins []*input) {
 				build[m.Path] = m.BuildID
 			}
 		}
-		for f, fn := range in.p.Functions {
-			if f != model.StartFunc {
-				funcs[fkey{in.p.Modules[fn.Module].Path, fn.Name}] = true
-			}
-		}
+		funcs.Add(in.p)
 	}
 	paths := make([]string, 0, len(build))
 	for p := range build {
@@ -209,25 +212,12 @@ func mergeTables(out *model.Profile, ins []*input) {
 		modIdx[p] = len(out.Modules)
 		out.Modules = append(out.Modules, model.Module{Path: p, BuildID: build[p], DynamicOnly: dynamicOnly[p]})
 	}
-	keys := make([]fkey, 0, len(funcs))
-	for k := range funcs {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b fkey) int {
-		return cmp.Or(cmp.Compare(a.mod, b.mod), cmp.Compare(a.name, b.name))
-	})
-	funcIdx := make(map[fkey]int, len(keys))
-	for _, k := range keys {
-		funcIdx[k] = len(out.Functions)
-		out.Functions = append(out.Functions, model.Function{Module: modIdx[k.mod], Name: k.name})
+	funcs.Sort()
+	for _, id := range funcs.IDs[model.StartFunc+1:] {
+		out.Functions = append(out.Functions, model.Function{Module: modIdx[id.Module], Name: id.Name})
 	}
 	for _, in := range ins {
-		in.fmap = make([]int, len(in.p.Functions))
-		for f, fn := range in.p.Functions {
-			if f != model.StartFunc {
-				in.fmap[f] = funcIdx[fkey{in.p.Modules[fn.Module].Path, fn.Name}]
-			}
-		}
+		in.fmap = funcs.Add(in.p)
 	}
 }
 
@@ -645,7 +635,14 @@ func mergeMeta(out *model.Profile, ins []*input) {
 		x := &in.p.Meta
 		if i == 0 {
 			m.ToolVersion, m.Exe, m.BuildID, m.Command = x.ToolVersion, x.Exe, x.BuildID, slices.Clone(x.Command)
+			if x.Sampling != nil {
+				s := *x.Sampling
+				m.Sampling = &s
+			}
 		} else {
+			if m.Sampling != nil && x.Sampling != nil && m.Sampling.Period != x.Sampling.Period {
+				m.Sampling.Period = 0 // rates differ
+			}
 			m.ToolVersion = agree(m.ToolVersion, x.ToolVersion)
 			m.Exe = agree(m.Exe, x.Exe)
 			m.BuildID = agree(m.BuildID, x.BuildID)

@@ -42,6 +42,7 @@ func TestRoundTripDeepEqual(t *testing.T) {
 		"empty":     model.New(),
 		"synthetic": modeltest.Synthetic(5000, 4, 7),
 		"composite": composite(),
+		"sampled":   modeltest.Sampled(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := prof.Validate(); err != nil {
@@ -71,6 +72,21 @@ func composite() *model.Profile {
 	t.TracedNs += 7
 	t.Members[0].TracedNs += 7
 	return p
+}
+
+// A file written before Meta.Sampling existed (testdata/sample-v1.data:
+// modeltest.Sample written by that build) still reads, as exact values.
+func TestReadsFileWithoutSampling(t *testing.T) {
+	p, err := model.ReadFile("testdata/sample-v1.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Meta.Sampled() || p.Meta.Values() != "exact (traced calls)" {
+		t.Errorf("an old file reads as sampled: %+v", p.Meta.Sampling)
+	}
+	if want := modeltest.Sample(); !reflect.DeepEqual(p, want) {
+		t.Errorf("old file differs:\n got %+v\nwant %+v", p, want)
+	}
 }
 
 func encodeRaw(t *testing.T, payload []byte) []byte {

@@ -50,6 +50,10 @@ func encode(p *Profile) *pb.ProfileFile {
 		StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
 		Breakpoints: m.Breakpoints, SourcesStr: st.ids(m.Sources), WarningsStr: st.ids(m.Warnings),
 	}}
+	if s := m.Sampling; s != nil {
+		f.Meta.Sampling = &pb.Sampling{TypeStr: st.id(s.Type), UnitStr: st.id(s.Unit),
+			PeriodTypeStr: st.id(s.PeriodType), PeriodUnitStr: st.id(s.PeriodUnit), Period: s.Period}
+	}
 	if c := m.Crash; c != nil {
 		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
 	}
@@ -171,6 +175,10 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 			Filters: d.strList(m.FiltersStr), Excludes: d.strList(m.ExcludesStr), Libs: d.strList(m.LibsStr),
 			StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
 			Breakpoints: m.Breakpoints, Sources: d.strList(m.SourcesStr), Warnings: d.strList(m.WarningsStr),
+		}
+		if s := m.Sampling; s != nil {
+			p.Meta.Sampling = &Sampling{Type: d.str(s.TypeStr), Unit: d.str(s.UnitStr),
+				PeriodType: d.str(s.PeriodTypeStr), PeriodUnit: d.str(s.PeriodUnitStr), Period: s.Period}
 		}
 		if c := m.Crash; c != nil {
 			p.Meta.Crash = &Crash{Pid: d.small(c.Pid), Tid: d.small(c.Tid), Signal: d.str(c.SignalStr), Addr: c.Addr, Stack: d.strList(c.StackStr)}

@@ -26,7 +26,7 @@ type Profile struct {
 // Meta describes how and when the profile was made.
 type Meta struct {
 	ToolVersion    string
-	Mode           string // "record", "attach", "merge" or "synthetic"
+	Mode           string // "record", "attach", "merge", "import" or "synthetic"
 	Command        []string
 	Exe            string
 	BuildID        string
@@ -46,6 +46,9 @@ type Meta struct {
 	// Warnings say what the user should know of how the profile was made
 	// (a Go program traced with --force, a stripped executable, ...).
 	Warnings []string
+	// Sampling is set for a profile imported from a sampling profiler:
+	// its values are sampled, not traced (see Sampling); nil otherwise.
+	Sampling *Sampling
 }
 
 // Crash records the fatal signal that ended a traced process.

@@ -21,6 +21,8 @@
 //     position of the (member) thread in the profile: Profile.Threads in
 //     order, a composite thread's members in order. The legend maps
 //     numbers to tids and names;
+//   - with Diff, nodes are coloured by change from a base profile instead
+//     of shaded (red slower, blue faster, grey unchanged; diff.go);
 //   - a legend node explains all this, and the graph is titled.
 //
 // Percentages are of the scope's traced time. Times have three
@@ -41,6 +43,7 @@ import (
 	"github.com/goccy/go-graphviz"
 	"github.com/goccy/go-graphviz/gvc"
 
+	"github.com/profile-dev/profile/diff"
 	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 )
@@ -64,6 +67,9 @@ type Options struct {
 	Threads bool        // dissect edges into per-thread vectors
 	Scope   model.Scope // one process or thread; zero for the whole profile
 	Title   string      // graph title; empty for one made from the profile
+	// Diff colours the nodes by change from a base profile instead of
+	// shading them by coverage (diff.go); nil for none.
+	Diff *diff.Result
 }
 
 // thread is one (member) thread with its stable number.
@@ -242,6 +248,9 @@ func (d *drawer) header(inScope []thread) {
 		if m.Partial {
 			title += ", partial"
 		}
+		if m.Sampled() {
+			title += "; values " + m.Values()
+		}
 	}
 	fmt.Fprintf(&d.b, "digraph profile {\n")
 	fmt.Fprintf(&d.b, "  graph [label=\"%s\", labelloc=t, fontname=\"Helvetica\", fontsize=14, charset=\"UTF-8\", ranksep=0.4, nodesep=0.3];\n", text(title))
@@ -268,15 +277,19 @@ func (d *drawer) nodes() {
 		if gn.DroppedNs > 0 {
 			label += fmt.Sprintf(`\n+%s pruned`, human.Duration(gn.DroppedNs))
 		}
-		attrs := []string{"label=" + quote(label)}
+		var attrs []string
 		switch {
 		case gn.Key.Func == model.StartFunc:
 			attrs = append(attrs, "shape=ellipse", `style="filled,bold"`)
+		case d.opt.Diff != nil:
+			fill, line := d.diffNode(gn.Key.Func)
+			attrs, label = fill, label+`\n`+text(line)
 		case cov >= d.opt.Hot:
 			attrs = append(attrs, `fillcolor="`+hotFill+`"`, "fontcolor=white")
 		case cov >= d.opt.Warm:
 			attrs = append(attrs, `fillcolor="`+warmFill+`"`)
 		}
+		attrs = append([]string{"label=" + quote(label)}, attrs...)
 		fmt.Fprintf(&d.b, "  n%d [%s];\n", i, strings.Join(attrs, ", "))
 	}
 }
@@ -398,7 +411,7 @@ func (d *drawer) legend(inScope []thread) {
 		"edge: (calls, total time, total %)   rc=N: N recursive calls",
 		"% of the traced time " + human.Duration(d.g.TracedNs),
 		"[Ln]: first subroutine of threads at nesting level n",
-		fmt.Sprintf("dark grey: self ≥ %s   light grey: self ≥ %s", pct(d.opt.Hot), pct(d.opt.Warm)),
+		d.shadingLegend(),
 		"dashed: spawn   dotted: fork   bold, …: elided (pruned contexts between)",
 	}
 	if d.opt.Threads {
@@ -415,6 +428,14 @@ func (d *drawer) legend(inScope []thread) {
 		l[i] = text(l[i])
 	}
 	fmt.Fprintf(&d.b, "  legend [shape=note, fillcolor=\"#f8f8f8\", fontsize=9, label=\"%s\\l\"];\n", strings.Join(l, `\l`))
+}
+
+// shadingLegend explains the nodes' fill colours.
+func (d *drawer) shadingLegend() string {
+	if d.opt.Diff != nil {
+		return diffLegend()
+	}
+	return fmt.Sprintf("dark grey: self ≥ %s   light grey: self ≥ %s", pct(d.opt.Hot), pct(d.opt.Warm))
 }
 
 // The WebAssembly Graphviz is one module for the whole process, not safe

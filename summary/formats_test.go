@@ -147,8 +147,14 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				t.Errorf("meta key %q", s("key"))
 			}
 		case "totals":
-			v := n("value")
 			tt := &r.Totals
+			if s("key") == "sampled" {
+				var err error
+				tt.Sampled, err = strconv.ParseBool(s("value"))
+				must(t, err)
+				continue
+			}
+			v := n("value")
 			ptr := map[string]any{"nodes": &tt.Nodes, "edges": &tt.Edges, "calls": &tt.Calls,
 				"direct_calls": &tt.DirectCalls, "indirect_calls": &tt.IndirectCalls, "plt_calls": &tt.PLTCalls,
 				"threads": &tt.Threads, "processes": &tt.Processes, "max_nesting_level": &tt.MaxNestingLevel,

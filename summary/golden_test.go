@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/profile-dev/profile/internal/golden"
+	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/model/modeltest"
 	"github.com/profile-dev/profile/summary"
 )
@@ -19,9 +20,16 @@ func TestGolden(t *testing.T) {
 	writers := map[string]func(io.Writer, *summary.Report) error{
 		"txt": summary.WriteTable, "md": summary.WriteMarkdown, "json": summary.WriteJSON, "csv": summary.WriteCSV,
 	}
-	cases := map[string]summary.Options{"sample": {}, "sample-top3-pid100": {Top: 3, Pid: 100}}
-	for name, opt := range cases {
-		r := mustCompute(t, modeltest.Sample(), opt)
+	cases := map[string]struct {
+		p   func() *model.Profile
+		opt summary.Options
+	}{
+		"sample":             {modeltest.Sample, summary.Options{}},
+		"sample-top3-pid100": {modeltest.Sample, summary.Options{Top: 3, Pid: 100}},
+		"sampled":            {modeltest.Sampled, summary.Options{}}, // values sampled: no call counts
+	}
+	for name, c := range cases {
+		r := mustCompute(t, c.p(), c.opt)
 		for ext, w := range writers {
 			var buf bytes.Buffer
 			must(t, w(&buf, r))

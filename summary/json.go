@@ -49,6 +49,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.key(2, kv.k, i == 0)
 		j.int(kv.v)
 	}
+	j.key(2, "sampled", false)
+	j.raw(strconv.FormatBool(t.Sampled))
 	j.end(1, '}')
 	array(j, "functions", r.Functions, func(f *Function) {
 		j.key(3, "name", true)
@@ -61,6 +63,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.intField(3, "total_ns", f.TotalNs)
 		j.floatField(3, "self_pct", f.SelfPct)
 		j.floatField(3, "total_pct", f.TotalPct)
+		writeFunctionShares(j, f.Threads)
 	})
 	array(j, "edges", r.Edges, func(e *Edge) {
 		j.key(3, "caller", true)
@@ -77,6 +80,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.intField(3, "recursive_calls", e.RecursiveCalls)
 		j.intField(3, "total_ns", e.TotalNs)
 		j.floatField(3, "total_pct", e.TotalPct)
+		writeEdgeShares(j, e.Threads)
 	})
 	array(j, "modules", r.Modules, func(x *Module) {
 		j.key(3, "module", true)
@@ -97,6 +101,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.str(x.SpawnedBy)
 		j.intField(3, "nesting_level", int64(x.NestingLevel))
 		j.intField(3, "traced_ns", x.TracedNs)
+		if x.Number != nil {
+			j.intField(3, "number", int64(*x.Number))
+		}
 	})
 	array(j, "processes", r.Processes, func(x *Process) {
 		j.key(3, "pid", true)

@@ -27,6 +27,8 @@ type Options struct {
 	Top int // list only the Top hottest functions and edges; 0 lists all
 	Pid int // only this process (0: every process)
 	Tid int // only this thread (0: every thread)
+	// Threads breaks every function and edge down by thread (threads.go).
+	Threads bool
 }
 
 // Report is a profile's summary. Marshalled with encoding/json it is the
@@ -43,6 +45,8 @@ type Report struct {
 	Processes []Process  `json:"processes"`
 
 	Scope       model.Scope `json:"-"`
+	ByThread    bool        `json:"-"` // functions, edges and threads carry their thread shares and numbers
+	Values      string      `json:"-"` // where the numbers come from: model.Meta.Values
 	AllFuncs    int         `json:"-"` // functions before Top
 	AllEdges    int         `json:"-"` // edges before Top
 	HottestPath []PathStep  `json:"-"`
@@ -78,6 +82,9 @@ type Totals struct {
 	MaxRecursionDepth int   `json:"max_recursion_depth"`
 	TracedNs          int64 `json:"traced_ns"`
 	BlockedNs         int64 `json:"blocked_ns"`
+	// Sampled: the values are sampled (an imported pprof profile), not
+	// traced; there are no call counts (every calls field is 0).
+	Sampled bool `json:"sampled"`
 }
 
 // Function is one function, all its calling contexts and nesting levels
@@ -91,6 +98,8 @@ type Function struct {
 	TotalNs        int64   `json:"total_ns"`
 	SelfPct        float64 `json:"self_pct"`
 	TotalPct       float64 `json:"total_pct"`
+	// Threads is the function's share per thread (Options.Threads).
+	Threads []FunctionShare `json:"by_thread,omitempty"`
 
 	Display string `json:"-"` // "module:name" for library functions
 }
@@ -106,6 +115,8 @@ type Edge struct {
 	RecursiveCalls int64   `json:"recursive_calls"`
 	TotalNs        int64   `json:"total_ns"`
 	TotalPct       float64 `json:"total_pct"`
+	// Threads is the edge's share per thread (Options.Threads).
+	Threads []EdgeShare `json:"by_thread,omitempty"`
 
 	CallerDisplay string `json:"-"`
 	CalleeDisplay string `json:"-"`
@@ -130,6 +141,9 @@ type Thread struct {
 	SpawnedBy    string `json:"spawned_by"`
 	NestingLevel int    `json:"nesting_level"`
 	TracedNs     int64  `json:"traced_ns"`
+	// Number is the thread's number in the by_thread shares and "0→1"
+	// (Options.Threads only).
+	Number *int `json:"number,omitempty"`
 }
 
 // Process is one process image.
@@ -292,6 +306,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	for i, n := range g.Nodes {
 		funcOf[i] = fidx[n.Key.Func]
 	}
+	var shares *threadShares
+	if opt.Threads {
+		shares = newThreadShares(p, g, refs, funcOf, pct)
+	}
 
 	// edges: graph edges summed over nesting levels. Only an edge with an
 	// end in a function that has per-level nodes can meet another edge of
@@ -365,6 +383,9 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		r.Edges[i] = Edge{Caller: from.Name, Callee: to.Name, CallerModule: from.Module, CalleeModule: to.Module,
 			Kind: ag.kind.String(), Calls: ag.calls, RecursiveCalls: ag.rc, TotalNs: ag.total, TotalPct: pct(ag.total),
 			CallerDisplay: from.Display, CalleeDisplay: to.Display}
+		if shares != nil {
+			r.Edges[i].Threads = shares.edge(ag.from, ag.to, ag.kind)
+		}
 	}
 
 	r.HottestPath = hottestPath(p, g)
@@ -436,6 +457,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	r.Totals.Nodes, r.Totals.Edges = len(g.Nodes), len(g.Edges)
 	r.Totals.Threads, r.Totals.Processes = len(r.Threads), len(r.Processes)
 	r.Totals.TracedNs = g.TracedNs
+	r.Totals.Sampled, r.Values = p.Meta.Sampled(), p.Meta.Values()
+	if shares != nil {
+		shares.fill(r, refs)
+	}
 
 	sortReport(r)
 	r.AllFuncs = len(r.Functions)

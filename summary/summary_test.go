@@ -2,6 +2,7 @@ package summary_test
 
 import (
 	"math"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -459,7 +460,7 @@ func TestTop(t *testing.T) {
 		t.Fatalf("top 3: %d functions, %d edges, %d threads", len(top.Functions), len(top.Edges), len(top.Threads))
 	}
 	for i := range top.Functions {
-		if top.Functions[i] != all.Functions[i] || top.Edges[i] != all.Edges[i] {
+		if !reflect.DeepEqual(top.Functions[i], all.Functions[i]) || !reflect.DeepEqual(top.Edges[i], all.Edges[i]) {
 			t.Errorf("top entry %d differs", i)
 		}
 	}

@@ -49,7 +49,8 @@ func WriteCSV(w io.Writer, r *Report) error {
 	for _, kv := range [][2]any{{"nodes", t.Nodes}, {"edges", t.Edges}, {"calls", t.Calls},
 		{"direct_calls", t.DirectCalls}, {"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls},
 		{"threads", t.Threads}, {"processes", t.Processes}, {"max_nesting_level", t.MaxNestingLevel},
-		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs}} {
+		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
+		{"sampled", t.Sampled}} {
 		c.rec("totals", "key", kv[0], "value", kv[1])
 	}
 	col := c.col
@@ -225,6 +226,10 @@ func levelSuffix(l int) string {
 func sections(r *Report) []section {
 	d, pc, n := human.Duration, human.Percent, func(v int64) string { return strconv.FormatInt(v, 10) }
 	i := func(v int) string { return strconv.Itoa(v) }
+	calls := n // call counts; a sampled profile has none
+	if r.Totals.Sampled {
+		calls = func(int64) string { return "-" }
+	}
 	kv := []int{text, number}
 	m, t := r.Meta, r.Totals
 	scope := "whole profile"
@@ -243,12 +248,15 @@ func sections(r *Report) []section {
 			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
 		}},
 		{title: "Totals", header: []string{"metric", "value"}, kinds: kv, rows: [][]string{
-			{"nodes", i(t.Nodes)}, {"edges", i(t.Edges)}, {"calls", n(t.Calls)},
-			{"direct calls", n(t.DirectCalls)}, {"indirect calls", n(t.IndirectCalls)}, {"PLT calls", n(t.PLTCalls)},
+			{"nodes", i(t.Nodes)}, {"edges", i(t.Edges)}, {"calls", calls(t.Calls)},
+			{"direct calls", calls(t.DirectCalls)}, {"indirect calls", calls(t.IndirectCalls)}, {"PLT calls", calls(t.PLTCalls)},
 			{"threads", i(t.Threads)}, {"processes", i(t.Processes)}, {"max nesting level", i(t.MaxNestingLevel)},
 			{"max recursion depth", i(t.MaxRecursionDepth)}, {"traced time", d(t.TracedNs)},
 			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.TracedNs))},
 		}},
+	}
+	if t.Sampled {
+		out[0].rows = append(out[0].rows, []string{"values", r.Values})
 	}
 	for _, w := range m.Warnings {
 		out[0].rows = append(out[0].rows, []string{"warning", w})
@@ -257,31 +265,31 @@ func sections(r *Report) []section {
 		header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
 		kinds:  []int{symbol, text, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
-		fs.rows = append(fs.rows, []string{f.Name, orDash(f.Module), n(f.Calls), n(f.RecursiveCalls),
+		fs.rows = append(fs.rows, []string{f.Name, orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
 			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
 	}
 	es := section{title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
 		header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
 		kinds:  []int{symbol, symbol, text, number, number, number, number}}
 	for _, e := range r.Edges {
-		es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, n(e.Calls), n(e.RecursiveCalls),
+		es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, calls(e.Calls), calls(e.RecursiveCalls),
 			d(e.TotalNs), pc(e.TotalPct)})
 	}
 	hp := section{title: "Hottest path (from START, hottest callee by total time)",
 		header: []string{"step", "function", "calls", "total", "total %"},
 		kinds:  []int{number, symbol, number, number, number}}
 	for k, s := range r.HottestPath {
-		hp.rows = append(hp.rows, []string{i(k + 1), s.Display + levelSuffix(s.Level), n(s.Calls), d(s.TotalNs), pc(s.TotalPct)})
+		hp.rows = append(hp.rows, []string{i(k + 1), s.Display + levelSuffix(s.Level), calls(s.Calls), d(s.TotalNs), pc(s.TotalPct)})
 	}
 	rs := section{title: "Recursion (rc: recursive calls; depth: most activations on one path)",
 		header: []string{"function", "calls", "rc", "max depth"}, kinds: []int{symbol, number, number, number}}
 	for _, x := range r.Recursion {
-		rs.rows = append(rs.rows, []string{x.Display, n(x.Calls), n(x.RecursiveCalls), i(x.MaxDepth)})
+		rs.rows = append(rs.rows, []string{x.Display, calls(x.Calls), calls(x.RecursiveCalls), i(x.MaxDepth)})
 	}
 	bs := section{title: "Blocked in waiting calls (outermost only)",
 		header: []string{"function", "calls", "blocked", "blocked %"}, kinds: []int{symbol, number, number, number}}
 	for _, x := range r.Blocking {
-		bs.rows = append(bs.rows, []string{x.Display, n(x.Calls), d(x.BlockedNs), pc(x.Pct)})
+		bs.rows = append(bs.rows, []string{x.Display, calls(x.Calls), d(x.BlockedNs), pc(x.Pct)})
 	}
 	ms := section{title: "Modules (self time of their functions)",
 		header: []string{"module", "self", "self %"}, kinds: []int{text, number, number}}
@@ -311,7 +319,8 @@ func sections(r *Report) []section {
 		ps.rows = append(ps.rows, []string{i(x.Pid), i(x.ParentPid), orDash(x.ForkedBy), orDash(x.Exe), i(x.ExitCode),
 			orDash(x.Signal)})
 	}
-	return append(out, fs, es, hp, rs, bs, ms, ts, ls, ps)
+	ts, byThread := threadSections(r, ts)
+	return append(append(out, fs, es, hp, rs, bs, ms, ts, ls, ps), byThread...)
 }
 
 func pctOf(ns, base int64) float64 {

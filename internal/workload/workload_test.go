@@ -23,7 +23,7 @@ import (
 var selfChecked = []string{
 	"recursion", "mutual", "threads", "forks", "exec_target", "blocking",
 	"unusual", "dlopen", "demo", "altstack", "many", "sigalrm",
-	"exceptions", "threads64", "inflight", "unpatchable",
+	"exceptions", "threads64", "inflight", "unpatchable", "difftarget",
 }
 
 func mustBuild(t *testing.T) {

@@ -135,8 +135,11 @@ type Meta struct {
 	Crash            *Crash                 `protobuf:"bytes,17,opt,name=crash,proto3" json:"crash,omitempty"`
 	SourcesStr       []int64                `protobuf:"varint,18,rep,packed,name=sources_str,json=sourcesStr,proto3" json:"sources_str,omitempty"`
 	WarningsStr      []int64                `protobuf:"varint,19,rep,packed,name=warnings_str,json=warningsStr,proto3" json:"warnings_str,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set only for a profile imported from a sampling profiler (absent in
+	// older files: their values are exact).
+	Sampling      *Sampling `protobuf:"bytes,20,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Meta) Reset() {
@@ -302,6 +305,91 @@ func (x *Meta) GetWarningsStr() []int64 {
 	return nil
 }
 
+func (x *Meta) GetSampling() *Sampling {
+	if x != nil {
+		return x.Sampling
+	}
+	return nil
+}
+
+// Sampling describes sampled values: the source's sample type and unit,
+// and its sampling period when known.
+type Sampling struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TypeStr       int64                  `protobuf:"varint,1,opt,name=type_str,json=typeStr,proto3" json:"type_str,omitempty"`
+	UnitStr       int64                  `protobuf:"varint,2,opt,name=unit_str,json=unitStr,proto3" json:"unit_str,omitempty"`
+	PeriodTypeStr int64                  `protobuf:"varint,3,opt,name=period_type_str,json=periodTypeStr,proto3" json:"period_type_str,omitempty"`
+	PeriodUnitStr int64                  `protobuf:"varint,4,opt,name=period_unit_str,json=periodUnitStr,proto3" json:"period_unit_str,omitempty"`
+	Period        int64                  `protobuf:"varint,5,opt,name=period,proto3" json:"period,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sampling) Reset() {
+	*x = Sampling{}
+	mi := &file_profile_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sampling) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sampling) ProtoMessage() {}
+
+func (x *Sampling) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sampling.ProtoReflect.Descriptor instead.
+func (*Sampling) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Sampling) GetTypeStr() int64 {
+	if x != nil {
+		return x.TypeStr
+	}
+	return 0
+}
+
+func (x *Sampling) GetUnitStr() int64 {
+	if x != nil {
+		return x.UnitStr
+	}
+	return 0
+}
+
+func (x *Sampling) GetPeriodTypeStr() int64 {
+	if x != nil {
+		return x.PeriodTypeStr
+	}
+	return 0
+}
+
+func (x *Sampling) GetPeriodUnitStr() int64 {
+	if x != nil {
+		return x.PeriodUnitStr
+	}
+	return 0
+}
+
+func (x *Sampling) GetPeriod() int64 {
+	if x != nil {
+		return x.Period
+	}
+	return 0
+}
+
 type Crash struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Pid           int64                  `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
@@ -315,7 +403,7 @@ type Crash struct {
 
 func (x *Crash) Reset() {
 	*x = Crash{}
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +415,7 @@ func (x *Crash) String() string {
 func (*Crash) ProtoMessage() {}
 
 func (x *Crash) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +428,7 @@ func (x *Crash) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Crash.ProtoReflect.Descriptor instead.
 func (*Crash) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{2}
+	return file_profile_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Crash) GetPid() int64 {
@@ -389,7 +477,7 @@ type Module struct {
 
 func (x *Module) Reset() {
 	*x = Module{}
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +489,7 @@ func (x *Module) String() string {
 func (*Module) ProtoMessage() {}
 
 func (x *Module) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +502,7 @@ func (x *Module) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Module.ProtoReflect.Descriptor instead.
 func (*Module) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{3}
+	return file_profile_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Module) GetPathStr() int64 {
@@ -448,7 +536,7 @@ type Function struct {
 
 func (x *Function) Reset() {
 	*x = Function{}
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -460,7 +548,7 @@ func (x *Function) String() string {
 func (*Function) ProtoMessage() {}
 
 func (x *Function) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -473,7 +561,7 @@ func (x *Function) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Function.ProtoReflect.Descriptor instead.
 func (*Function) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{4}
+	return file_profile_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Function) GetModule() int64 {
@@ -511,7 +599,7 @@ type Process struct {
 
 func (x *Process) Reset() {
 	*x = Process{}
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +611,7 @@ func (x *Process) String() string {
 func (*Process) ProtoMessage() {}
 
 func (x *Process) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +624,7 @@ func (x *Process) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Process.ProtoReflect.Descriptor instead.
 func (*Process) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{5}
+	return file_profile_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Process) GetPid() int64 {
@@ -632,7 +720,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +732,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +745,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{6}
+	return file_profile_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Member) GetRun() int64 {
@@ -733,7 +821,7 @@ type Thread struct {
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +833,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +846,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{7}
+	return file_profile_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Thread) GetTid() int64 {
@@ -854,7 +942,7 @@ type Nodes struct {
 
 func (x *Nodes) Reset() {
 	*x = Nodes{}
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +954,7 @@ func (x *Nodes) String() string {
 func (*Nodes) ProtoMessage() {}
 
 func (x *Nodes) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +967,7 @@ func (x *Nodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nodes.ProtoReflect.Descriptor instead.
 func (*Nodes) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{8}
+	return file_profile_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Nodes) GetFunc() []int64 {
@@ -1020,7 +1108,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\x85\x05\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xb7\x05\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1046,7 +1134,14 @@ const file_profile_proto_rawDesc = "" +
 	"\x05crash\x18\x11 \x01(\v2\x11.profile.v1.CrashR\x05crash\x12\x1f\n" +
 	"\vsources_str\x18\x12 \x03(\x03R\n" +
 	"sourcesStr\x12!\n" +
-	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\"{\n" +
+	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\x120\n" +
+	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\"\xa8\x01\n" +
+	"\bSampling\x12\x19\n" +
+	"\btype_str\x18\x01 \x01(\x03R\atypeStr\x12\x19\n" +
+	"\bunit_str\x18\x02 \x01(\x03R\aunitStr\x12&\n" +
+	"\x0fperiod_type_str\x18\x03 \x01(\x03R\rperiodTypeStr\x12&\n" +
+	"\x0fperiod_unit_str\x18\x04 \x01(\x03R\rperiodUnitStr\x12\x16\n" +
+	"\x06period\x18\x05 \x01(\x03R\x06period\"{\n" +
 	"\x05Crash\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x10\n" +
 	"\x03tid\x18\x02 \x01(\x03R\x03tid\x12\x1d\n" +
@@ -1132,32 +1227,34 @@ func file_profile_proto_rawDescGZIP() []byte {
 	return file_profile_proto_rawDescData
 }
 
-var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_profile_proto_goTypes = []any{
 	(*ProfileFile)(nil), // 0: profile.v1.ProfileFile
 	(*Meta)(nil),        // 1: profile.v1.Meta
-	(*Crash)(nil),       // 2: profile.v1.Crash
-	(*Module)(nil),      // 3: profile.v1.Module
-	(*Function)(nil),    // 4: profile.v1.Function
-	(*Process)(nil),     // 5: profile.v1.Process
-	(*Member)(nil),      // 6: profile.v1.Member
-	(*Thread)(nil),      // 7: profile.v1.Thread
-	(*Nodes)(nil),       // 8: profile.v1.Nodes
+	(*Sampling)(nil),    // 2: profile.v1.Sampling
+	(*Crash)(nil),       // 3: profile.v1.Crash
+	(*Module)(nil),      // 4: profile.v1.Module
+	(*Function)(nil),    // 5: profile.v1.Function
+	(*Process)(nil),     // 6: profile.v1.Process
+	(*Member)(nil),      // 7: profile.v1.Member
+	(*Thread)(nil),      // 8: profile.v1.Thread
+	(*Nodes)(nil),       // 9: profile.v1.Nodes
 }
 var file_profile_proto_depIdxs = []int32{
 	1, // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
-	3, // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
-	4, // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
-	5, // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
-	7, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
-	2, // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
-	6, // 6: profile.v1.Thread.members:type_name -> profile.v1.Member
-	8, // 7: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	4, // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
+	5, // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
+	6, // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
+	8, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
+	3, // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
+	2, // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
+	7, // 7: profile.v1.Thread.members:type_name -> profile.v1.Member
+	9, // 8: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_profile_proto_init() }
@@ -1171,7 +1268,7 @@ func file_profile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_profile_proto_rawDesc), len(file_profile_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,100 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/profile-dev/profile/diff"
+)
+
+func newDiffCmd() *cobra.Command {
+	var (
+		format, sortBy string
+		top            int
+		failOn         []string
+	)
+	c := &cobra.Command{
+		Use:   "diff BASE NEW",
+		Short: "Compare two profiles function by function and edge by edge; fail on a regression",
+		Long: `diff compares a new profile with a base one: for every function its calls,
+self and total time on both sides, the change and the relative change; the
+same for every edge (calls and total). Functions are matched by module base
+name and symbol, so two builds in different directories line up; a function
+in one profile only has zeros on the other side. Rows are sorted by the
+largest change of self time (--sort), all of them unless --top.
+
+--fail-on EXPR (repeatable) is a gate for CI: every function that breaks one
+is named on stderr and the exit status is 1 (0 when none does, 2 for bad
+input: a bad expression, a profile that cannot be read). EXPR is
+[func~REGEX:]METRIC>+AMOUNT or METRIC<-AMOUNT, conditions joined by &:
+  self>+10%            self time grew by more than 10% of the base's
+  calls>+1000          more than 1000 calls more
+  total>+5ms           total time grew by more than 5ms
+  self<-50%            self time shrank by more than half
+  self>+10%&self>+1ms  both: small functions' times vary from run to run
+  func~^parse:self>+10%  only functions whose name matches ^parse
+See docs/diff.md; --format json is the machine-readable form.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			write, ok := diff.Writer(format)
+			if !ok {
+				return usagef("unknown --format %q: use text, markdown or json", format)
+			}
+			key, err := diff.ParseSort(sortBy)
+			if err != nil {
+				return usagef("bad --sort: %w", err)
+			}
+			if top < 0 {
+				return usagef("bad --top %d: must not be negative", top)
+			}
+			var gates []*diff.Gate
+			for _, expr := range failOn {
+				g, err := diff.ParseGate(expr)
+				if err != nil {
+					return usagef("bad --fail-on: %w", err)
+				}
+				gates = append(gates, g)
+			}
+			// Exit status 1 says a gate broke: input that cannot be read or
+			// compared is bad input, status 2, like a bad expression.
+			base, err := readProfile(args[0])
+			if err != nil {
+				return &usageError{err}
+			}
+			newer, err := readProfile(args[1])
+			if err != nil {
+				return &usageError{err}
+			}
+			res, err := diff.Compare(base, newer)
+			if err != nil {
+				return &usageError{err}
+			}
+			rep, err := res.Report(diff.Options{BaseName: args[0], NewName: args[1], Sort: key, Top: top, Gates: gates})
+			if err != nil {
+				return &usageError{err}
+			}
+			w := bufio.NewWriter(c.OutOrStdout())
+			if err := write(w, rep); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			for _, b := range rep.Breaches {
+				fmt.Fprintf(c.ErrOrStderr(), "profile: diff: %s\n", b.Describe())
+			}
+			if len(rep.Breaches) > 0 {
+				return &exitError{1}
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&format, "format", "text", "output `FORMAT`: text, markdown or json")
+	fl.StringVar(&sortBy, "sort", "self", "sort rows by the largest change of `KEY`: self, total or calls; or by name")
+	fl.IntVar(&top, "top", 0, "list only the first `N` functions and edges (0: all; gates check every function)")
+	fl.StringArrayVar(&failOn, "fail-on", nil, "exit 1 naming every function that breaks gate `EXPR` (repeatable; see above)")
+	return c
+}

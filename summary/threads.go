@@ -1,0 +1,317 @@
+package summary
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/model"
+)
+
+// Thread context (seed 003's context extractor): with Options.Threads every
+// function and edge is broken down by thread, and spawn and fork edges name
+// who created whom in the seed's notation "0→1" (thread 0 spawned thread
+// 1). Threads are numbered as render --threads numbers them: by position
+// in the profile, Profile.Threads in order and a composite thread's members
+// in order, whether or not they are in scope, so that a number means the
+// same thread in every scope and in the drawing.
+
+// FunctionShare is one thread's share of a function.
+type FunctionShare struct {
+	Thread         int     `json:"thread"` // the thread's number (Thread.Number)
+	Calls          int64   `json:"calls"`
+	RecursiveCalls int64   `json:"recursive_calls"`
+	SelfNs         int64   `json:"self_ns"`
+	TotalNs        int64   `json:"total_ns"`
+	SelfPct        float64 `json:"self_pct"`
+	TotalPct       float64 `json:"total_pct"`
+}
+
+// EdgeShare is one thread's share of an edge. For a spawn or fork edge,
+// Thread is the thread created and Creator the thread that created it (-1
+// when that thread is not in the profile); Creator is nil for a call edge.
+type EdgeShare struct {
+	Thread         int     `json:"thread"`
+	Creator        *int    `json:"creator,omitempty"`
+	Calls          int64   `json:"calls"`
+	RecursiveCalls int64   `json:"recursive_calls"`
+	TotalNs        int64   `json:"total_ns"`
+	TotalPct       float64 `json:"total_pct"`
+}
+
+// numbered is one (member) thread of the profile with its number.
+type numbered struct {
+	ref                   model.ThreadRef
+	run, pid, tid, parent int
+}
+
+// threadShares dissects the scope's functions and edges by thread.
+type threadShares struct {
+	p       *model.Profile
+	threads []numbered // every (member) thread; index = number
+	num     map[model.ThreadRef]int
+	fn      [][]FunctionShare // Report.Functions index (before sorting) -> shares
+	edges   map[shareKey][]EdgeShare
+}
+
+// shareKey is an edge of the report: its ends as Report.Functions indices
+// (before sorting) and its kind.
+type shareKey struct {
+	from, to int32
+	kind     model.EdgeKind
+}
+
+// newThreadShares dissects graph g of the threads refs; funcOf maps its
+// nodes to Report.Functions indices, pct makes a time a percentage.
+func newThreadShares(p *model.Profile, g *model.Graph, refs []ref, funcOf []int, pct func(int64) float64) *threadShares {
+	s := &threadShares{p: p, num: map[model.ThreadRef]int{}, edges: map[shareKey][]EdgeShare{}}
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		if len(t.Members) == 0 {
+			s.add(numbered{model.ThreadRef{Thread: ti, Member: model.None}, 0, p.Processes[t.Process].Pid, t.Tid, t.ParentTid})
+		}
+		for mi, m := range t.Members {
+			s.add(numbered{model.ThreadRef{Thread: ti, Member: mi}, m.Run, m.Pid, m.Tid, m.ParentTid})
+		}
+	}
+	s.functions(g, refs, funcOf, pct)
+	for _, e := range g.Edges {
+		k := shareKey{int32(funcOf[e.From]), int32(funcOf[e.To]), e.Kind}
+		for _, tv := range e.Threads {
+			n := s.number(tv.Ref)
+			sh := EdgeShare{Thread: n, Calls: tv.Calls, RecursiveCalls: tv.RecursiveCalls, TotalNs: tv.TotalNs}
+			if e.Kind != model.EdgeCall {
+				c := s.creator(n, e.Kind)
+				sh.Creator = &c
+			}
+			s.edges[k] = addShare(s.edges[k], sh)
+		}
+	}
+	for k, shares := range s.edges {
+		for i := range shares {
+			shares[i].TotalPct = pct(shares[i].TotalNs)
+		}
+		slices.SortFunc(shares, func(a, b EdgeShare) int {
+			return cmp.Or(cmp.Compare(a.Thread, b.Thread), cmp.Compare(creatorOf(a), creatorOf(b)))
+		})
+		s.edges[k] = shares
+	}
+	return s
+}
+
+func (s *threadShares) add(t numbered) {
+	s.num[t.ref] = len(s.threads)
+	s.threads = append(s.threads, t)
+}
+
+// addShare adds sh to the share of the same thread (and creator), or as a
+// new share: the per-level edges of one report edge meet here.
+func addShare(shares []EdgeShare, sh EdgeShare) []EdgeShare {
+	for i := range shares {
+		if x := &shares[i]; x.Thread == sh.Thread && creatorOf(*x) == creatorOf(sh) {
+			x.Calls += sh.Calls
+			x.RecursiveCalls += sh.RecursiveCalls
+			x.TotalNs += sh.TotalNs
+			return shares
+		}
+	}
+	return append(shares, sh)
+}
+
+func creatorOf(s EdgeShare) int {
+	if s.Creator == nil {
+		return -2
+	}
+	return *s.Creator
+}
+
+// functions sums every CCT node of the scope per (function, thread), with
+// the summary's conventions: START's total is the thread's traced time.
+func (s *threadShares) functions(g *model.Graph, refs []ref, funcOf []int, pct func(int64) float64) {
+	rf := make([]int, len(s.p.Functions)) // function -> Report.Functions index
+	for gi, n := range g.Nodes {
+		rf[n.Key.Func] = funcOf[gi]
+	}
+	s.fn = make([][]FunctionShare, len(g.Nodes))
+	at := make([]int, len(s.p.Functions)) // function -> 1 + its share's index for the current thread
+	for _, t := range refs {
+		n := s.number(t.ThreadRef)
+		nodes := s.p.Threads[t.Thread].Nodes
+		for i := range nodes {
+			nd := &nodes[i]
+			calls, rc, self, total := vecOf(nd, t.Member)
+			if i > 0 && t.Member != model.None && calls == 0 && rc == 0 && self == 0 && total == 0 {
+				continue // this member never reached the context
+			}
+			if i == 0 {
+				total = t.traced
+			}
+			f := nd.Func
+			list := &s.fn[rf[f]]
+			if at[f] == 0 || (*list)[at[f]-1].Thread != n {
+				*list = append(*list, FunctionShare{Thread: n})
+				at[f] = len(*list)
+			}
+			sh := &(*list)[at[f]-1]
+			sh.Calls += calls
+			sh.RecursiveCalls += rc
+			sh.SelfNs += self
+			sh.TotalNs += total
+		}
+	}
+	for _, list := range s.fn {
+		for i := range list {
+			list[i].SelfPct, list[i].TotalPct = pct(list[i].SelfNs), pct(list[i].TotalNs)
+		}
+	}
+}
+
+// number is a thread's number; a whole composite thread (a fork's child in
+// a merged profile) is its first member's.
+func (s *threadShares) number(r model.ThreadRef) int {
+	if n, ok := s.num[r]; ok {
+		return n
+	}
+	if n, ok := s.num[model.ThreadRef{Thread: r.Thread, Member: 0}]; ok && r.Member == model.None {
+		return n
+	}
+	return -1
+}
+
+// creator is the number of the thread that created thread n: for a spawn
+// its parent thread, for a fork the forking thread of its process; -1 if
+// that thread is not in the profile.
+func (s *threadShares) creator(n int, kind model.EdgeKind) int {
+	if n < 0 {
+		return -1
+	}
+	t := s.threads[n]
+	pid, tid := t.pid, t.parent
+	if kind == model.EdgeFork {
+		pr := s.p.Processes[s.p.Threads[t.ref.Thread].Process]
+		pid, tid = pr.ParentPid, pr.ForkedByTid
+		if pr.Parent != model.None {
+			pid = s.p.Processes[pr.Parent].Pid
+		}
+	}
+	for i, c := range s.threads {
+		if c.run == t.run && c.pid == pid && c.tid == tid {
+			return i
+		}
+	}
+	return -1
+}
+
+// fill gives the report's functions (not yet sorted) and threads their
+// shares and numbers.
+func (s *threadShares) fill(r *Report, refs []ref) {
+	r.ByThread = true
+	for i := range r.Functions {
+		r.Functions[i].Threads = s.fn[i]
+	}
+	for i, t := range refs {
+		n := s.number(t.ThreadRef)
+		r.Threads[i].Number = &n
+	}
+}
+
+// edge returns the shares of the report's edge k.
+func (s *threadShares) edge(from, to int32, kind model.EdgeKind) []EdgeShare {
+	return s.edges[shareKey{from, to, kind}]
+}
+
+// threadSections lays the shares out for the human formats; numbered adds
+// the numbers to the threads table.
+func threadSections(r *Report, ts section) (section, []section) {
+	if !r.ByThread {
+		return ts, nil
+	}
+	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	calls := n
+	if r.Totals.Sampled {
+		calls = func(int64) string { return "-" }
+	}
+	d, pc := human.Duration, human.Percent
+	ts.header = append([]string{"#"}, ts.header...)
+	ts.kinds = append([]int{number}, ts.kinds...)
+	for i, x := range r.Threads {
+		ts.rows[i] = append([]string{strconv.Itoa(*x.Number)}, ts.rows[i]...)
+	}
+	fs := section{title: "Functions by thread (#: the threads table's)",
+		header: []string{"function", "#", "calls", "rc", "self", "self %", "total", "total %"},
+		kinds:  []int{symbol, number, number, number, number, number, number, number}}
+	for _, f := range r.Functions {
+		for _, x := range f.Threads {
+			fs.rows = append(fs.rows, []string{f.Display, strconv.Itoa(x.Thread), calls(x.Calls), calls(x.RecursiveCalls),
+				d(x.SelfNs), pc(x.SelfPct), d(x.TotalNs), pc(x.TotalPct)})
+		}
+	}
+	es := section{title: "Edges by thread (#: the threads table's; A→B: thread A created thread B)",
+		header: []string{"caller", "callee", "kind", "#", "calls", "rc", "total", "total %"},
+		kinds:  []int{symbol, symbol, text, number, number, number, number, number}}
+	for _, e := range r.Edges {
+		for _, x := range e.Threads {
+			th := strconv.Itoa(x.Thread)
+			if x.Creator != nil {
+				th = fmt.Sprintf("%s→%s", threadNum(*x.Creator), th)
+			}
+			es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, th, calls(x.Calls),
+				calls(x.RecursiveCalls), d(x.TotalNs), pc(x.TotalPct)})
+		}
+	}
+	return ts, []section{fs, es}
+}
+
+// threadNum shows a thread number, "?" for a thread not in the profile.
+func threadNum(n int) string {
+	if n < 0 {
+		return "?"
+	}
+	return strconv.Itoa(n)
+}
+
+// writeFunctionShares and writeEdgeShares write the by_thread field of a
+// function or edge (level 3) as encoding/json would, omitted when empty.
+func writeFunctionShares(j *jsonWriter, shares []FunctionShare) {
+	writeShares(j, shares, func(x *FunctionShare) {
+		j.key(5, "thread", true)
+		j.int(int64(x.Thread))
+		j.intField(5, "calls", x.Calls)
+		j.intField(5, "recursive_calls", x.RecursiveCalls)
+		j.intField(5, "self_ns", x.SelfNs)
+		j.intField(5, "total_ns", x.TotalNs)
+		j.floatField(5, "self_pct", x.SelfPct)
+		j.floatField(5, "total_pct", x.TotalPct)
+	})
+}
+
+func writeEdgeShares(j *jsonWriter, shares []EdgeShare) {
+	writeShares(j, shares, func(x *EdgeShare) {
+		j.key(5, "thread", true)
+		j.int(int64(x.Thread))
+		if x.Creator != nil {
+			j.intField(5, "creator", int64(*x.Creator))
+		}
+		j.intField(5, "calls", x.Calls)
+		j.intField(5, "recursive_calls", x.RecursiveCalls)
+		j.intField(5, "total_ns", x.TotalNs)
+		j.floatField(5, "total_pct", x.TotalPct)
+	})
+}
+
+func writeShares[T any](j *jsonWriter, shares []T, fields func(*T)) {
+	if len(shares) == 0 {
+		return
+	}
+	j.key(3, "by_thread", false)
+	j.raw("[")
+	for i := range shares {
+		j.elem(4, i == 0)
+		j.raw("{")
+		fields(&shares[i])
+		j.end(4, '}')
+	}
+	j.end(3, ']')
+}
