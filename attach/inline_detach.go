@@ -29,7 +29,13 @@ func (is *inlineSpace) inside(pc uint64) bool {
 func (e *engine) stepOut(t *thread, is *inlineSpace) {
 	for i := 0; i < 100000; i++ {
 		var regs unix.PtraceRegs
-		if getRegs(t.tid, &regs) != nil || !is.inside(regs.Rip) {
+		if err := getRegs(t.tid, &regs); err != nil {
+			if debug || i > 0 {
+				e.warn("detach: thread %d: registers unreadable after %d steps: %v", t.tid, i, err)
+			}
+			return
+		}
+		if !is.inside(regs.Rip) {
 			return
 		}
 		if i > 0 && i%1000 == 0 {
