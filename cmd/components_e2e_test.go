@@ -52,9 +52,7 @@ func componentsJSON(t *testing.T, dir string, args ...string) componentsDoc {
 // Without rules, the split is summary's modules table, to the nanosecond.
 func TestComponentsRecordedDemo(t *testing.T) {
 	dir := t.TempDir()
-	if _, stderr, code := run(t, dir, "record", "-o", "demo.data", "--", wl(t, "demo")); code != 0 {
-		t.Fatalf("record: %s", stderr)
-	}
+	record(t, dir, "demo.data", "demo")
 	exp, err := workload.LoadExpected("demo")
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +67,6 @@ func TestComponentsRecordedDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := run(t, dir, "summary", "--format", "json", "demo.data")
-	if code != 0 {
-		t.Fatalf("summary: %s", stderr)
-	}
 	var s struct {
 		Totals struct {
 			TracedNs int64 `json:"traced_ns"`
@@ -82,9 +76,7 @@ func TestComponentsRecordedDemo(t *testing.T) {
 			SelfNs int64  `json:"self_ns"`
 		} `json:"modules"`
 	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	decodeSummary(t, dir, &s, "demo.data")
 
 	d := componentsJSON(t, dir, "--rules", rules, "demo.data")
 	want := map[string]int64{

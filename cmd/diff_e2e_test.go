@@ -52,10 +52,7 @@ func runDiff(t *testing.T, dir string, args ...string) (diffDoc, string, int) {
 func TestDiffGatesOnExtraLoop(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range [][]string{{"base.data"}, {"again.data"}, {"new.data", "--extra"}} {
-		args := append([]string{"record", "-o", r[0], "--", wl(t, "difftarget")}, r[1:]...)
-		if _, stderr, code := run(t, dir, args...); code != 0 {
-			t.Fatalf("record %v: exit %d\n%s", r, code, stderr)
-		}
+		record(t, dir, r[0], "difftarget", r[1:]...)
 	}
 
 	// Other functions' times vary from run to run (by 2x for the small

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +61,69 @@ func wl(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// record runs profile record -o file in dir on the workload name with the
+// workload's args.
+func record(t *testing.T, dir, file, name string, args ...string) {
+	t.Helper()
+	if _, stderr, code := run(t, dir, append([]string{"record", "-o", file, "--", wl(t, name)}, args...)...); code != 0 {
+		t.Fatalf("record %s %v: exit %d\n%s", name, args, code, stderr)
+	}
+}
+
+// decodeSummary runs profile summary --format json with args in dir and
+// decodes the document into v.
+func decodeSummary(t *testing.T, dir string, v any, args ...string) {
+	t.Helper()
+	out, stderr, code := run(t, dir, append([]string{"summary", "--format", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("summary %v: %s", args, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// demoDisplay is summary's display name of a function of a recording of
+// demo: bare in the executable, "module:name" in a library.
+func demoDisplay(name, module string) string {
+	if module == "" || module == "demo" {
+		return name
+	}
+	return module + ":" + name
+}
+
+// pprofRow is a row of go tool pprof -top: a function's flat and cum
+// values.
+type pprofRow struct {
+	Name      string
+	Flat, Cum int64
+}
+
+// pprofTop runs go tool pprof -top on file (with args, such as
+// -sample_index) and returns its rows, hottest first, inlined functions
+// under their own names.
+func pprofTop(t *testing.T, goTool, file string, args ...string) []pprofRow {
+	t.Helper()
+	args = append([]string{"tool", "pprof", "-top", "-unit=ns", "-nodefraction=0", "-nodecount=10000"}, args...)
+	b, err := exec.Command(goTool, append(args, file)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, b)
+	}
+	row := regexp.MustCompile(`^\s*(\d+)(?:ns)?\s+\S+%\s+\S+%\s+(\d+)(?:ns)?\s+\S+%\s+(.+?)( \(inline\))?$`)
+	var rows []pprofRow
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			flat, _ := strconv.ParseInt(m[1], 10, 64)
+			cum, _ := strconv.ParseInt(m[2], 10, 64)
+			rows = append(rows, pprofRow{m[3], flat, cum})
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("go tool pprof -top: no rows\n%s", b)
+	}
+	return rows
 }
 
 // oneLineError checks a failed command's stderr: one line naming want.
@@ -299,21 +363,13 @@ type summaryJSON struct {
 func TestOfflineOnRecordedThreads(t *testing.T) {
 	dir := t.TempDir()
 	for _, file := range []string{"r1.data", "r2.data"} {
-		if _, stderr, code := run(t, dir, "record", "-o", file, "--", wl(t, "threads")); code != 0 {
-			t.Fatalf("record: %s", stderr)
-		}
+		record(t, dir, file, "threads")
 	}
 	if _, stderr, code := run(t, dir, "merge", "r1.data", "r2.data", "-o", "m.data"); code != 0 {
 		t.Fatalf("merge: %s", stderr)
 	}
-	out, stderr, code := run(t, dir, "summary", "--format", "json", "m.data")
-	if code != 0 {
-		t.Fatalf("summary: %s", stderr)
-	}
 	var s summaryJSON
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	decodeSummary(t, dir, &s, "m.data")
 	calls := map[string]int64{}
 	for _, f := range s.Functions {
 		calls[f.Name] += f.Calls

@@ -1,7 +1,6 @@
 package cmd_test
 
 import (
-	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -20,15 +19,9 @@ func TestExportRecordedDemo(t *testing.T) {
 		t.Skip("no go toolchain")
 	}
 	dir := t.TempDir()
-	if _, stderr, code := run(t, dir, "record", "-o", "demo.data", "--", wl(t, "demo")); code != 0 {
-		t.Fatalf("record: %s", stderr)
-	}
+	record(t, dir, "demo.data", "demo")
 	if _, stderr, code := run(t, dir, "export", "demo.data", "--format", "pprof"); code != 0 {
 		t.Fatalf("export: %s", stderr)
-	}
-	out, stderr, code := run(t, dir, "summary", "--format", "json", "demo.data")
-	if code != 0 {
-		t.Fatalf("summary: %s", stderr)
 	}
 	var s struct {
 		Totals struct {
@@ -40,58 +33,32 @@ func TestExportRecordedDemo(t *testing.T) {
 			SelfNs       int64 `json:"self_ns"`
 		} `json:"functions"`
 	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
-	display := func(name, module string) string {
-		if module == "" || module == "demo" {
-			return name
-		}
-		return module + ":" + name
-	}
+	decodeSummary(t, dir, &s, "demo.data")
 
-	// pprof -top: rows "flat flat% sum% cum cum% name", hottest first.
-	top := func(index string) (rows [][2]string) {
-		cmd := exec.Command(goTool, "tool", "pprof", "-top", "-unit=ns", "-nodefraction=0", "-nodecount=1000",
-			"-sample_index="+index, filepath.Join(dir, "demo.pb.gz"))
-		b, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go tool pprof -top: %v\n%s", err, b)
-		}
-		row := regexp.MustCompile(`^\s*(\d+)(?:ns)?\s+\S+%\s+\S+%\s+\S+\s+\S+%\s+(.+)$`)
-		for _, line := range strings.Split(string(b), "\n") {
-			if m := row.FindStringSubmatch(line); m != nil {
-				rows = append(rows, [2]string{m[2], m[1]})
-			}
-		}
-		if len(rows) == 0 {
-			t.Fatalf("go tool pprof -top: no rows\n%s", b)
-		}
-		return rows
+	pb := filepath.Join(dir, "demo.pb.gz")
+	self := pprofTop(t, goTool, pb, "-sample_index=self")
+	if want := demoDisplay(s.Functions[0].Name, s.Functions[0].Module); self[0].Name != want ||
+		self[0].Flat != s.Functions[0].SelfNs {
+		t.Errorf("pprof top function %+v, summary's %s %d ns", self[0], want, s.Functions[0].SelfNs)
 	}
-	self := top("self")
-	if want := display(s.Functions[0].Name, s.Functions[0].Module); self[0][0] != want ||
-		self[0][1] != strconv.FormatInt(s.Functions[0].SelfNs, 10) {
-		t.Errorf("pprof top function %v, summary's %s %d ns", self[0], want, s.Functions[0].SelfNs)
-	}
-	selfOf, callsOf := map[string]string{}, map[string]string{}
+	selfOf, callsOf := map[string]int64{}, map[string]int64{}
 	for _, r := range self {
-		selfOf[r[0]] = r[1]
+		selfOf[r.Name] = r.Flat
 	}
-	for _, r := range top("calls") {
-		callsOf[r[0]] = r[1]
+	for _, r := range pprofTop(t, goTool, pb, "-sample_index=calls") {
+		callsOf[r.Name] = r.Flat
 	}
 	for _, f := range s.Functions {
-		name := display(f.Name, f.Module)
-		if f.SelfNs > 0 && selfOf[name] != strconv.FormatInt(f.SelfNs, 10) {
-			t.Errorf("%s: pprof self %s, summary %d", name, selfOf[name], f.SelfNs)
+		name := demoDisplay(f.Name, f.Module)
+		if f.SelfNs > 0 && selfOf[name] != f.SelfNs {
+			t.Errorf("%s: pprof self %d, summary %d", name, selfOf[name], f.SelfNs)
 		}
-		if f.Calls > 0 && callsOf[name] != strconv.FormatInt(f.Calls, 10) {
-			t.Errorf("%s: pprof calls %s, summary %d", name, callsOf[name], f.Calls)
+		if f.Calls > 0 && callsOf[name] != f.Calls {
+			t.Errorf("%s: pprof calls %d, summary %d", name, callsOf[name], f.Calls)
 		}
 	}
 
-	traces, err := exec.Command(goTool, "tool", "pprof", "-traces", filepath.Join(dir, "demo.pb.gz")).CombinedOutput()
+	traces, err := exec.Command(goTool, "tool", "pprof", "-traces", pb).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -traces: %v\n%s", err, traces)
 	}

@@ -1,7 +1,6 @@
 package cmd_test
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -17,13 +16,7 @@ import (
 // summary reports; --threads gives each of the 4 threads its frame.
 func TestRenderFlameRecordedDemo(t *testing.T) {
 	dir := t.TempDir()
-	if _, stderr, code := run(t, dir, "record", "-o", "demo.data", "--", wl(t, "demo")); code != 0 {
-		t.Fatalf("record: %s", stderr)
-	}
-	out, stderr, code := run(t, dir, "summary", "--format", "json", "demo.data")
-	if code != 0 {
-		t.Fatalf("summary: %s", stderr)
-	}
+	record(t, dir, "demo.data", "demo")
 	var s struct {
 		Totals struct {
 			Calls    int64 `json:"calls"`
@@ -35,14 +28,12 @@ func TestRenderFlameRecordedDemo(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"threads"`
 	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	decodeSummary(t, dir, &s, "demo.data")
 
 	if _, stderr, code := run(t, dir, "render", "demo.data"); code != 0 {
 		t.Fatalf("render: %s", stderr)
 	}
-	_, stderr, code = run(t, dir, "render", "--flame", "demo.data")
+	_, stderr, code := run(t, dir, "render", "--flame", "demo.data")
 	if code != 0 || stderr != "profile: wrote demo.flame.svg\n" {
 		t.Fatalf("render --flame: status %d, %q", code, stderr)
 	}

@@ -1,12 +1,9 @@
 package cmd_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,28 +22,6 @@ func goCPUProfile(t *testing.T, goTool, dir string) string {
 		t.Fatalf("gocpu: %v\n%s", err, b)
 	}
 	return out
-}
-
-// pprofTop is go tool pprof -top's flat and cum nanoseconds by function.
-func pprofTop(t *testing.T, goTool, file string) map[string][2]int64 {
-	t.Helper()
-	b, err := exec.Command(goTool, "tool", "pprof", "-top", "-unit=ns", "-nodefraction=0", "-nodecount=10000", file).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go tool pprof -top: %v\n%s", err, b)
-	}
-	row := regexp.MustCompile(`^\s*(\d+)(?:ns)?\s+\S+%\s+\S+%\s+(\d+)(?:ns)?\s+\S+%\s+(.+?)( \(inline\))?$`)
-	top := map[string][2]int64{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if m := row.FindStringSubmatch(line); m != nil {
-			flat, _ := strconv.ParseInt(m[1], 10, 64)
-			cum, _ := strconv.ParseInt(m[2], 10, 64)
-			top[m[3]] = [2]int64{flat, cum}
-		}
-	}
-	if len(top) == 0 {
-		t.Fatalf("go tool pprof -top: no rows\n%s", b)
-	}
-	return top
 }
 
 // A Go CPU profile imported: info, summary, render --svg and --flame say
@@ -75,10 +50,6 @@ func TestImportGoCPUProfile(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 
-	out, stderr, code := run(t, dir, "summary", "--format", "json", "cpu.data")
-	if code != 0 {
-		t.Fatalf("summary --format json: %s", stderr)
-	}
 	var s struct {
 		Totals struct {
 			Calls             int64 `json:"calls"`
@@ -96,16 +67,17 @@ func TestImportGoCPUProfile(t *testing.T) {
 			Callee string `json:"callee"`
 		} `json:"edges"`
 	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	decodeSummary(t, dir, &s, "cpu.data")
 	if !s.Totals.Sampled || s.Totals.Calls != 0 || s.Totals.TracedNs == 0 {
 		t.Errorf("totals %+v", s.Totals)
 	}
 	if s.Totals.MaxRecursionDepth < 2 {
 		t.Errorf("max recursion depth %d: fib within fib not seen", s.Totals.MaxRecursionDepth)
 	}
-	top := pprofTop(t, goTool, pprofFile)
+	top := map[string][2]int64{} // go tool pprof's flat and cum nanoseconds by function
+	for _, r := range pprofTop(t, goTool, pprofFile) {
+		top[r.Name] = [2]int64{r.Flat, r.Cum}
+	}
 	seen := map[string]bool{}
 	for _, f := range s.Functions {
 		if f.Name == "START" {
@@ -158,9 +130,7 @@ func TestImportGoCPUProfile(t *testing.T) {
 	if out, _, _ := run(t, dir, "info", "pruned.data"); !strings.Contains(out, "values        "+values+"\n") {
 		t.Errorf("info of the merged and pruned profile:\n%s", out)
 	}
-	if _, stderr, code := run(t, dir, "record", "-o", "demo.data", "--", wl(t, "demo")); code != 0 {
-		t.Fatalf("record: %s", stderr)
-	}
+	record(t, dir, "demo.data", "demo")
 	_, stderr, code = run(t, dir, "merge", "-o", "mixed.data", "demo.data", "cpu.data")
 	oneLineError(t, stderr, code, "merge demo.data and cpu.data: cannot combine exact (traced) values with sampled ones (cpu nanoseconds, 100 Hz)")
 }

@@ -1,7 +1,6 @@
 package cmd_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -17,13 +16,7 @@ import (
 // workload's exact counts.
 func TestSummaryThreadsRecordedDemo(t *testing.T) {
 	dir := t.TempDir()
-	if _, stderr, code := run(t, dir, "record", "-o", "demo.data", "--", wl(t, "demo")); code != 0 {
-		t.Fatalf("record: %s", stderr)
-	}
-	out, stderr, code := run(t, dir, "summary", "--threads", "--format", "json", "demo.data")
-	if code != 0 {
-		t.Fatalf("summary --threads: %s", stderr)
-	}
+	record(t, dir, "demo.data", "demo")
 	var s struct {
 		Functions []struct {
 			Name     string `json:"name"`
@@ -51,9 +44,7 @@ func TestSummaryThreadsRecordedDemo(t *testing.T) {
 			Number *int `json:"number"`
 		} `json:"threads"`
 	}
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
-		t.Fatal(err)
-	}
+	decodeSummary(t, dir, &s, "--threads", "demo.data")
 	exp, err := workload.LoadExpected("demo")
 	if err != nil {
 		t.Fatal(err)
@@ -110,15 +101,9 @@ func TestSummaryThreadsRecordedDemo(t *testing.T) {
 			}
 		}
 	}
-	display := func(name, module string) string {
-		if module == "" || module == "demo" {
-			return name
-		}
-		return module + ":" + name
-	}
 	fromSummary := map[string]int64{}
 	for _, e := range s.Edges {
-		edge := display(e.Caller, e.CallerModule) + ">" + display(e.Callee, e.CalleeModule)
+		edge := demoDisplay(e.Caller, e.CallerModule) + ">" + demoDisplay(e.Callee, e.CalleeModule)
 		for _, x := range e.ByThread {
 			if x.Creator != nil {
 				fromSummary[fmt.Sprintf("%s>spawn>%d→%d", edge, *x.Creator, x.Thread)]++

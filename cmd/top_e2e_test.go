@@ -253,3 +253,44 @@ func TestTopUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// attach on a terminal shows a progress line (elapsed, calls/s, threads,
+// processes, probe kinds), refreshed while the target runs; piped, it
+// shows none.
+func TestAttachProgressOnlyOnATerminal(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux not installed (apt-get install -y tmux)")
+	}
+	dir := t.TempDir()
+	target, _ := rateTarget(t, "--work", "50")
+	session := fmt.Sprintf("profile-progress-%d", os.Getpid())
+	shell := fmt.Sprintf("cd %s && %s attach --pid %d --duration 4s -o a.data; sleep 30", dir, profileBin, target.Process.Pid)
+	if out, err := exec.Command(tmux, "new-session", "-d", "-s", session, "-x", "150", "-y", "10", shell).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command(tmux, "kill-session", "-t", session).Run() })
+	progress := regexp.MustCompile(`([\d.]+)s  [\d,]+ calls  [\d,]+ calls/s  1 threads  1 processes  probes \d+ inline \d+ trap`)
+	var seen []string
+	for i := 0; i < 60 && len(seen) < 2; i++ {
+		time.Sleep(250 * time.Millisecond)
+		out, _ := exec.Command(tmux, "capture-pane", "-p", "-t", session).Output()
+		if m := progress.FindStringSubmatch(string(out)); m != nil && (len(seen) == 0 || seen[len(seen)-1] != m[1]) {
+			seen = append(seen, m[1])
+		}
+	}
+	if len(seen) < 2 {
+		out, _ := exec.Command(tmux, "capture-pane", "-p", "-t", session).Output()
+		t.Fatalf("no refreshed progress line on the terminal (saw %q):\n%s", seen, out)
+	}
+	for i := 0; i < 100; i++ { // the terminal's attach ends and writes
+		if _, err := os.Stat(filepath.Join(dir, "a.data")); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, stderr, code := run(t, dir, "attach", "--pid", itoa(target.Process.Pid), "--duration", "1s", "-o", "b.data")
+	if code != 0 || strings.Contains(stderr, "calls/s") || strings.Contains(stderr, "\r") {
+		t.Fatalf("piped attach: exit %d, stderr %q", code, stderr)
+	}
+}

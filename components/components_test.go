@@ -11,6 +11,7 @@ import (
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/model/modeltest"
 	"github.com/profile-dev/profile/prune"
+	"github.com/profile-dev/profile/prune/prunetest"
 	"github.com/profile-dev/profile/summary"
 )
 
@@ -51,11 +52,7 @@ func mustCompute(t *testing.T, p *model.Profile, r *components.Rules) *component
 
 func pruned(t *testing.T) *model.Profile {
 	t.Helper()
-	p, err := prune.Prune(modeltest.Sample(), prune.Options{MinNs: 100, Metric: prune.Total})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return prunetest.Sample(t, prune.Options{MinNs: 100, Metric: prune.Total})
 }
 
 // profiles is every modeltest profile, and a pruned one (dropped time).

@@ -130,7 +130,7 @@ func TestHover(t *testing.T) {
 			t.Errorf("no frame titled %q", want)
 		}
 	}
-	_, doc = render(t, pruned(t), flame.Options{})
+	_, doc = render(t, profiles["pruned"](t), flame.Options{})
 	if !slices.ContainsFunc(doc.Frames, func(f svgFrame) bool {
 		return f.Title == "[pruned]\nself 295ns (17.00%) of contexts removed by prune\nwidth 295ns, 17.00% of the graph" &&
 			slices.Equal(f.path, []string{"START", "[pruned]"})

@@ -8,26 +8,10 @@ import (
 
 	"github.com/profile-dev/profile/flame"
 	"github.com/profile-dev/profile/model"
-	"github.com/profile-dev/profile/model/modeltest"
-	"github.com/profile-dev/profile/prune"
+	"github.com/profile-dev/profile/prune/prunetest"
 )
 
-// pruned is Sample pruned at 5% of self time: nodes with dropped time and
-// contexts re-attached to START.
-func pruned(t *testing.T) *model.Profile {
-	t.Helper()
-	p, err := prune.Prune(modeltest.Sample(), prune.Options{Threshold: 0.05, Metric: prune.Self})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-var profiles = map[string]func(*testing.T) *model.Profile{
-	"sample":    func(*testing.T) *model.Profile { return modeltest.Sample() },
-	"composite": func(*testing.T) *model.Profile { return modeltest.SampleComposite() },
-	"pruned":    pruned,
-}
+var profiles = prunetest.Profiles()
 
 // svgFrame is a frame read back from a written SVG.
 type svgFrame struct {

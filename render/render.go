@@ -17,9 +17,10 @@
 //     nearest kept ancestor) bold with the label starting with "…";
 //   - with Threads, every call edge lists one line per thread
 //     "T: (calls, total, %)" and spawn and fork edges the seed's "0→1"
-//     (thread T0 spawned thread T1), where thread numbers are the
-//     position of the (member) thread in the profile: Profile.Threads in
-//     order, a composite thread's members in order. The legend maps
+//     (thread T0 spawned thread T1), where thread numbers are
+//     model.ThreadNumbers': the position of the (member) thread in the
+//     profile, Profile.Threads in order, a composite thread's members in
+//     order. The legend maps
 //     numbers to tids and names;
 //   - with Diff, nodes are coloured by change from a base profile instead
 //     of shaded (red slower, blue faster, grey unchanged; diff.go);
@@ -72,37 +73,6 @@ type Options struct {
 	Diff *diff.Result
 }
 
-// thread is one (member) thread with its stable number.
-type thread struct {
-	num                   int
-	ref                   model.ThreadRef
-	run, pid, tid, parent int
-	name                  string
-	level                 int
-	inScope               bool
-}
-
-func threadsOf(p *model.Profile, s model.Scope) []thread {
-	match := func(pid, tid int) bool {
-		return (s.Pid == 0 || s.Pid == pid) && (s.Tid == 0 || s.Tid == tid)
-	}
-	var out []thread
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		if len(t.Members) == 0 {
-			pid := p.Processes[t.Process].Pid
-			out = append(out, thread{len(out), model.ThreadRef{Thread: ti, Member: model.None}, 0, pid, t.Tid,
-				t.ParentTid, t.Name, t.Level, match(pid, t.Tid)})
-			continue
-		}
-		for mi, m := range t.Members {
-			out = append(out, thread{len(out), model.ThreadRef{Thread: ti, Member: mi}, m.Run, m.Pid, m.Tid,
-				m.ParentTid, m.Name, m.Level, match(m.Pid, m.Tid)})
-		}
-	}
-	return out
-}
-
 // DOT renders the call graph of p as Graphviz DOT.
 func DOT(p *model.Profile, opt Options) ([]byte, error) {
 	if p == nil {
@@ -121,13 +91,8 @@ func DOT(p *model.Profile, opt Options) ([]byte, error) {
 		return nil, fmt.Errorf("render: the warm threshold (%s) is above the hot one (%s)",
 			human.Percent(100*opt.Warm), human.Percent(100*opt.Hot))
 	}
-	threads := threadsOf(p, opt.Scope)
-	var inScope []thread
-	for _, t := range threads {
-		if t.inScope {
-			inScope = append(inScope, t)
-		}
-	}
+	threads := p.ThreadNumbers()
+	inScope := threads.InScope(opt.Scope)
 	if opt.Scope != (model.Scope{}) && len(inScope) == 0 {
 		return nil, scopeError(opt.Scope)
 	}
@@ -157,8 +122,7 @@ type drawer struct {
 	p       *model.Profile
 	g       *model.Graph
 	opt     Options
-	threads []thread
-	byRef   map[model.ThreadRef]*thread
+	threads *model.ThreadNumbers
 	id      []int // graph node -> DOT node number, in sorted order
 	order   []int // DOT node number -> graph node
 	b       bytes.Buffer
@@ -167,10 +131,6 @@ type drawer struct {
 // number sorts the nodes: START first, then by display name, level and
 // function index.
 func (d *drawer) number() {
-	d.byRef = make(map[model.ThreadRef]*thread, len(d.threads))
-	for i := range d.threads {
-		d.byRef[d.threads[i].ref] = &d.threads[i]
-	}
 	n := len(d.g.Nodes)
 	names := make([]string, n)
 	for i, gn := range d.g.Nodes {
@@ -225,7 +185,7 @@ func text(s string) string {
 
 func pct(cov float64) string { return human.Percent(100 * cov) }
 
-func (d *drawer) header(inScope []thread) {
+func (d *drawer) header(inScope []model.NumberedThread) {
 	title := d.opt.Title
 	if title == "" {
 		m := d.p.Meta
@@ -299,49 +259,6 @@ func (d *drawer) vec(calls, total int64) string {
 	return fmt.Sprintf("(%d, %s, %s)", calls, human.Duration(total), pct(d.g.Coverage(total)))
 }
 
-// num is a thread's number, "?" for a thread not in the profile.
-func num(t *thread) string {
-	if t == nil {
-		return "?"
-	}
-	return strconv.Itoa(t.num)
-}
-
-// thread returns the numbered thread of ref; a whole composite thread (a
-// fork's child in a merged profile) is represented by its first member.
-func (d *drawer) thread(ref model.ThreadRef) *thread {
-	if t := d.byRef[ref]; t != nil {
-		return t
-	}
-	if ref.Member == model.None {
-		return d.byRef[model.ThreadRef{Thread: ref.Thread, Member: 0}]
-	}
-	return nil
-}
-
-// creator finds the thread that created thread t (spawn: its parent
-// thread; fork: the forking thread of its process).
-func (d *drawer) creator(t *thread, kind model.EdgeKind) *thread {
-	if t == nil {
-		return nil
-	}
-	pid, tid := t.pid, t.parent
-	if kind == model.EdgeFork {
-		pr := d.p.Processes[d.p.Threads[t.ref.Thread].Process]
-		pid, tid = pr.ParentPid, pr.ForkedByTid
-		if pr.Parent != model.None {
-			pid = d.p.Processes[pr.Parent].Pid
-		}
-	}
-	for i := range d.threads {
-		c := &d.threads[i]
-		if c.run == t.run && c.pid == pid && c.tid == tid {
-			return c
-		}
-	}
-	return nil
-}
-
 func (d *drawer) edges() {
 	idx := make([]int, len(d.g.Edges))
 	for i := range idx {
@@ -373,7 +290,7 @@ func (d *drawer) edges() {
 			}
 			if d.opt.Threads {
 				for _, tv := range e.Threads {
-					l := num(d.thread(tv.Ref)) + ": " + d.vec(tv.Calls, tv.TotalNs)
+					l := model.ThreadLabel(d.threads.Number(tv.Ref)) + ": " + d.vec(tv.Calls, tv.TotalNs)
 					if tv.RecursiveCalls > 0 {
 						l += fmt.Sprintf(" rc=%d", tv.RecursiveCalls)
 					}
@@ -388,8 +305,8 @@ func (d *drawer) edges() {
 			lines = append(lines, fmt.Sprintf("%s ×%d", e.Kind, e.Calls))
 			if d.opt.Threads {
 				for _, tv := range e.Threads {
-					t := d.thread(tv.Ref)
-					lines = append(lines, num(d.creator(t, e.Kind))+"→"+num(t))
+					n := d.threads.Number(tv.Ref)
+					lines = append(lines, model.CreationLabel(d.threads.Creator(n, e.Kind), n))
 				}
 			}
 			if e.Kind == model.EdgeSpawn {
@@ -404,7 +321,7 @@ func (d *drawer) edges() {
 	}
 }
 
-func (d *drawer) legend(inScope []thread) {
+func (d *drawer) legend(inScope []model.NumberedThread) {
 	l := []string{
 		"Legend",
 		"node: function (calls, self time, self %)",
@@ -417,9 +334,9 @@ func (d *drawer) legend(inScope []thread) {
 	if d.opt.Threads {
 		l = append(l, "threads: T: (calls, total, %) per thread   A→B: thread A created thread B")
 		for _, t := range inScope {
-			s := fmt.Sprintf("%d = tid %d (%s), pid %d, level %d", t.num, t.tid, orDash(t.name), t.pid, t.level)
-			if t.ref.Member != model.None {
-				s += fmt.Sprintf(", run %d", t.run)
+			s := fmt.Sprintf("%d = tid %d (%s), pid %d, level %d", t.Number, t.Tid, orDash(t.Name), t.Pid, t.Level)
+			if t.Member != model.None {
+				s += fmt.Sprintf(", run %d", t.Run)
 			}
 			l = append(l, s)
 		}

@@ -542,6 +542,18 @@ func TestFormatsAgree(t *testing.T) {
 	}
 }
 
+// encodingJSON is r as encoding/json writes it, indented by two spaces
+// and without HTML escapes: the layout WriteJSON keeps.
+func encodingJSON(t *testing.T, r *summary.Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	must(t, enc.Encode(r))
+	return b.String()
+}
+
 // TestJSONLayout checks that WriteJSON writes exactly what encoding/json
 // would, so the layout stays the standard one.
 func TestJSONLayout(t *testing.T) {
@@ -553,14 +565,10 @@ func TestJSONLayout(t *testing.T) {
 	odd.Edges = odd.Edges[:0]
 	rs["odd"] = odd
 	for name, r := range rs {
-		var want, got bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		must(t, enc.Encode(r))
+		var got bytes.Buffer
 		must(t, summary.WriteJSON(&got, r))
-		if got.String() != want.String() {
-			t.Errorf("%s: WriteJSON differs from encoding/json:\n%s\nwant\n%s", name, got.String(), want.String())
+		if want := encodingJSON(t, r); got.String() != want {
+			t.Errorf("%s: WriteJSON differs from encoding/json:\n%s\nwant\n%s", name, got.String(), want)
 		}
 	}
 }

@@ -191,39 +191,6 @@ type BlockedFn struct {
 	Pct       float64
 }
 
-// ref is one (member) thread in scope.
-type ref struct {
-	model.ThreadRef
-	pid, tid, parentTid, spawnedBy, level int
-	name                                  string
-	traced                                int64
-}
-
-func threadRefs(p *model.Profile, s model.Scope) []ref {
-	var out []ref
-	match := func(pid, tid int) bool {
-		return (s.Pid == 0 || s.Pid == pid) && (s.Tid == 0 || s.Tid == tid)
-	}
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		if len(t.Members) == 0 {
-			pid := p.Processes[t.Process].Pid
-			if match(pid, t.Tid) {
-				out = append(out, ref{model.ThreadRef{Thread: ti, Member: model.None}, pid, t.Tid, t.ParentTid,
-					t.SpawnedBy, t.Level, t.Name, t.TracedNs})
-			}
-			continue
-		}
-		for mi, m := range t.Members {
-			if match(m.Pid, m.Tid) {
-				out = append(out, ref{model.ThreadRef{Thread: ti, Member: mi}, m.Pid, m.Tid, m.ParentTid,
-					m.SpawnedBy, m.Level, m.Name, m.TracedNs})
-			}
-		}
-	}
-	return out
-}
-
 // vecOf is node n's numbers for one member (model.None: the whole node).
 func vecOf(n *model.Node, member int) (calls, rc, self, total int64) {
 	if member == model.None {
@@ -246,7 +213,8 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("summary: --top must not be negative (got %d)", opt.Top)
 	}
 	scope := model.Scope{Pid: opt.Pid, Tid: opt.Tid}
-	refs := threadRefs(p, scope)
+	numbers := p.ThreadNumbers()
+	refs := numbers.InScope(scope)
 	procs := processesInScope(p, scope, refs)
 	if (opt.Pid != 0 || opt.Tid != 0) && len(refs) == 0 && len(procs) == 0 {
 		return nil, scopeError(opt)
@@ -308,7 +276,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 	var shares *threadShares
 	if opt.Threads {
-		shares = newThreadShares(p, g, refs, funcOf, pct)
+		shares = newThreadShares(p, numbers, g, refs, funcOf, pct)
 	}
 
 	// edges: graph edges summed over nesting levels. Only an edge with an
@@ -424,19 +392,19 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	levels := map[int]*Level{}
 	for _, t := range refs {
 		spawned := ""
-		if t.spawnedBy != model.None {
-			spawned = p.Functions[t.spawnedBy].Name
+		if t.SpawnedBy != model.None {
+			spawned = p.Functions[t.SpawnedBy].Name
 		}
-		r.Threads = append(r.Threads, Thread{Tid: t.tid, Pid: t.pid, Name: t.name, ParentTid: t.parentTid,
-			SpawnedBy: spawned, NestingLevel: t.level, TracedNs: t.traced})
-		r.Totals.MaxNestingLevel = max(r.Totals.MaxNestingLevel, t.level)
-		l := levels[t.level]
+		r.Threads = append(r.Threads, Thread{Tid: t.Tid, Pid: t.Pid, Name: t.Name, ParentTid: t.ParentTid,
+			SpawnedBy: spawned, NestingLevel: t.Level, TracedNs: t.TracedNs})
+		r.Totals.MaxNestingLevel = max(r.Totals.MaxNestingLevel, t.Level)
+		l := levels[t.Level]
 		if l == nil {
-			l = &Level{Level: t.level}
-			levels[t.level] = l
+			l = &Level{Level: t.Level}
+			levels[t.Level] = l
 		}
 		l.Threads++
-		l.TracedNs += t.traced
+		l.TracedNs += t.TracedNs
 	}
 	for _, l := range levels {
 		r.Levels = append(r.Levels, *l)
@@ -495,10 +463,10 @@ func scopeError(opt Options) error {
 
 // processesInScope lists the processes of the scope: every one without a
 // scope, else those whose pid matches (with --tid: that has the thread).
-func processesInScope(p *model.Profile, s model.Scope, refs []ref) []int {
+func processesInScope(p *model.Profile, s model.Scope, refs []model.NumberedThread) []int {
 	pids := make(map[int]bool)
 	for _, t := range refs {
-		pids[t.pid] = true
+		pids[t.Pid] = true
 	}
 	var out []int
 	for i, pr := range p.Processes {
@@ -601,7 +569,7 @@ type walk struct {
 // walkCCTs visits every CCT of the scope depth-first. Call kinds are not
 // split by member in a composite thread: they count only when all of the
 // thread's members are in scope.
-func walkCCTs(p *model.Profile, refs []ref, s model.Scope) *walk {
+func walkCCTs(p *model.Profile, refs []model.NumberedThread, s model.Scope) *walk {
 	w := &walk{depth: map[int]int{}, blockedBy: map[int]int64{}, blockedCalls: map[int]int64{}}
 	blocking := make([]bool, len(p.Functions))
 	for f := 1; f < len(p.Functions); f++ {

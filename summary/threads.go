@@ -2,21 +2,20 @@ package summary
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/internal/tables"
 	"github.com/profile-dev/profile/model"
 )
 
 // Thread context (seed 003's context extractor): with Options.Threads every
 // function and edge is broken down by thread, and spawn and fork edges name
 // who created whom in the seed's notation "0→1" (thread 0 spawned thread
-// 1). Threads are numbered as render --threads numbers them: by position
-// in the profile, Profile.Threads in order and a composite thread's members
-// in order, whether or not they are in scope, so that a number means the
-// same thread in every scope and in the drawing.
+// 1). Threads are numbered as render --threads numbers them
+// (model.ThreadNumbers), so that a number means the same thread in every
+// scope and in the drawing.
 
 // FunctionShare is one thread's share of a function.
 type FunctionShare struct {
@@ -41,19 +40,11 @@ type EdgeShare struct {
 	TotalPct       float64 `json:"total_pct"`
 }
 
-// numbered is one (member) thread of the profile with its number.
-type numbered struct {
-	ref                   model.ThreadRef
-	run, pid, tid, parent int
-}
-
 // threadShares dissects the scope's functions and edges by thread.
 type threadShares struct {
-	p       *model.Profile
-	threads []numbered // every (member) thread; index = number
-	num     map[model.ThreadRef]int
-	fn      [][]FunctionShare // Report.Functions index (before sorting) -> shares
-	edges   map[shareKey][]EdgeShare
+	p     *model.Profile
+	fn    [][]FunctionShare // Report.Functions index (before sorting) -> shares
+	edges map[shareKey][]EdgeShare
 }
 
 // shareKey is an edge of the report: its ends as Report.Functions indices
@@ -63,27 +54,20 @@ type shareKey struct {
 	kind     model.EdgeKind
 }
 
-// newThreadShares dissects graph g of the threads refs; funcOf maps its
-// nodes to Report.Functions indices, pct makes a time a percentage.
-func newThreadShares(p *model.Profile, g *model.Graph, refs []ref, funcOf []int, pct func(int64) float64) *threadShares {
-	s := &threadShares{p: p, num: map[model.ThreadRef]int{}, edges: map[shareKey][]EdgeShare{}}
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		if len(t.Members) == 0 {
-			s.add(numbered{model.ThreadRef{Thread: ti, Member: model.None}, 0, p.Processes[t.Process].Pid, t.Tid, t.ParentTid})
-		}
-		for mi, m := range t.Members {
-			s.add(numbered{model.ThreadRef{Thread: ti, Member: mi}, m.Run, m.Pid, m.Tid, m.ParentTid})
-		}
-	}
+// newThreadShares dissects graph g of the threads refs, which numbers
+// numbered; funcOf maps its nodes to Report.Functions indices, pct makes a
+// time a percentage.
+func newThreadShares(p *model.Profile, numbers *model.ThreadNumbers, g *model.Graph, refs []model.NumberedThread,
+	funcOf []int, pct func(int64) float64) *threadShares {
+	s := &threadShares{p: p, edges: map[shareKey][]EdgeShare{}}
 	s.functions(g, refs, funcOf, pct)
 	for _, e := range g.Edges {
 		k := shareKey{int32(funcOf[e.From]), int32(funcOf[e.To]), e.Kind}
 		for _, tv := range e.Threads {
-			n := s.number(tv.Ref)
+			n := numbers.Number(tv.Ref)
 			sh := EdgeShare{Thread: n, Calls: tv.Calls, RecursiveCalls: tv.RecursiveCalls, TotalNs: tv.TotalNs}
 			if e.Kind != model.EdgeCall {
-				c := s.creator(n, e.Kind)
+				c := numbers.Creator(n, e.Kind)
 				sh.Creator = &c
 			}
 			s.edges[k] = addShare(s.edges[k], sh)
@@ -99,11 +83,6 @@ func newThreadShares(p *model.Profile, g *model.Graph, refs []ref, funcOf []int,
 		s.edges[k] = shares
 	}
 	return s
-}
-
-func (s *threadShares) add(t numbered) {
-	s.num[t.ref] = len(s.threads)
-	s.threads = append(s.threads, t)
 }
 
 // addShare adds sh to the share of the same thread (and creator), or as a
@@ -129,7 +108,7 @@ func creatorOf(s EdgeShare) int {
 
 // functions sums every CCT node of the scope per (function, thread), with
 // the summary's conventions: START's total is the thread's traced time.
-func (s *threadShares) functions(g *model.Graph, refs []ref, funcOf []int, pct func(int64) float64) {
+func (s *threadShares) functions(g *model.Graph, refs []model.NumberedThread, funcOf []int, pct func(int64) float64) {
 	rf := make([]int, len(s.p.Functions)) // function -> Report.Functions index
 	for gi, n := range g.Nodes {
 		rf[n.Key.Func] = funcOf[gi]
@@ -137,7 +116,7 @@ func (s *threadShares) functions(g *model.Graph, refs []ref, funcOf []int, pct f
 	s.fn = make([][]FunctionShare, len(g.Nodes))
 	at := make([]int, len(s.p.Functions)) // function -> 1 + its share's index for the current thread
 	for _, t := range refs {
-		n := s.number(t.ThreadRef)
+		n := t.Number
 		nodes := s.p.Threads[t.Thread].Nodes
 		for i := range nodes {
 			nd := &nodes[i]
@@ -146,7 +125,7 @@ func (s *threadShares) functions(g *model.Graph, refs []ref, funcOf []int, pct f
 				continue // this member never reached the context
 			}
 			if i == 0 {
-				total = t.traced
+				total = t.TracedNs
 			}
 			f := nd.Func
 			list := &s.fn[rf[f]]
@@ -168,52 +147,15 @@ func (s *threadShares) functions(g *model.Graph, refs []ref, funcOf []int, pct f
 	}
 }
 
-// number is a thread's number; a whole composite thread (a fork's child in
-// a merged profile) is its first member's.
-func (s *threadShares) number(r model.ThreadRef) int {
-	if n, ok := s.num[r]; ok {
-		return n
-	}
-	if n, ok := s.num[model.ThreadRef{Thread: r.Thread, Member: 0}]; ok && r.Member == model.None {
-		return n
-	}
-	return -1
-}
-
-// creator is the number of the thread that created thread n: for a spawn
-// its parent thread, for a fork the forking thread of its process; -1 if
-// that thread is not in the profile.
-func (s *threadShares) creator(n int, kind model.EdgeKind) int {
-	if n < 0 {
-		return -1
-	}
-	t := s.threads[n]
-	pid, tid := t.pid, t.parent
-	if kind == model.EdgeFork {
-		pr := s.p.Processes[s.p.Threads[t.ref.Thread].Process]
-		pid, tid = pr.ParentPid, pr.ForkedByTid
-		if pr.Parent != model.None {
-			pid = s.p.Processes[pr.Parent].Pid
-		}
-	}
-	for i, c := range s.threads {
-		if c.run == t.run && c.pid == pid && c.tid == tid {
-			return i
-		}
-	}
-	return -1
-}
-
 // fill gives the report's functions (not yet sorted) and threads their
 // shares and numbers.
-func (s *threadShares) fill(r *Report, refs []ref) {
+func (s *threadShares) fill(r *Report, refs []model.NumberedThread) {
 	r.ByThread = true
 	for i := range r.Functions {
 		r.Functions[i].Threads = s.fn[i]
 	}
 	for i, t := range refs {
-		n := s.number(t.ThreadRef)
-		r.Threads[i].Number = &n
+		r.Threads[i].Number = &t.Number
 	}
 }
 
@@ -224,7 +166,7 @@ func (s *threadShares) edge(from, to int32, kind model.EdgeKind) []EdgeShare {
 
 // threadSections lays the shares out for the human formats; numbered adds
 // the numbers to the threads table.
-func threadSections(r *Report, ts section) (section, []section) {
+func threadSections(r *Report, ts tables.Table) (tables.Table, []tables.Table) {
 	if !r.ByThread {
 		return ts, nil
 	}
@@ -234,42 +176,34 @@ func threadSections(r *Report, ts section) (section, []section) {
 		calls = func(int64) string { return "-" }
 	}
 	d, pc := human.Duration, human.Percent
-	ts.header = append([]string{"#"}, ts.header...)
-	ts.kinds = append([]int{number}, ts.kinds...)
+	ts.Header = append([]string{"#"}, ts.Header...)
+	ts.Kinds = append([]tables.Kind{number}, ts.Kinds...)
 	for i, x := range r.Threads {
-		ts.rows[i] = append([]string{strconv.Itoa(*x.Number)}, ts.rows[i]...)
+		ts.Rows[i] = append([]string{strconv.Itoa(*x.Number)}, ts.Rows[i]...)
 	}
-	fs := section{title: "Functions by thread (#: the threads table's)",
-		header: []string{"function", "#", "calls", "rc", "self", "self %", "total", "total %"},
-		kinds:  []int{symbol, number, number, number, number, number, number, number}}
+	fs := tables.Table{Title: "Functions by thread (#: the threads table's)",
+		Header: []string{"function", "#", "calls", "rc", "self", "self %", "total", "total %"},
+		Kinds:  []tables.Kind{symbol, number, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
 		for _, x := range f.Threads {
-			fs.rows = append(fs.rows, []string{f.Display, strconv.Itoa(x.Thread), calls(x.Calls), calls(x.RecursiveCalls),
+			fs.Rows = append(fs.Rows, []string{f.Display, strconv.Itoa(x.Thread), calls(x.Calls), calls(x.RecursiveCalls),
 				d(x.SelfNs), pc(x.SelfPct), d(x.TotalNs), pc(x.TotalPct)})
 		}
 	}
-	es := section{title: "Edges by thread (#: the threads table's; A→B: thread A created thread B)",
-		header: []string{"caller", "callee", "kind", "#", "calls", "rc", "total", "total %"},
-		kinds:  []int{symbol, symbol, text, number, number, number, number, number}}
+	es := tables.Table{Title: "Edges by thread (#: the threads table's; A→B: thread A created thread B)",
+		Header: []string{"caller", "callee", "kind", "#", "calls", "rc", "total", "total %"},
+		Kinds:  []tables.Kind{symbol, symbol, text, number, number, number, number, number}}
 	for _, e := range r.Edges {
 		for _, x := range e.Threads {
 			th := strconv.Itoa(x.Thread)
 			if x.Creator != nil {
-				th = fmt.Sprintf("%s→%s", threadNum(*x.Creator), th)
+				th = model.CreationLabel(*x.Creator, x.Thread)
 			}
-			es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, th, calls(x.Calls),
+			es.Rows = append(es.Rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, th, calls(x.Calls),
 				calls(x.RecursiveCalls), d(x.TotalNs), pc(x.TotalPct)})
 		}
 	}
-	return ts, []section{fs, es}
-}
-
-// threadNum shows a thread number, "?" for a thread not in the profile.
-func threadNum(n int) string {
-	if n < 0 {
-		return "?"
-	}
-	return strconv.Itoa(n)
+	return ts, []tables.Table{fs, es}
 }
 
 // writeFunctionShares and writeEdgeShares write the by_thread field of a

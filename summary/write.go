@@ -9,10 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/internal/tables"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -185,20 +183,7 @@ func (c *csvWriter) flush(final bool) error {
 }
 
 // cell kinds of the human formats
-const (
-	text   = iota // plain text
-	symbol        // a function name: code in markdown
-	number        // right-aligned
-)
-
-// section is one table of the human formats (table and markdown), which
-// render the same sections so that they carry the same numbers.
-type section struct {
-	title  string
-	header []string
-	kinds  []int
-	rows   [][]string
-}
+const text, symbol, number = tables.Text, tables.Symbol, tables.Number
 
 func orDash(s string) string {
 	if s == "" {
@@ -223,14 +208,14 @@ func levelSuffix(l int) string {
 
 // sections lays r out for the human formats: times with three significant
 // digits, percentages with two decimals, empty names as "-".
-func sections(r *Report) []section {
+func sections(r *Report) []tables.Table {
 	d, pc, n := human.Duration, human.Percent, func(v int64) string { return strconv.FormatInt(v, 10) }
 	i := func(v int) string { return strconv.Itoa(v) }
 	calls := n // call counts; a sampled profile has none
 	if r.Totals.Sampled {
 		calls = func(int64) string { return "-" }
 	}
-	kv := []int{text, number}
+	kv := []tables.Kind{text, number}
 	m, t := r.Meta, r.Totals
 	scope := "whole profile"
 	switch {
@@ -241,13 +226,13 @@ func sections(r *Report) []section {
 	case r.Scope.Tid != 0:
 		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
 	}
-	out := []section{
-		{title: "Profile", header: []string{"field", "value"}, kinds: []int{text, text}, rows: [][]string{
+	out := []tables.Table{
+		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
 			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
 			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)},
 			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
 		}},
-		{title: "Totals", header: []string{"metric", "value"}, kinds: kv, rows: [][]string{
+		{Title: "Totals", Header: []string{"metric", "value"}, Kinds: kv, Rows: [][]string{
 			{"nodes", i(t.Nodes)}, {"edges", i(t.Edges)}, {"calls", calls(t.Calls)},
 			{"direct calls", calls(t.DirectCalls)}, {"indirect calls", calls(t.IndirectCalls)}, {"PLT calls", calls(t.PLTCalls)},
 			{"threads", i(t.Threads)}, {"processes", i(t.Processes)}, {"max nesting level", i(t.MaxNestingLevel)},
@@ -256,67 +241,67 @@ func sections(r *Report) []section {
 		}},
 	}
 	if t.Sampled {
-		out[0].rows = append(out[0].rows, []string{"values", r.Values})
+		out[0].Rows = append(out[0].Rows, []string{"values", r.Values})
 	}
 	for _, w := range m.Warnings {
-		out[0].rows = append(out[0].rows, []string{"warning", w})
+		out[0].Rows = append(out[0].Rows, []string{"warning", w})
 	}
-	fs := section{title: fmt.Sprintf("Hottest functions (by self time, %d of %d)", len(r.Functions), r.AllFuncs),
-		header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
-		kinds:  []int{symbol, text, number, number, number, number, number, number}}
+	fs := tables.Table{Title: fmt.Sprintf("Hottest functions (by self time, %d of %d)", len(r.Functions), r.AllFuncs),
+		Header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
+		Kinds:  []tables.Kind{symbol, text, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
-		fs.rows = append(fs.rows, []string{f.Name, orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
+		fs.Rows = append(fs.Rows, []string{f.Name, orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
 			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
 	}
-	es := section{title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
-		header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
-		kinds:  []int{symbol, symbol, text, number, number, number, number}}
+	es := tables.Table{Title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
+		Header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
+		Kinds:  []tables.Kind{symbol, symbol, text, number, number, number, number}}
 	for _, e := range r.Edges {
-		es.rows = append(es.rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, calls(e.Calls), calls(e.RecursiveCalls),
+		es.Rows = append(es.Rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, calls(e.Calls), calls(e.RecursiveCalls),
 			d(e.TotalNs), pc(e.TotalPct)})
 	}
-	hp := section{title: "Hottest path (from START, hottest callee by total time)",
-		header: []string{"step", "function", "calls", "total", "total %"},
-		kinds:  []int{number, symbol, number, number, number}}
+	hp := tables.Table{Title: "Hottest path (from START, hottest callee by total time)",
+		Header: []string{"step", "function", "calls", "total", "total %"},
+		Kinds:  []tables.Kind{number, symbol, number, number, number}}
 	for k, s := range r.HottestPath {
-		hp.rows = append(hp.rows, []string{i(k + 1), s.Display + levelSuffix(s.Level), calls(s.Calls), d(s.TotalNs), pc(s.TotalPct)})
+		hp.Rows = append(hp.Rows, []string{i(k + 1), s.Display + levelSuffix(s.Level), calls(s.Calls), d(s.TotalNs), pc(s.TotalPct)})
 	}
-	rs := section{title: "Recursion (rc: recursive calls; depth: most activations on one path)",
-		header: []string{"function", "calls", "rc", "max depth"}, kinds: []int{symbol, number, number, number}}
+	rs := tables.Table{Title: "Recursion (rc: recursive calls; depth: most activations on one path)",
+		Header: []string{"function", "calls", "rc", "max depth"}, Kinds: []tables.Kind{symbol, number, number, number}}
 	for _, x := range r.Recursion {
-		rs.rows = append(rs.rows, []string{x.Display, calls(x.Calls), calls(x.RecursiveCalls), i(x.MaxDepth)})
+		rs.Rows = append(rs.Rows, []string{x.Display, calls(x.Calls), calls(x.RecursiveCalls), i(x.MaxDepth)})
 	}
-	bs := section{title: "Blocked in waiting calls (outermost only)",
-		header: []string{"function", "calls", "blocked", "blocked %"}, kinds: []int{symbol, number, number, number}}
+	bs := tables.Table{Title: "Blocked in waiting calls (outermost only)",
+		Header: []string{"function", "calls", "blocked", "blocked %"}, Kinds: []tables.Kind{symbol, number, number, number}}
 	for _, x := range r.Blocking {
-		bs.rows = append(bs.rows, []string{x.Display, calls(x.Calls), d(x.BlockedNs), pc(x.Pct)})
+		bs.Rows = append(bs.Rows, []string{x.Display, calls(x.Calls), d(x.BlockedNs), pc(x.Pct)})
 	}
-	ms := section{title: "Modules (self time of their functions)",
-		header: []string{"module", "self", "self %"}, kinds: []int{text, number, number}}
+	ms := tables.Table{Title: "Modules (self time of their functions)",
+		Header: []string{"module", "self", "self %"}, Kinds: []tables.Kind{text, number, number}}
 	for _, x := range r.Modules {
 		name := x.Module
 		if x.DynamicOnly {
 			name += " (dynamic symbols only)"
 		}
-		ms.rows = append(ms.rows, []string{name, d(x.SelfNs), pc(x.SelfPct)})
+		ms.Rows = append(ms.Rows, []string{name, d(x.SelfNs), pc(x.SelfPct)})
 	}
-	ts := section{title: "Threads",
-		header: []string{"tid", "pid", "name", "parent tid", "spawned by", "level", "traced"},
-		kinds:  []int{number, number, text, number, symbol, number, number}}
+	ts := tables.Table{Title: "Threads",
+		Header: []string{"tid", "pid", "name", "parent tid", "spawned by", "level", "traced"},
+		Kinds:  []tables.Kind{number, number, text, number, symbol, number, number}}
 	for _, x := range r.Threads {
-		ts.rows = append(ts.rows, []string{i(x.Tid), i(x.Pid), orDash(x.Name), i(x.ParentTid), orDash(x.SpawnedBy),
+		ts.Rows = append(ts.Rows, []string{i(x.Tid), i(x.Pid), orDash(x.Name), i(x.ParentTid), orDash(x.SpawnedBy),
 			i(x.NestingLevel), d(x.TracedNs)})
 	}
-	ls := section{title: "Levels of multithreading", header: []string{"level", "threads", "traced"},
-		kinds: []int{number, number, number}}
+	ls := tables.Table{Title: "Levels of multithreading", Header: []string{"level", "threads", "traced"},
+		Kinds: []tables.Kind{number, number, number}}
 	for _, x := range r.Levels {
-		ls.rows = append(ls.rows, []string{i(x.Level), i(x.Threads), d(x.TracedNs)})
+		ls.Rows = append(ls.Rows, []string{i(x.Level), i(x.Threads), d(x.TracedNs)})
 	}
-	ps := section{title: "Processes",
-		header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
-		kinds:  []int{number, number, symbol, text, number, text}}
+	ps := tables.Table{Title: "Processes",
+		Header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
+		Kinds:  []tables.Kind{number, number, symbol, text, number, text}}
 	for _, x := range r.Processes {
-		ps.rows = append(ps.rows, []string{i(x.Pid), i(x.ParentPid), orDash(x.ForkedBy), orDash(x.Exe), i(x.ExitCode),
+		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(x.ForkedBy), orDash(x.Exe), i(x.ExitCode),
 			orDash(x.Signal)})
 	}
 	ts, byThread := threadSections(r, ts)
@@ -331,113 +316,10 @@ func pctOf(ns, base int64) float64 {
 }
 
 // WriteTable writes r as text tables for a terminal.
-func WriteTable(w io.Writer, r *Report) error {
-	for k, s := range sections(r) {
-		sep := "\n"
-		if k == 0 {
-			sep = ""
-		}
-		if _, err := fmt.Fprintf(w, "%s%s\n", sep, s.title); err != nil {
-			return err
-		}
-		if len(s.rows) == 0 {
-			if _, err := fmt.Fprintln(w, "  (none)"); err != nil {
-				return err
-			}
-			continue
-		}
-		align := make([]tw.Align, len(s.kinds))
-		for c, kind := range s.kinds {
-			align[c] = tw.AlignLeft
-			if kind == number {
-				align[c] = tw.AlignRight
-			}
-		}
-		tb := tablewriter.NewTable(w,
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
-			tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: align}),
-			tablewriter.WithRowAutoWrap(tw.WrapNone),
-			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithTrimSpace(tw.Off),
-		)
-		header := make([]any, len(s.header))
-		for c, h := range s.header {
-			header[c] = strings.ToUpper(h)
-		}
-		tb.Header(header...)
-		if err := tb.Bulk(s.rows); err != nil {
-			return err
-		}
-		if err := tb.Render(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func WriteTable(w io.Writer, r *Report) error { return tables.WriteText(w, sections(r)) }
 
 // WriteMarkdown writes r as GitHub-flavoured markdown: a heading and a
 // pipe table per section. Function names are code spans.
 func WriteMarkdown(w io.Writer, r *Report) error {
-	var b strings.Builder
-	b.WriteString("# Profile summary\n")
-	for _, s := range sections(r) {
-		fmt.Fprintf(&b, "\n## %s\n\n", mdText(s.title))
-		if len(s.rows) == 0 {
-			b.WriteString("(none)\n")
-			continue
-		}
-		b.WriteString("|")
-		for _, h := range s.header {
-			fmt.Fprintf(&b, " %s |", mdText(h))
-		}
-		b.WriteString("\n|")
-		for _, k := range s.kinds {
-			if k == number {
-				b.WriteString(" ---: |")
-			} else {
-				b.WriteString(" --- |")
-			}
-		}
-		b.WriteString("\n")
-		for _, row := range s.rows {
-			b.WriteString("|")
-			for c, v := range row {
-				if s.kinds[c] == symbol && v != "-" {
-					v = mdCode(v)
-				} else {
-					v = mdText(v)
-				}
-				fmt.Fprintf(&b, " %s |", v)
-			}
-			b.WriteString("\n")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// mdText escapes the characters markdown would read as markup.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune("\\`*_[]<>|#~", c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// mdCode makes s a code span, with pipes escaped for the table.
-func mdCode(s string) string {
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	s = strings.ReplaceAll(s, "|", `\|`)
-	if len(fence) > 1 || strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
+	return tables.WriteMarkdown(w, "Profile summary", sections(r))
 }
