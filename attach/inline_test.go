@@ -101,3 +101,19 @@ func TestProbeWorkloadsExactCounts(t *testing.T) {
 		})
 	}
 }
+
+// A static program sets its thread pointer after its entry stop, where
+// the profiler registers threads: its ring is registered at a later stop,
+// and its calls are counted exactly under either probe kind.
+func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		r, _ := recordWorkload(t, "latetls", opt, "5000")
+		got := observe(r.Profile)
+		if got.Functions["calib_inner"].Calls != 5000 || got.Functions["calib_outer"].Calls != 1 {
+			t.Fatalf("calls %v, want calib_inner 5000, calib_outer 1", got.Functions)
+		}
+		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2 {
+			t.Fatalf("%d inline functions, want 2", r.Stats.InlineFunctions)
+		}
+	})
+}

@@ -191,6 +191,9 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 	if !e.detaching && crashSignal(t, sig) {
 		e.crash(t, sig)
 	}
+	// A thread without a thread pointer at its first stop (a static
+	// program sets its own later) gets its ring at a later stop.
+	e.registerInline(t)
 	e.resume(t, int(sig))
 }
 
