@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 .PHONY: build test testdata stress proto lint demo bench fuzz clean
 
 build:
-	$(GO) build -ldflags "-X github.com/profile-dev/profile/cmd.Version=$(VERSION)" -o $(BIN) .
+	$(GO) build -buildvcs=auto -ldflags "-X github.com/profile-dev/profile/cmd.Version=$(VERSION)" -o $(BIN) .
 
 testdata:
 	$(MAKE) -C testdata
@@ -62,6 +62,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseMetric$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./prune/
 	$(GO) test -run '^$$' -fuzz '^FuzzNewFilter$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./instrument/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFraction$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./internal/human/
+	$(GO) test -run '^$$' -fuzz '^FuzzShort$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1000x ./names/
 
 clean:
 	rm -f $(BIN) demo.data demo.data.old demo.svg

@@ -18,7 +18,11 @@ func newAttachCmd() *cobra.Command {
 children it creates) until Ctrl-C, SIGTERM, SIGHUP, --duration or the
 process's exit; then it detaches, leaving the process running as before,
 and writes the profile.`,
-		Args: cobra.NoArgs,
+		Example: `  profile attach --pid 4242
+  profile attach --pid 4242 --duration 10s -o server.data
+  profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3`,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
 			if pid <= 0 {
 				return usagef("attach needs --pid PID")
@@ -36,7 +40,9 @@ and writes the profile.`,
 			return f.finishTrace(c, r)
 		},
 	}
-	c.Flags().IntVarP(&pid, "pid", "p", 0, "the process to attach to")
+	c.Flags().IntVarP(&pid, "pid", "p", 0, "attach to the process `PID`")
 	f.register(c)
+	completeFlag(c, "pid", completePids)
+	completeTraceFlags(c)
 	return c
 }

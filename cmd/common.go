@@ -16,3 +16,14 @@ func readProfile(path string) (*model.Profile, error) {
 	}
 	return p, err
 }
+
+// checkScope rejects a negative --pid or --tid (0 means all of them).
+func checkScope(pid, tid int) error {
+	if pid < 0 {
+		return usagef("bad --pid %d: must not be negative", pid)
+	}
+	if tid < 0 {
+		return usagef("bad --tid %d: must not be negative", tid)
+	}
+	return nil
+}

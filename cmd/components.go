@@ -45,7 +45,11 @@ before the first entry belong to Other.
 --format text (the default), markdown or json write to standard output, or
 to -o FILE. --svg draws the component tree (FILE.components.svg unless -o
 names a file, - for standard output).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile components profile.data
+  profile components profile.data --rules components.yaml --format markdown
+  profile components profile.data --rules components.yaml --svg`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			write, ok := componentsWriters[strings.ToLower(format)]
 			if !ok {
@@ -104,5 +108,10 @@ names a file, - for standard output).`,
 	fl.BoolVar(&svg, "svg", false, "draw the component tree as SVG")
 	c.MarkFlagsMutuallyExclusive("format", "svg")
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: standard output; with --svg FILE.components.svg)")
+	completeFlag(c, "rules", fileArgs(-1, "yaml", "yml"))
+	choices(c, "format",
+		cobra.CompletionWithDesc("text", "aligned tables"),
+		cobra.CompletionWithDesc("markdown", "Markdown tables"),
+		cobra.CompletionWithDesc("json", "machine-readable"))
 	return c
 }

@@ -36,7 +36,12 @@ input: a bad expression, a profile that cannot be read). EXPR is
   self>+10%&self>+1ms  both: small functions' times vary from run to run
   func~^parse:self>+10%  only functions whose name matches ^parse
 See docs/diff.md; --format json is the machine-readable form.`,
-		Args: cobra.ExactArgs(2),
+		Example: `  profile diff base.data new.data
+  profile diff base.data new.data --sort total --top 20
+  profile diff base.data new.data --fail-on 'self>+10%&self>+5ms'
+  profile diff base.data new.data --format json > diff.json`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: profileArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			write, ok := diff.Writer(format)
 			if !ok {
@@ -93,8 +98,17 @@ See docs/diff.md; --format json is the machine-readable form.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&format, "format", "text", "output `FORMAT`: text, markdown or json")
-	fl.StringVar(&sortBy, "sort", "self", "sort rows by the largest change of `KEY`: self, total or calls; or by name")
+	fl.StringVar(&sortBy, "sort", "self", "sort rows by the largest change of `COLUMN`: self, total or calls; or by name")
 	fl.IntVar(&top, "top", 0, "list only the first `N` functions and edges (0: all; gates check every function)")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "exit 1 naming every function that breaks gate `EXPR` (repeatable; see above)")
+	choices(c, "format",
+		cobra.CompletionWithDesc("text", "aligned tables"),
+		cobra.CompletionWithDesc("markdown", "Markdown tables"),
+		cobra.CompletionWithDesc("json", "machine-readable"))
+	choices(c, "sort",
+		cobra.CompletionWithDesc(string(diff.SortSelf), "largest change of self time"),
+		cobra.CompletionWithDesc(string(diff.SortTotal), "largest change of total time"),
+		cobra.CompletionWithDesc(string(diff.SortCalls), "largest change of calls"),
+		cobra.CompletionWithDesc(string(diff.SortName), "function name"))
 	return c
 }

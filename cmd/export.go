@@ -30,7 +30,11 @@ func newExportCmd() *cobra.Command {
 The output goes next to FILE with the format's extension (profile.data ->
 profile.pb.gz or profile.folded) unless -o names a file, or -o - for
 standard output.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile export profile.data --format pprof && go tool pprof -top profile.pb.gz
+  profile export profile.data --format folded -o - | flamegraph.pl > flame.svg
+  profile export profile.data --format folded --threads --value calls`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f, ok := export.Formats[strings.ToLower(format)]
 			if !ok {
@@ -57,5 +61,9 @@ standard output.`,
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: FILE with the format's extension)")
 	fl.StringVar(&value, "value", "self", "folded: the `VALUE` of each line: self (ns), calls or total (ns)")
 	fl.BoolVar(&threads, "threads", false, "folded: the thread (name-tid) as the first frame, threads kept apart")
+	choices(c, "format",
+		cobra.CompletionWithDesc("pprof", "gzip-compressed profile.proto for go tool pprof"),
+		cobra.CompletionWithDesc("folded", "folded stacks for flame graphs"))
+	choices(c, "value", valueChoices...)
 	return c
 }

@@ -30,7 +30,11 @@ summary and render say the values are sampled.
 
 The output is PPROF with its extension (after .gz) replaced by .data unless
 -o names a file; an existing file is kept as FILE.old.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile import cpu.pb.gz -o cpu.data
+  profile import cpu.pprof --sample-index samples
+  profile import profile.pb.gz`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: fileArgs(1, pprofExts...),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
 				out = renderedName(strings.TrimSuffix(args[0], ".gz"), "data")
@@ -63,5 +67,6 @@ The output is PPROF with its extension (after .gz) replaced by .data unless
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the profile to `FILE` (default: PPROF with the extension .data)")
 	c.Flags().StringVar(&index, "sample-index", "", "import the sample type `NAME` (or its index), converted to nanoseconds")
+	completeFlag(c, "output", fileArgs(-1, profileExt))
 	return c
 }

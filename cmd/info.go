@@ -16,7 +16,10 @@ func newInfoCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "info FILE",
 		Short: "Show a profile's metadata, processes, threads and sizes",
-		Args:  cobra.ExactArgs(1),
+		Example: `  profile info profile.data
+  profile info merged.data`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			p, err := readProfile(args[0])
 			if err != nil {

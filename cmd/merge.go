@@ -20,7 +20,10 @@ thread whose calling contexts are merged by path of functions, keeping each
 source thread's share (render --threads dissects edges by thread). Each input is
 labelled by its file name; merging is associative and commutative, and merged
 profiles can be merged again.`,
-		Args: cobra.MinimumNArgs(1),
+		Example: `  profile merge run1.data run2.data -o all.data
+  profile merge runs/*.data`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: profileArgs(-1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := checkOutput(out); err != nil {
 				return err
@@ -50,5 +53,6 @@ profiles can be merged again.`,
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "merged.data", "write the composite profile to `FILE` (an existing one is kept as FILE.old)")
+	completeFlag(c, "output", fileArgs(-1, profileExt))
 	return c
 }

@@ -31,7 +31,11 @@ time of that ancestor, so every thread's time still adds up.
 matches, and every ancestor of theirs in the calling contexts.
 
 Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile prune profile.data --threshold 1%
+  profile prune profile.data --threshold 5ms --metric self -o small.data
+  profile prune profile.data --keep '^parse' --min-calls 100`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var opt prune.Options
 			var err error
@@ -80,10 +84,15 @@ Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.
 	}
 	fl := c.Flags()
 	fl.StringVarP(&out, "output", "o", "", "write the pruned profile to `FILE` (default: FILE with .pruned before its extension)")
-	fl.StringVar(&threshold, "threshold", "1%", "drop functions under `T`: a percentage of traced time (1%, 0.5%) or a duration (5ms, 250us)")
-	fl.StringVar(&metric, "metric", "total", "value the threshold applies to: `total`, self or calls")
+	fl.StringVar(&threshold, "threshold", "1%", "drop functions under `AMOUNT`: a percentage of traced time (1%, 0.5%) or a duration (5ms, 250us)")
+	fl.StringVar(&metric, "metric", "total", "the `METRIC` the threshold applies to: total, self or calls")
 	fl.Int64Var(&minCalls, "min-calls", 0, "drop functions called fewer than `N` times")
 	fl.StringVar(&keep, "keep", "", "keep only functions matching `REGEX` (module:name) and their ancestors")
+	completeFlag(c, "output", fileArgs(-1, profileExt))
+	choices(c, "metric",
+		cobra.CompletionWithDesc("total", "total time"),
+		cobra.CompletionWithDesc("self", "self time"),
+		cobra.CompletionWithDesc("calls", "calls"))
 	return c
 }
 

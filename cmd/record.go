@@ -20,6 +20,10 @@ func newRecordCmd() *cobra.Command {
 and forked children, writes the profile when it exits, and exits with CMD's
 exit status (128+signal if a signal killed it). Ctrl-C reaches CMD as usual;
 SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
+		Example: `  profile record -- ./server --port 8080
+  profile record --stats -o run1.data -- ./app
+  profile record --probes trap --duration 5s -- ./server
+  profile record --filter '^parse' --lib libz.so.1 -- ./app input.txt`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opt, err := f.options("record", args)
@@ -55,6 +59,7 @@ SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
 		},
 	}
 	f.register(c)
+	completeTraceFlags(c)
 	c.Flags().SetInterspersed(false)
 	return c
 }

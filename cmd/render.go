@@ -45,7 +45,12 @@ default), self or calls, colours by module. In a browser, click a frame to
 zoom into it, Search highlights frames matching a regular expression.
 --threads gives each thread its own frame ("name-tid"), --title heads it.
 It goes to profile.flame.svg, beside the call graph's profile.svg.`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile render profile.data --svg
+  profile render profile.data --png --hot 20% --warm 5% -o graph.png
+  profile render profile.data --flame --value self
+  profile render new.data --svg --diff base.data`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if flameGraph {
 				for _, f := range []string{"hot", "warm", "pid", "tid"} {
@@ -76,6 +81,9 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 			}
 			if opt.Warm, err = human.ParseFraction(warm); err != nil {
 				return usagef("bad --warm: %w", err)
+			}
+			if err := checkScope(pid, tid); err != nil {
+				return err
 			}
 			if opt.Warm > opt.Hot {
 				return usagef("bad --warm %s: it must not exceed --hot %s", warm, hot)
@@ -131,10 +139,12 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.StringVar(&hot, "hot", "10%", "fill functions with at least `PCT` of the traced time in their own code dark grey")
 	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the traced time in their own code light grey")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
-	fl.StringVar(&diffBase, "diff", "", "colour functions by change from profile `BASE`: red slower, blue faster, grey unchanged (docs/diff.md)")
+	fl.StringVar(&diffBase, "diff", "", "colour functions by change from the base profile `FILE`: red slower, blue faster, grey unchanged (docs/diff.md)")
 	fl.StringVar(&title, "title", "", "graph `TITLE` (default: the executable, traced time and threads)")
 	fl.IntVar(&pid, "pid", 0, "draw only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "draw only thread `TID`")
+	completeFlag(c, "diff", profileArgs(-1))
+	choices(c, "value", valueChoices...)
 	return c
 }
 

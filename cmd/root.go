@@ -40,6 +40,10 @@ func newRootCmd() *cobra.Command {
 		Long: `profile records exact per-thread call graphs of native Linux x86-64 programs
 with ptrace breakpoints (no recompilation, no restart), and merges, prunes,
 summarizes and renders the saved profiles offline.`,
+		Example: `  profile record -- ./server --port 8080
+  profile attach --pid 4242 --duration 10s
+  profile summary profile.data --top 20
+  profile render profile.data --svg`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -55,7 +59,8 @@ summarizes and renders the saved profiles offline.`,
 			}
 			return &usageError{errors.New(msg)}
 		},
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE:              func(c *cobra.Command, _ []string) error { return c.Help() },
 		// cobra checks required and exclusive flags after this hook: checked
 		// here first, their errors are usage errors.
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
@@ -65,23 +70,39 @@ summarizes and renders the saved profiles offline.`,
 			if err := c.ValidateFlagGroups(); err != nil {
 				return &usageError{err}
 			}
+			// Left out, -o has a default; given empty, it is a mistake.
+			if o := c.Flags().Lookup("output"); o != nil && o.Changed && o.Value.String() == "" {
+				return usagef("-o: empty file name")
+			}
 			return nil
 		},
 		SuggestionsMinimumDistance: 2,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd(), newComponentsCmd(), newImportCmd(), newDiffCmd(), newTopCmd())
-	for _, c := range root.Commands() {
-		if args := c.Args; args != nil {
-			c.Args = func(c *cobra.Command, a []string) error {
-				if err := args(c, a); err != nil {
-					return &usageError{err}
-				}
-				return nil
+	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd(), newComponentsCmd(), newImportCmd(), newDiffCmd(), newTopCmd(), newVersionCmd())
+	// Made now rather than when cobra runs, so that they are set up as ours.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	setUpBuiltins(root)
+	usageArgs(root)
+	completeRest(root)
+	return root
+}
+
+// usageArgs makes the argument errors of c and its subcommands (wrong
+// number of arguments, unknown subcommand) usage errors.
+func usageArgs(c *cobra.Command) {
+	if args := c.Args; args != nil && c.HasParent() {
+		c.Args = func(c *cobra.Command, a []string) error {
+			if err := args(c, a); err != nil {
+				return &usageError{err}
 			}
+			return nil
 		}
 	}
-	return root
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // Execute runs the command line and returns the process exit status.

@@ -40,7 +40,11 @@ Percentages are of the traced time of the scope (--pid, --tid).
 --threads breaks every function and edge down by thread (table, markdown and
 json): threads are numbered as render --threads numbers them, and spawn and
 fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
-		Args: cobra.ExactArgs(1),
+		Example: `  profile summary profile.data --top 20
+  profile summary profile.data --format json > summary.json
+  profile summary profile.data --threads --pid 4242`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			write, ok := summaryWriters[strings.ToLower(format)]
 			if !ok {
@@ -51,6 +55,9 @@ fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
 			}
 			if top < 0 {
 				return usagef("bad --top %d: must not be negative", top)
+			}
+			if err := checkScope(pid, tid); err != nil {
+				return err
 			}
 			p, err := readProfile(args[0])
 			if err != nil {
@@ -73,5 +80,10 @@ fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
 	fl.IntVar(&pid, "pid", 0, "summarize only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
 	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
+	choices(c, "format",
+		cobra.CompletionWithDesc("table", "aligned tables"),
+		cobra.CompletionWithDesc("markdown", "Markdown tables"),
+		cobra.CompletionWithDesc("json", "machine-readable (docs/summary-json.md)"),
+		cobra.CompletionWithDesc("csv", "comma-separated values"))
 	return c
 }

@@ -44,12 +44,12 @@ as before, and write the profile to -o.
 Piped (standard output not a terminal), top prints a plain table every
 interval instead, or with --format json one JSON object per line holding
 the interval's numbers (summed over the lines, the calls equal the final
-profile's); the last line, "final": true, covers the time up to detach.
-
-Example:
-  profile top --pid 4242
+profile's); the last line, "final": true, covers the time up to detach.`,
+		Example: `  profile top --pid 4242
+  profile top --pid 4242 --sort calls/s --interval 2s -o server.data
   profile top --pid 4242 --format json --duration 30s | jq .calls_per_sec`,
-		Args: cobra.NoArgs,
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if pid <= 0 {
 				return usagef("top needs --pid PID")
@@ -63,6 +63,9 @@ Example:
 			}
 			if format != "text" && format != "json" {
 				return usagef("unknown --format %q: text or json", format)
+			}
+			if rows < 0 {
+				return usagef("bad --rows %d: must not be negative", rows)
 			}
 			opt, err := f.options("attach", nil)
 			if err != nil {
@@ -95,12 +98,24 @@ Example:
 		},
 	}
 	fl := c.Flags()
-	fl.IntVarP(&pid, "pid", "p", 0, "the process to watch")
+	fl.IntVarP(&pid, "pid", "p", 0, "watch the process `PID`")
 	fl.DurationVar(&interval, "interval", time.Second, "refresh every `D`")
 	fl.StringVar(&format, "format", "text", "piped output `FORMAT`: text (a table per interval) or json (an object per line)")
 	fl.StringVar(&sortBy, "sort", "self", "sort by `COLUMN`: calls/s, self, total, calls, self-all or name")
 	fl.IntVar(&rows, "rows", 25, "piped text: the first `N` functions of each table (0: all)")
 	f.register(c)
+	completeFlag(c, "pid", completePids)
+	choices(c, "format",
+		cobra.CompletionWithDesc("text", "a table per interval"),
+		cobra.CompletionWithDesc("json", "an object per line"))
+	choices(c, "sort",
+		cobra.CompletionWithDesc("calls/s", "calls per second in the interval"),
+		cobra.CompletionWithDesc("self", "self time in the interval"),
+		cobra.CompletionWithDesc("total", "total time in the interval"),
+		cobra.CompletionWithDesc("calls", "calls since attach"),
+		cobra.CompletionWithDesc("self-all", "self time since attach"),
+		cobra.CompletionWithDesc("name", "function name"))
+	completeTraceFlags(c)
 	return c
 }
 

@@ -1,0 +1,101 @@
+package cmd_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/model/modeltest"
+)
+
+// A mistake in the command line of any command, the built binary's, exits
+// with status 2 and one line on stderr naming it, before any work: nothing
+// on stdout, no file written.
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	if err := model.WriteFile(filepath.Join(dir, "p.data"), modeltest.Sample()); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string // in the one line on stderr
+	}{
+		{[]string{"sumary", "p.data"}, `unknown command "sumary" for "profile" (did you mean summary?)`},
+		{[]string{"--bogus"}, "unknown flag: --bogus"},
+		{[]string{"info"}, "accepts 1 arg(s), received 0"},
+		{[]string{"info", "p.data", "--top", "3"}, "unknown flag: --top"},
+		{[]string{"record"}, "requires at least 1 arg(s)"},
+		{[]string{"record", "--probes", "fast", "--", "/bin/true"}, `unknown probe kind "fast"`},
+		{[]string{"record", "-o", "", "--", "/bin/true"}, "-o: empty file name"},
+		{[]string{"record", "--duration", "-1s", "--", "/bin/true"}, "--duration must be positive"},
+		{[]string{"attach"}, "attach needs --pid PID"},
+		{[]string{"attach", "--pid", "-4"}, "attach needs --pid PID"},
+		{[]string{"attach", "--pid", "x"}, `invalid argument "x" for "-p, --pid" flag`},
+		{[]string{"attach", "--pid", "1", "--exclude", "("}, `--exclude "("`},
+		{[]string{"attach", "4242"}, `unknown command "4242" for "profile attach"`},
+		{[]string{"merge"}, "requires at least 1 arg(s)"},
+		{[]string{"merge", "p.data", "-o", ""}, "-o: empty file name"},
+		{[]string{"prune", "p.data", "--threshold", "lots"}, `bad threshold "lots"`},
+		{[]string{"prune", "p.data", "--metric", "wall"}, `bad metric "wall"`},
+		{[]string{"prune", "p.data", "-o", ""}, "-o: empty file name"},
+		{[]string{"summary", "p.data", "--format", "xml"}, `unknown --format "xml"`},
+		{[]string{"summary", "p.data", "--pid", "-1"}, "bad --pid -1: must not be negative"},
+		{[]string{"summary", "p.data", "--tid", "-1"}, "bad --tid -1: must not be negative"},
+		{[]string{"summary", "p.data", "--threads", "--format", "csv"}, "--threads: not available with --format csv"},
+		{[]string{"render", "p.data", "--svg", "--dot"}, "none of the others can be"},
+		{[]string{"render", "p.data", "--hot", "150%"}, "bad --hot"},
+		{[]string{"render", "p.data", "--tid", "-2"}, "bad --tid -2: must not be negative"},
+		{[]string{"render", "p.data", "--value", "self"}, "--value is for --flame"},
+		{[]string{"render", "p.data", "--flame", "--hot", "5%"}, "--hot is for the call graph, not --flame"},
+		{[]string{"render", "p.data", "-o", ""}, "-o: empty file name"},
+		{[]string{"export", "p.data"}, `required flag(s) "format" not set`},
+		{[]string{"export", "p.data", "--format", "svg"}, `unknown --format "svg": use folded or pprof`},
+		{[]string{"export", "p.data", "--format", "folded", "--value", "wall"}, `bad --value: unknown value "wall"`},
+		{[]string{"export", "p.data", "--format", "folded", "-o", ""}, "-o: empty file name"},
+		{[]string{"components", "p.data", "--format", "html"}, `unknown --format "html"`},
+		{[]string{"components", "p.data", "--format", "json", "--svg"}, "none of the others can be"},
+		{[]string{"components", "p.data", "-o", ""}, "-o: empty file name"},
+		{[]string{"import"}, "accepts 1 arg(s), received 0"},
+		{[]string{"import", "cpu.pb.gz", "-o", ""}, "-o: empty file name"},
+		{[]string{"diff", "p.data"}, "accepts 2 arg(s), received 1"},
+		{[]string{"diff", "p.data", "p.data", "--sort", "size"}, `bad --sort: unknown sort key "size"`},
+		{[]string{"diff", "p.data", "p.data", "--fail-on", "self"}, "bad --fail-on"},
+		{[]string{"diff", "p.data", "p.data", "--top", "-3"}, "bad --top -3: must not be negative"},
+		{[]string{"top"}, "top needs --pid PID"},
+		{[]string{"top", "--pid", "1", "--rows", "-1"}, "bad --rows -1: must not be negative"},
+		{[]string{"top", "--pid", "1", "--sort", "size"}, `unknown --sort "size"`},
+		{[]string{"top", "--pid", "1", "--interval", "10ms"}, "--interval 10ms: at least 100ms"},
+		{[]string{"top", "--pid", "1", "--format", "csv"}, `unknown --format "csv"`},
+		{[]string{"version", "--format", "yaml"}, `unknown --format "yaml": use text or json`},
+		{[]string{"version", "1"}, `unknown command "1" for "profile version"`},
+		{[]string{"completion", "tcsh"}, `unknown command "tcsh" for "profile completion"`},
+		{[]string{"completion", "bash", "extra"}, `unknown command "extra" for "profile completion bash"`},
+		{[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},
+	}
+	tried := map[string]bool{}
+	t.Run("cases", func(t *testing.T) {
+		for _, c := range cases {
+			tried[c.args[0]] = true
+			t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+				t.Parallel()
+				stdout, stderr, code := run(t, dir, c.args...)
+				lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+				if code != 2 || stdout != "" || len(lines) != 1 || !strings.HasPrefix(stderr, "profile: ") || !strings.Contains(stderr, c.want) {
+					t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line with %q", code, stdout, stderr, c.want)
+				}
+			})
+		}
+	})
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files written: %v", entries)
+	}
+	// Every command is tried: the commands are what "profile <TAB>" lists.
+	stdout, _, _ := run(t, dir, "__complete", "")
+	for _, line := range strings.Split(stdout, "\n") {
+		if name, _, _ := strings.Cut(line, "\t"); name != "" && !strings.HasPrefix(name, ":") && !tried[name] {
+			t.Errorf("no bad invocation of profile %s", name)
+		}
+	}
+}
