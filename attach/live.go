@@ -12,7 +12,13 @@ func (e *engine) liveLoop() {
 	}
 	next := time.Now().Add(every)
 	for {
-		time.Sleep(50 * time.Millisecond)
+		// Wake for the next snapshot, or the next progress line (four a
+		// second), whichever comes first: nothing in between.
+		wait := time.Until(next)
+		if e.opt.Progress != nil {
+			wait = min(wait, 250*time.Millisecond)
+		}
+		time.Sleep(max(wait, 10*time.Millisecond))
 		e.mu.Lock()
 		if e.drainDone {
 			e.mu.Unlock()
