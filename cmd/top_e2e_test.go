@@ -163,8 +163,9 @@ func TestTopInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := functionCalls(p); c["hot"] == 0 || c["light"] != 3*c["tick"] && c["light"] != 3*c["tick"]-3 {
-		// light follows hot in tick: a detach inside a tick can cut up to 3.
+	// Three light() per tick, give or take the lights of a tick in flight
+	// at attach (counted, the tick not) or cut by the detach.
+	if c := functionCalls(p); c["hot"] == 0 || c["light"] < 3*c["tick"]-3 || c["light"] > 3*c["tick"]+3 {
 		t.Fatalf("profile calls %v", c)
 	}
 	stillRuns(t, target, lines)
