@@ -57,8 +57,8 @@ func TestDiffGatesOnExtraLoop(t *testing.T) {
 
 	// Other functions' times vary from run to run (by 2x for the small
 	// ones on a busy machine): the gate asks for a large relative and a
-	// large absolute growth, which only hot's ~17x its work (+700ms) meets.
-	const selfGate = "self>+400%&self>+200ms"
+	// large absolute growth, which only hot's ~17x its work meets.
+	const selfGate = "self>+400%&self>+50ms"
 	d, stderr, code := runDiff(t, dir, "base.data", "new.data", "--fail-on", selfGate)
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "profile: diff: hot breaks "+selfGate+" (self ") {

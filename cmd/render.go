@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,16 +22,23 @@ func newRenderCmd() *cobra.Command {
 	var (
 		svg, dot, png, flameGraph, threads bool
 		out, hot, warm, title, value       string
-		diffBase                           string
-		pid, tid                           int
+		diffBase, edgeFrac, timeKind       string
+		shareKind                          string
+		pid, tid, nodeCount                int
 	)
 	c := &cobra.Command{
 		Use:   "render FILE",
 		Short: "Draw a profile's annotated call graph as SVG, PNG or DOT, or its flame graph",
-		Long: `render draws the function-level call graph of a profile: nodes carry
-(calls, self time, self %), edges (calls, total time, total %) and rc=N for
-recursive calls. Functions with at least --hot of the traced time in their own
-code are dark grey, at least --warm light grey. Spawn edges are dashed, fork
+		Long: `render draws the function-level call graph of a profile: nodes carry their
+self and total (inclusive) time with their shares and calls, edges their
+calls and total time, "recursive" or rc=N for recursive calls. Only the
+--nodecount functions of largest total time (80) and, in a graph too large to
+draw whole, the call edges carrying at least --edgefraction of the time (0.1%)
+are drawn; the title says what was left out. Times are busy time (--scope busy): the time in waiting calls
+(pthread_cond_wait, read, epoll_wait, ...) is left out and those calls are
+filled blue-grey; --scope wall keeps it. Nodes are filled pale to red by their
+self share (red from --hot, orange from --warm), with larger fonts; --share
+thread makes shares of one thread's time. Spawn edges are dashed, fork
 edges dotted, elided edges of a pruned profile bold with a leading "…".
 --threads dissects every edge by thread and labels spawns "0→1" (thread 0
 spawned thread 1); the legend maps thread numbers to tids.
@@ -53,9 +61,14 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if flameGraph {
-				for _, f := range []string{"hot", "warm", "pid", "tid"} {
+				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction"} {
 					if c.Flags().Changed(f) {
 						return usagef("--%s is for the call graph, not --flame", f)
+					}
+				}
+				for _, f := range []string{"scope", "share"} {
+					if c.Flags().Changed(f) { // harmless: said, not refused
+						fmt.Fprintf(c.ErrOrStderr(), "profile: --%s is for the call graph: a flame graph shows wall time of all threads\n", f)
 					}
 				}
 				v, err := export.ParseValue(value)
@@ -93,6 +106,12 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 			}
 			if opt.Warm == 0 {
 				opt.Warm = 1e-12
+			}
+			if err := renderScale(&opt, nodeCount, edgeFrac, timeKind, shareKind); err != nil {
+				return err
+			}
+			if !c.Flags().Changed("edgefraction") {
+				opt.EdgeFraction = 0 // render's default: only a graph too large to draw whole loses edges
 			}
 			opt.Threads, opt.Title, opt.Scope = threads, title, model.Scope{Pid: pid, Tid: tid}
 			if out, err = outputPath(args[0], out, format); err != nil {
@@ -136,8 +155,12 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	c.MarkFlagsMutuallyExclusive("svg", "dot", "png", "flame")
 	fl.StringVar(&value, "value", "total", "--flame: frame widths by `VALUE`: total (ns), self (ns) or calls")
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: FILE with the format's extension)")
-	fl.StringVar(&hot, "hot", "10%", "fill functions with at least `PCT` of the traced time in their own code dark grey")
-	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the traced time in their own code light grey")
+	fl.StringVar(&hot, "hot", "10%", "fill functions with at least `PCT` of the time in their own code red (the heat scale's end)")
+	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the time in their own code orange (the scale's middle)")
+	fl.IntVar(&nodeCount, "nodecount", render.DefaultNodeCount, "draw the `N` functions of largest total time, 0 for all")
+	fl.StringVar(&edgeFrac, "edgefraction", "0.1%", "drop call edges under `PCT` of the time, 0 for none (by default only when functions were left out)")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out) or wall")
+	fl.StringVar(&shareKind, "share", "scope", "shares of `KIND` scope (all threads' time) or thread (one thread's, the largest)")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
 	fl.StringVar(&diffBase, "diff", "", "colour functions by change from the base profile `FILE`: red slower, blue faster, grey unchanged (docs/diff.md)")
 	fl.StringVar(&title, "title", "", "graph `TITLE` (default: the executable, traced time and threads)")
@@ -145,7 +168,39 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.IntVar(&tid, "tid", 0, "draw only thread `TID`")
 	completeFlag(c, "diff", profileArgs(-1))
 	choices(c, "value", valueChoices...)
+	choices(c, "scope", cobra.CompletionWithDesc("busy", "waiting calls' time left out"),
+		cobra.CompletionWithDesc("wall", "all traced time"))
+	choices(c, "share", cobra.CompletionWithDesc("scope", "of all the scope's threads' time"),
+		cobra.CompletionWithDesc("thread", "of one thread's time, where the share is largest"))
 	return c
+}
+
+// renderScale reads the flags of a large drawing into opt: --nodecount
+// and --edgefraction (0: no limit), --scope busy|wall, --share
+// scope|thread.
+func renderScale(opt *render.Options, nodeCount int, edgeFrac, timeKind, shareKind string) error {
+	if nodeCount < 0 {
+		return usagef("bad --nodecount %d: give a number of functions, 0 for all", nodeCount)
+	}
+	opt.NodeCount = cmp.Or(nodeCount, -1) // render reads 0 as its default
+	f, err := human.ParseFraction(edgeFrac)
+	if err != nil {
+		return usagef("bad --edgefraction: %w", err)
+	}
+	opt.EdgeFraction = cmp.Or(f, -1)
+	switch timeKind {
+	case "busy", "wall":
+		opt.Wall = timeKind == "wall"
+	default:
+		return usagef("bad --scope %q: give busy or wall", timeKind)
+	}
+	switch shareKind {
+	case "scope", "thread":
+		opt.ThreadShare = shareKind == "thread"
+	default:
+		return usagef("bad --share %q: give scope or thread", shareKind)
+	}
+	return nil
 }
 
 // renderFlame writes the flame graph of the profile at path, to

@@ -2,30 +2,20 @@ package instrument
 
 import (
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/profile-dev/profile/model"
 )
 
-// CallKind is how a function was called.
-type CallKind uint8
+// CallKind is how a function was called: model's, the one definition.
+type CallKind = model.CallKind
 
+// The call kinds, as model defines them.
 const (
-	KindUnknown  CallKind = iota // no call instruction ends at the return address
-	KindDirect                   // call rel32 to a function of the same module
-	KindIndirect                 // call through a register or memory (function pointer, vtable)
-	KindPLT                      // call through a PLT stub or, with -fno-plt, a GOT slot
+	KindUnknown  = model.KindUnknown
+	KindDirect   = model.KindDirect
+	KindIndirect = model.KindIndirect
+	KindPLT      = model.KindPLT
 )
-
-func (k CallKind) String() string {
-	switch k {
-	case KindDirect:
-		return "direct"
-	case KindIndirect:
-		return "indirect"
-	case KindPLT:
-		return "plt"
-	default:
-		return "unknown"
-	}
-}
 
 // CallLookback is how many bytes before a return address the tracer should
 // read for ClassifyCall: the longest call form compilers emit

@@ -161,12 +161,13 @@ func (g *Graph) edge(from, to int, kind EdgeKind) int {
 
 // Graph projects the CCTs of the threads in scope onto functions.
 func (p *Profile) Graph(s Scope) *Graph {
+	views := p.ScopeThreads(s)
 	// Every CCT node but a root adds at most one edge: size the tables
 	// once instead of growing them through many copies.
 	var size int
-	for ti := range p.Threads {
-		if len(p.threadRefs(ti, s)) > 0 {
-			size += len(p.Threads[ti].Nodes)
+	for i, v := range views {
+		if i == 0 || views[i-1].Thread != v.Thread {
+			size += len(p.Threads[v.Thread].Nodes)
 		}
 	}
 	g := &Graph{
@@ -177,45 +178,17 @@ func (p *Profile) Graph(s Scope) *Graph {
 		shares:   shareAcc{recs: make([]shareRec, 0, size), last: make([]int32, 0, size)},
 	}
 	g.node(Key{StartFunc, None})
-	for ti := range p.Threads {
-		for _, ref := range p.threadRefs(ti, s) {
-			g.TracedNs += p.refTracedNs(ref)
-			g.addThread(p, ref)
-		}
+	for _, v := range views {
+		g.TracedNs += v.TracedNs
+		g.addThread(p, v.ThreadRef)
 	}
-	p.addSpawnForkEdges(g, s)
+	p.addSpawnForkEdges(g, s, views)
 	g.dissect()
 	return g
 }
 
-// threadRefs lists the (member) threads of thread ti inside scope s.
-func (p *Profile) threadRefs(ti int, s Scope) []ThreadRef {
-	t := &p.Threads[ti]
-	if len(t.Members) == 0 {
-		if s.match(p.Processes[t.Process].Pid, t.Tid) {
-			return []ThreadRef{{ti, None}}
-		}
-		return nil
-	}
-	var refs []ThreadRef
-	for mi, m := range t.Members {
-		if s.match(m.Pid, m.Tid) {
-			refs = append(refs, ThreadRef{ti, mi})
-		}
-	}
-	return refs
-}
-
 func (s Scope) match(pid, tid int) bool {
 	return (s.Pid == 0 || s.Pid == pid) && (s.Tid == 0 || s.Tid == tid)
-}
-
-func (p *Profile) refTracedNs(r ThreadRef) int64 {
-	t := &p.Threads[r.Thread]
-	if r.Member == None {
-		return t.TracedNs
-	}
-	return t.Members[r.Member].TracedNs
 }
 
 // nodeVec is node n's numbers for one (member) thread.
@@ -244,32 +217,22 @@ func (t *Thread) RootFunc() int {
 
 func (g *Graph) addThread(p *Profile, ref ThreadRef) {
 	t := &p.Threads[ref.Thread]
-	level := t.Level
 	g.shares.begin()
-	gi := make([]int32, len(t.Nodes)) // CCT node -> graph node
-	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		v := nodeVec(n, ref.Member)
-		if ref.Member != None && v == (Vec{}) && i > 0 {
-			gi[i] = -1 // this member never reached the context
-			continue
-		}
-		k := Key{n.Func, None}
-		if i > 0 && n.Parent == 0 {
-			k.Level = level
-		}
-		gn := g.node(k)
-		gi[i] = int32(gn)
-		g.Nodes[gn].Vec.add(v)
+	gi := make([]int32, len(t.Nodes)) // CCT node -> 1 + graph node, 0: not reached
+	for c := range p.Contexts(ref) {
+		gn := g.node(c.Key)
+		gi[c.Index] = int32(gn) + 1
+		g.Nodes[gn].Vec.add(c.Vec)
+		n := c.Node
 		if ref.Member == None {
 			g.Nodes[gn].DroppedNs += n.DroppedNs
 		}
-		if i == 0 || gi[n.Parent] < 0 {
+		if c.Index == 0 || gi[n.Parent] == 0 {
 			continue
 		}
-		ei := g.edge(int(gi[n.Parent]), gn, EdgeCall)
+		ei := g.edge(int(gi[n.Parent])-1, gn, EdgeCall)
 		e := &g.Edges[ei]
-		ev := Vec{Calls: v.Calls, RecursiveCalls: v.RecursiveCalls, TotalNs: v.TotalNs}
+		ev := Vec{Calls: c.Calls, RecursiveCalls: c.RecursiveCalls, TotalNs: c.TotalNs}
 		e.Vec.add(ev)
 		e.Elided = e.Elided || n.Elided
 		if ref.Member == None {
@@ -390,28 +353,22 @@ func (t *Thread) MemberRootFunc(m int) int {
 	return StartFunc
 }
 
-// addSpawnForkEdges adds one spawn edge per spawned thread and one fork
-// edge per forked process whose spawner lies in scope.
-func (p *Profile) addSpawnForkEdges(g *Graph, s Scope) {
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		for _, ref := range p.threadRefs(ti, s) {
-			spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
-			if ref.Member != None {
-				m := t.Members[ref.Member]
-				spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
-			}
-			root := t.MemberRootFunc(ref.Member)
-			if spawner == None || root == StartFunc {
-				continue
-			}
-			from := g.node(p.spawnerKey(spawner, pid, ptid))
-			to := g.node(Key{root, t.Level})
-			ei := g.edge(from, to, EdgeSpawn)
-			g.Edges[ei].Calls++
-			g.shares.begin()
-			g.shares.add(ei, ref, Vec{Calls: 1})
+// addSpawnForkEdges adds one spawn edge per spawned thread of the scope
+// (views) and one fork edge per forked process whose spawner lies in
+// scope.
+func (p *Profile) addSpawnForkEdges(g *Graph, s Scope, views []ThreadView) {
+	for _, v := range views {
+		t := &p.Threads[v.Thread]
+		root := t.MemberRootFunc(v.Member)
+		if v.SpawnedBy == None || root == StartFunc {
+			continue
 		}
+		from := g.node(p.spawnerKey(v.SpawnedBy, v.Pid, v.ParentTid))
+		to := g.node(Key{root, t.Level})
+		ei := g.edge(from, to, EdgeSpawn)
+		g.Edges[ei].Calls++
+		g.shares.begin()
+		g.shares.add(ei, v.ThreadRef, Vec{Calls: 1})
 	}
 	for pi, pr := range p.Processes {
 		if pr.ForkedBy == None || !s.match(pr.Pid, 0) && !s.match(p.parentPid(pr), pr.ForkedByTid) {

@@ -48,11 +48,9 @@ func (p *Profile) graphRef(s Scope) *refGraph {
 	g := &refGraph{nodeIdx: make(map[Key]int), edgeIdx: make(map[refEdgeKey]int)}
 	g.refNode(Key{StartFunc, None})
 	perThread := make(map[int]map[ThreadRef]Vec) // edge index -> shares
-	for ti := range p.Threads {
-		for _, ref := range p.threadRefs(ti, s) {
-			g.TracedNs += p.refTracedNs(ref)
-			g.refAddThread(p, ref, perThread)
-		}
+	for _, v := range p.ScopeThreads(s) {
+		g.TracedNs += v.TracedNs
+		g.refAddThread(p, v.ThreadRef, perThread)
 	}
 	p.refAddSpawnForkEdges(g, s, perThread)
 	for ei := range g.Edges {
@@ -119,24 +117,23 @@ func refAddShare(perThread map[int]map[ThreadRef]Vec, ei int, ref ThreadRef, v V
 // addSpawnForkEdges adds one spawn edge per spawned thread and one fork
 // edge per forked process whose spawner lies in scope.
 func (p *Profile) refAddSpawnForkEdges(g *refGraph, s Scope, perThread map[int]map[ThreadRef]Vec) {
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		for _, ref := range p.threadRefs(ti, s) {
-			spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
-			if ref.Member != None {
-				m := t.Members[ref.Member]
-				spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
-			}
-			root := t.MemberRootFunc(ref.Member)
-			if spawner == None || root == StartFunc {
-				continue
-			}
-			from := g.refNode(p.spawnerKey(spawner, pid, ptid))
-			to := g.refNode(Key{root, t.Level})
-			e := g.refEdge(from, to, EdgeSpawn)
-			e.Calls++
-			refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeSpawn}], ref, Vec{Calls: 1})
+	for _, v := range p.ScopeThreads(s) {
+		ref := v.ThreadRef
+		t := &p.Threads[v.Thread]
+		spawner, pid, ptid := t.SpawnedBy, p.Processes[t.Process].Pid, t.ParentTid
+		if ref.Member != None {
+			m := t.Members[ref.Member]
+			spawner, pid, ptid = m.SpawnedBy, m.Pid, m.ParentTid
 		}
+		root := t.MemberRootFunc(ref.Member)
+		if spawner == None || root == StartFunc {
+			continue
+		}
+		from := g.refNode(p.spawnerKey(spawner, pid, ptid))
+		to := g.refNode(Key{root, t.Level})
+		e := g.refEdge(from, to, EdgeSpawn)
+		e.Calls++
+		refAddShare(perThread, g.edgeIdx[refEdgeKey{from, to, EdgeSpawn}], ref, Vec{Calls: 1})
 	}
 	for pi, pr := range p.Processes {
 		if pr.ForkedBy == None || !s.match(pr.Pid, 0) && !s.match(p.parentPid(pr), pr.ForkedByTid) {

@@ -1,16 +1,5 @@
 package model
 
-// CallKind is how a call was made (§2.1).
-type CallKind uint8
-
-// Call kinds.
-const (
-	KindUnknown CallKind = iota
-	KindDirect
-	KindIndirect
-	KindPLT
-)
-
 // Recorder keeps one thread's CCT with the recursion-aware timers of §2.2.
 // The engine feeds it entries and returns with timestamps; tests feed it
 // scripted events. Times are nanoseconds on any monotonic clock.

@@ -9,18 +9,10 @@ import "strconv"
 // same thread in every scope and in every report that shows numbers
 // (render --threads, summary --threads).
 
-// NumberedThread is one (member) thread with its number: a recorded
-// thread, or one member of a composite thread.
+// NumberedThread is one (member) thread with its number.
 type NumberedThread struct {
-	ThreadRef
-	Number    int
-	Run       int // index into Meta.Sources; 0 for a recorded thread
-	Pid, Tid  int
-	ParentTid int // 0 for a process's first thread
-	SpawnedBy int // function index of the spawning subroutine, None if none
-	Level     int // nesting level
-	Name      string
-	TracedNs  int64
+	ThreadView
+	Number int
 }
 
 // ThreadNumbers holds the numbered threads of one profile.
@@ -30,24 +22,14 @@ type ThreadNumbers struct {
 	byRef   map[ThreadRef]int
 }
 
-// ThreadNumbers numbers p's (member) threads.
+// ThreadNumbers numbers p's (member) threads: their position in
+// ScopeThreads of the whole profile.
 func (p *Profile) ThreadNumbers() *ThreadNumbers {
-	n := &ThreadNumbers{p: p, byRef: make(map[ThreadRef]int, len(p.Threads))}
-	add := func(t NumberedThread) {
-		t.Number = len(n.Threads)
-		n.byRef[t.ThreadRef] = t.Number
-		n.Threads = append(n.Threads, t)
-	}
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		if len(t.Members) == 0 {
-			add(NumberedThread{ThreadRef: ThreadRef{ti, None}, Pid: p.Processes[t.Process].Pid, Tid: t.Tid,
-				ParentTid: t.ParentTid, SpawnedBy: t.SpawnedBy, Level: t.Level, Name: t.Name, TracedNs: t.TracedNs})
-		}
-		for mi, m := range t.Members {
-			add(NumberedThread{ThreadRef: ThreadRef{ti, mi}, Run: m.Run, Pid: m.Pid, Tid: m.Tid,
-				ParentTid: m.ParentTid, SpawnedBy: m.SpawnedBy, Level: m.Level, Name: m.Name, TracedNs: m.TracedNs})
-		}
+	all := p.ScopeThreads(Scope{})
+	n := &ThreadNumbers{p: p, Threads: make([]NumberedThread, len(all)), byRef: make(map[ThreadRef]int, len(all))}
+	for i, v := range all {
+		n.Threads[i] = NumberedThread{ThreadView: v, Number: i}
+		n.byRef[v.ThreadRef] = i
 	}
 	return n
 }

@@ -40,8 +40,8 @@ func (d *drawer) diffNode(fn int) (attrs []string, line string) {
 	return attrs, line
 }
 
-// diffLegend is the legend's line on the colours of a diff.
-func diffLegend() string {
-	return fmt.Sprintf("Δ: change of self time from the base; red: slower, blue: faster (deepest at ×%g), grey: within %s",
-		diff.FullRatio, pct(diff.Unchanged))
+// diffLegend is the legend's lines on the colours of a diff.
+func diffLegend() []string {
+	return []string{"Δ: change of self time from the base",
+		fmt.Sprintf("    red: slower, blue: faster (deepest at ×%g), grey: within %s", diff.FullRatio, pct(diff.Unchanged))}
 }

@@ -2,75 +2,101 @@
 // §4) as annotated DOT, and DOT as SVG or PNG through go-graphviz, which
 // embeds Graphviz as WebAssembly (no system Graphviz needed).
 //
-// The drawing, gprof2dot-like:
+// The drawing, pprof- and gprof2dot-like, made to stay readable on large
+// programs:
 //
-//   - one node per function (a thread's first subroutine once per nesting
-//     level, labelled "worker [L1]"), labelled with its name (module:name
-//     for library functions) and its vector (calls, self time, self %);
-//     a START node (ellipse) is the root of every thread;
-//   - nodes whose self coverage is at least Hot are filled dark grey with
-//     white text, at least Warm light grey (START is never shaded);
-//   - call edges labelled (calls, total time, total %), with "rc=N" when
-//     N of the calls were recursive, drawn thicker the more time they
-//     carry; spawn edges dashed ("spawn ×N"), fork edges dotted
-//     ("fork ×N"); elided edges (prune reconnected a function to its
-//     nearest kept ancestor) bold with the label starting with "…";
+//   - one node per function, labelled with its name (module:name for
+//     library functions, long names wrapped), its self and total
+//     (inclusive) time with their shares, and its calls; the box is sized
+//     to its label (label.go). A thread's first subroutine is drawn once
+//     per nesting level ("worker [L1]"); without Threads a library
+//     function's level copies are folded into one node. START (an
+//     ellipse) is the root of every thread;
+//   - only the NodeCount functions of largest total time are drawn, and
+//     only the call edges carrying at least EdgeFraction of the time (by
+//     default only in a graph of more functions than that: a small one is
+//     drawn whole; select.go); the title says what was left out;
+//   - times are busy time by default: the waiting calls of
+//     model.WaitingCalls (a thread blocked in pthread_cond_wait, read,
+//     epoll_wait, ...) and the waiting inside callers' totals are taken
+//     out, and shares are of the scope's busy time; with Wall, of its
+//     traced wall time. Waiting calls are filled blue-grey and never take
+//     the heat colours;
+//   - nodes are filled on a heat scale from pale to dark red by their self
+//     share, Warm and Hot marking its middle and its red end, with a font
+//     growing with the self share (heat.go); with ThreadShare the shares
+//     are of one thread's time, the thread where the function's is
+//     largest, so that a function keeping one of many threads busy reads
+//     as hot;
+//   - call edges labelled "N× total (share)", "N× recursive" when every
+//     call was recursive (their time is inside the outer call), drawn
+//     wider the more time they carry; spawn edges dashed ("spawn ×N"),
+//     fork edges dotted ("fork ×N"); elided edges (prune reconnected a
+//     function to its nearest kept ancestor) bold with a leading "…";
 //   - with Threads, every call edge lists one line per thread
-//     "T: (calls, total, %)" and spawn and fork edges the seed's "0→1"
-//     (thread T0 spawned thread T1), where thread numbers are
-//     model.ThreadNumbers': the position of the (member) thread in the
-//     profile, Profile.Threads in order, a composite thread's members in
-//     order. The legend maps
-//     numbers to tids and names;
+//     "T: (calls, total, %)" (wall time) and spawn and fork edges the
+//     seed's "0→1" (thread T0 spawned thread T1), where thread numbers are
+//     model.ThreadNumbers'; the legend maps numbers to tids and names;
 //   - with Diff, nodes are coloured by change from a base profile instead
-//     of shaded (red slower, blue faster, grey unchanged; diff.go);
-//   - a legend node explains all this, and the graph is titled.
+//     of by heat (red slower, blue faster, grey unchanged; diff.go);
+//   - every node has a tooltip (SVG) with the full name, the module's path
+//     and its busy and waiting times; a legend explains the drawing
+//     (legend.go), and the graph is titled;
+//   - a graph that would be too wide top-down is laid out left to right
+//     (layout.go).
 //
-// Percentages are of the scope's traced time. Times have three
-// significant digits. The DOT is deterministic: nodes sorted by name,
-// edges by their ends.
+// docs/render.md is the user's account of all this.
+//
+// Times have three significant digits. The DOT is deterministic: nodes
+// sorted by name, edges by their ends.
 package render
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/goccy/go-graphviz"
-	"github.com/goccy/go-graphviz/gvc"
 
 	"github.com/profile-dev/profile/diff"
 	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 )
 
-// Default shading thresholds: fractions of the scope's traced time.
+// Defaults of Options.
 const (
-	DefaultHot  = 0.10
-	DefaultWarm = 0.03
+	DefaultHot          = 0.10  // self share from which a node takes the red end of the heat scale
+	DefaultWarm         = 0.03  // self share from which a node is orange, the scale's middle
+	DefaultNodeCount    = 80    // functions drawn
+	DefaultEdgeFraction = 0.001 // share of the time under which a call edge is dropped
 )
 
-// Fill colours of the shading tiers.
-const (
-	hotFill  = "#404040" // dark grey, white text
-	warmFill = "#d3d3d3" // light grey
-)
-
-// Options control DOT.
+// Options control DOT. Their zero value is the default drawing.
 type Options struct {
-	Hot     float64     // self coverage (0-1) from which a node is dark grey; 0 means DefaultHot
-	Warm    float64     // self coverage (0-1) from which a node is light grey; 0 means DefaultWarm
+	Hot     float64     // self share (0-1) from which a node is red; 0 means DefaultHot
+	Warm    float64     // self share (0-1) from which a node is orange; 0 means DefaultWarm
 	Threads bool        // dissect edges into per-thread vectors
 	Scope   model.Scope // one process or thread; zero for the whole profile
 	Title   string      // graph title; empty for one made from the profile
 	// Diff colours the nodes by change from a base profile instead of
-	// shading them by coverage (diff.go); nil for none.
+	// by heat (diff.go); nil for none.
 	Diff *diff.Result
+	// NodeCount draws only the NodeCount functions of largest total time
+	// (START aside); 0 means DefaultNodeCount, negative every function.
+	NodeCount int
+	// EdgeFraction drops the call edges whose total time is under this
+	// fraction of the scope's traced time (recursive edges, spawns and
+	// forks are kept); negative means none, 0 DefaultEdgeFraction in a
+	// graph of more than NodeCount functions and none in a smaller one,
+	// which is drawn whole.
+	EdgeFraction float64
+	// Wall makes times and shares wall time, waiting included; by
+	// default they are busy time (the waiting calls' time taken out).
+	Wall bool
+	// ThreadShare makes a node's shares those of one thread's time: the
+	// (member) thread where its share is largest, named by its number.
+	ThreadShare bool
 }
 
 // DOT renders the call graph of p as Graphviz DOT.
@@ -78,11 +104,10 @@ func DOT(p *model.Profile, opt Options) ([]byte, error) {
 	if p == nil {
 		return nil, errors.New("render: no profile")
 	}
-	if opt.Hot == 0 {
-		opt.Hot = DefaultHot
-	}
-	if opt.Warm == 0 {
-		opt.Warm = DefaultWarm
+	opt.Hot = cmpOr(opt.Hot, DefaultHot)
+	opt.Warm = cmpOr(opt.Warm, DefaultWarm)
+	if opt.NodeCount == 0 {
+		opt.NodeCount = DefaultNodeCount
 	}
 	if opt.Hot < 0 || opt.Hot > 1 || opt.Warm < 0 || opt.Warm > 1 {
 		return nil, fmt.Errorf("render: thresholds must lie between 0%% and 100%% (hot %g, warm %g)", opt.Hot, opt.Warm)
@@ -91,20 +116,38 @@ func DOT(p *model.Profile, opt Options) ([]byte, error) {
 		return nil, fmt.Errorf("render: the warm threshold (%s) is above the hot one (%s)",
 			human.Percent(100*opt.Warm), human.Percent(100*opt.Hot))
 	}
+	if opt.EdgeFraction > 1 || math.IsNaN(opt.EdgeFraction) {
+		return nil, fmt.Errorf("render: the edge fraction must lie between 0 and 1 (got %g)", opt.EdgeFraction)
+	}
 	threads := p.ThreadNumbers()
 	inScope := threads.InScope(opt.Scope)
 	if opt.Scope != (model.Scope{}) && len(inScope) == 0 {
 		return nil, scopeError(opt.Scope)
 	}
-	g := p.Graph(opt.Scope)
-	d := &drawer{p: p, g: g, opt: opt, threads: threads}
+	v := newView(p, opt, threads)
+	d := &drawer{v: v, p: p, opt: opt, threads: threads, inScope: inScope, sel: v.choose(opt)}
 	d.number()
-	d.header(inScope)
-	d.nodes()
-	d.edges()
-	d.legend(inScope)
+	d.prepareNodes()
+	d.prepareEdges()
+	d.header(inScope, d.direction())
+	for i, b := range d.boxes {
+		fmt.Fprintf(&d.b, "  n%d [%s];\n", i, strings.Join(b.attrs, ", "))
+	}
+	for _, e := range d.lines {
+		ve := &v.edges[e.edge]
+		fmt.Fprintf(&d.b, "  n%d -> n%d [%s];\n", d.id[ve.from], d.id[ve.to], strings.Join(e.attrs, ", "))
+	}
+	d.legend()
 	d.b.WriteString("}\n")
 	return d.b.Bytes(), nil
+}
+
+// cmpOr is v, or def when v is 0; negative values stay (they mean none).
+func cmpOr(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 func scopeError(s model.Scope) error {
@@ -119,30 +162,51 @@ func scopeError(s model.Scope) error {
 }
 
 type drawer struct {
+	v       *view
 	p       *model.Profile
-	g       *model.Graph
 	opt     Options
 	threads *model.ThreadNumbers
-	id      []int // graph node -> DOT node number, in sorted order
-	order   []int // DOT node number -> graph node
+	inScope []model.NumberedThread
+	sel     selection
+	id      []int // view node -> DOT node number (-1: not drawn)
+	order   []int // DOT node number -> view node
+	boxes   []box // by DOT node number
+	lines   []edgeLine
+	legendW float64 // the legend's width, inches
 	b       bytes.Buffer
 }
 
-// number sorts the nodes: START first, then by display name, level and
-// function index.
+// box is a drawn node: its DOT attributes and size in inches.
+type box struct {
+	attrs []string
+	w, h  float64
+}
+
+// edgeLine is a drawn edge: its DOT attributes and its label's size in
+// inches.
+type edgeLine struct {
+	edge  int // view edge
+	attrs []string
+	w, h  float64
+}
+
+// number sorts the drawn nodes: START first, then by display name, level
+// and function index.
 func (d *drawer) number() {
-	n := len(d.g.Nodes)
-	names := make([]string, n)
-	for i, gn := range d.g.Nodes {
-		names[i] = d.p.FuncName(gn.Key.Func)
+	v := d.v
+	names := make([]string, len(v.nodes))
+	for i, n := range v.nodes {
+		names[i] = d.p.FuncName(n.key.Func)
 	}
-	d.order = make([]int, n)
-	for i := range d.order {
-		d.order[i] = i
+	d.order = d.order[:0]
+	for i := range v.nodes {
+		if d.sel.node[i] {
+			d.order = append(d.order, i)
+		}
 	}
 	sort.SliceStable(d.order, func(a, b int) bool {
 		x, y := d.order[a], d.order[b]
-		kx, ky := d.g.Nodes[x].Key, d.g.Nodes[y].Key
+		kx, ky := v.nodes[x].key, v.nodes[y].key
 		if (kx.Func == model.StartFunc) != (ky.Func == model.StartFunc) {
 			return kx.Func == model.StartFunc
 		}
@@ -154,7 +218,10 @@ func (d *drawer) number() {
 		}
 		return kx.Func < ky.Func
 	})
-	d.id = make([]int, n)
+	d.id = make([]int, len(v.nodes))
+	for i := range d.id {
+		d.id[i] = -1
+	}
 	for i, x := range d.order {
 		d.id[x] = i
 	}
@@ -183,9 +250,30 @@ func text(s string) string {
 	return b.String()
 }
 
-func pct(cov float64) string { return human.Percent(100 * cov) }
+// tooltip escapes lines for a DOT tooltip, one per line. Graphviz
+// expands escapes such as \N in tooltips even after a doubled backslash
+// (and an XML reference to one), so a backslash, which no symbol and
+// hardly a path holds, is shown as the look-alike "∖".
+func tooltip(ls []string) string {
+	esc := make([]string, len(ls))
+	for i, l := range ls {
+		esc[i] = text(strings.ReplaceAll(l, `\`, "∖"))
+	}
+	return strings.Join(esc, `\n`)
+}
 
-func (d *drawer) header(inScope []model.NumberedThread) {
+// lines escapes each line and joins them as a centred DOT label.
+func lines(ls []string) string {
+	esc := make([]string, len(ls))
+	for i, l := range ls {
+		esc[i] = text(l)
+	}
+	return strings.Join(esc, `\n`)
+}
+
+func pct(share float64) string { return human.Percent(100 * share) }
+
+func (d *drawer) header(inScope []model.NumberedThread, rankdir string) {
 	title := d.opt.Title
 	if title == "" {
 		m := d.p.Meta
@@ -193,7 +281,7 @@ func (d *drawer) header(inScope []model.NumberedThread) {
 		if exe == "" && len(m.Command) > 0 {
 			exe = m.Command[0]
 		}
-		title = fmt.Sprintf("%s: traced %s in %d thread", orDash(exe), human.Duration(d.g.TracedNs), len(inScope))
+		title = fmt.Sprintf("%s: traced %s in %d thread", orDash(exe), human.Duration(d.v.g.TracedNs), len(inScope))
 		if len(inScope) != 1 {
 			title += "s"
 		}
@@ -212,10 +300,12 @@ func (d *drawer) header(inScope []model.NumberedThread) {
 			title += "; values " + m.Values()
 		}
 	}
+	ls := append([]string{title, d.v.basisLine()}, d.sel.elided(d.opt)...)
 	fmt.Fprintf(&d.b, "digraph profile {\n")
-	fmt.Fprintf(&d.b, "  graph [label=\"%s\", labelloc=t, fontname=\"Helvetica\", fontsize=14, charset=\"UTF-8\", ranksep=0.4, nodesep=0.3];\n", text(title))
-	d.b.WriteString("  node [shape=box, style=filled, fillcolor=white, fontname=\"Helvetica\", fontsize=10];\n")
-	d.b.WriteString("  edge [fontname=\"Helvetica\", fontsize=9];\n")
+	fmt.Fprintf(&d.b, "  graph [label=\"%s\", labelloc=t, fontname=\"Helvetica\", fontsize=14, charset=\"UTF-8\", rankdir=%s, ranksep=%g, nodesep=%g];\n",
+		lines(ls), rankdir, rankSep, nodeSep)
+	d.b.WriteString("  node [shape=box, style=filled, fillcolor=white, fontname=\"Helvetica\", fontsize=10, margin=\"0.08,0.04\"];\n")
+	fmt.Fprintf(&d.b, "  edge [fontname=\"Helvetica\", fontsize=%d, color=\"%s\", fontcolor=\"#303030\"];\n", edgeFont, edgeGrey)
 }
 
 func orDash(s string) string {
@@ -225,215 +315,122 @@ func orDash(s string) string {
 	return s
 }
 
-func (d *drawer) nodes() {
-	for i, x := range d.order {
-		gn := &d.g.Nodes[x]
-		name := text(d.p.FuncName(gn.Key.Func))
-		if gn.Key.Level != model.None {
-			name += fmt.Sprintf(" [L%d]", gn.Key.Level)
-		}
-		cov := d.g.Coverage(gn.SelfNs)
-		label := fmt.Sprintf(`%s\n(%d, %s, %s)`, name, gn.Calls, human.Duration(gn.SelfNs), pct(cov))
-		if gn.DroppedNs > 0 {
-			label += fmt.Sprintf(`\n+%s pruned`, human.Duration(gn.DroppedNs))
-		}
+// prepareNodes makes the drawn nodes' attributes and sizes.
+func (d *drawer) prepareNodes() {
+	maxSelf := d.v.maxSelfShare(d.sel)
+	for _, x := range d.order {
+		n := &d.v.nodes[x]
+		ls := d.v.label(n)
 		var attrs []string
+		size := 10.0
 		switch {
-		case gn.Key.Func == model.StartFunc:
+		case n.key.Func == model.StartFunc:
 			attrs = append(attrs, "shape=ellipse", `style="filled,bold"`)
 		case d.opt.Diff != nil:
-			fill, line := d.diffNode(gn.Key.Func)
-			attrs, label = fill, label+`\n`+text(line)
-		case cov >= d.opt.Hot:
-			attrs = append(attrs, `fillcolor="`+hotFill+`"`, "fontcolor=white")
-		case cov >= d.opt.Warm:
-			attrs = append(attrs, `fillcolor="`+warmFill+`"`)
-		}
-		attrs = append([]string{"label=" + quote(label)}, attrs...)
-		fmt.Fprintf(&d.b, "  n%d [%s];\n", i, strings.Join(attrs, ", "))
-	}
-}
-
-// vec formats an edge or thread vector.
-func (d *drawer) vec(calls, total int64) string {
-	return fmt.Sprintf("(%d, %s, %s)", calls, human.Duration(total), pct(d.g.Coverage(total)))
-}
-
-func (d *drawer) edges() {
-	idx := make([]int, len(d.g.Edges))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool {
-		x, y := &d.g.Edges[idx[a]], &d.g.Edges[idx[b]]
-		if d.id[x.From] != d.id[y.From] {
-			return d.id[x.From] < d.id[y.From]
-		}
-		if d.id[x.To] != d.id[y.To] {
-			return d.id[x.To] < d.id[y.To]
-		}
-		return x.Kind < y.Kind
-	})
-	for _, ei := range idx {
-		e := &d.g.Edges[ei]
-		var lines, attrs []string
-		switch e.Kind {
-		case model.EdgeCall:
-			cov := d.g.Coverage(e.TotalNs)
-			v := d.vec(e.Calls, e.TotalNs)
-			if e.Elided {
-				v = "… " + v
+			fill, line := d.diffNode(n.key.Func)
+			attrs, ls = fill, append(ls, line)
+		case n.waiting:
+			attrs = append(attrs, `fillcolor="`+waitFill+`"`, `color="`+waitLine+`"`)
+		default:
+			step := heatStep(n.selfShare, d.opt.Warm, d.opt.Hot)
+			attrs = append(attrs, `fillcolor="`+heatScale[step]+`"`)
+			if darkFill(step) {
+				attrs = append(attrs, "fontcolor=white")
 			}
-			lines = append(lines, v)
-			if e.RecursiveCalls > 0 {
-				lines = append(lines, fmt.Sprintf("rc=%d", e.RecursiveCalls))
+			size = fontSize(n.selfShare, maxSelf)
+		}
+		if size != 10 {
+			attrs = append(attrs, fmt.Sprintf("fontsize=%g", size))
+		}
+		w, h := boxWidth(ls, size), boxHeight(ls, size)
+		if n.key.Func == model.StartFunc {
+			w, h = w*math.Sqrt2, h*math.Sqrt2 // an ellipse around the label's box
+		}
+		attrs = append([]string{"label=" + quote(lines(ls))}, attrs...)
+		attrs = append(attrs, fmt.Sprintf("width=%.2f", w), "tooltip="+quote(tooltip(d.v.tooltip(n))))
+		d.boxes = append(d.boxes, box{attrs: attrs, w: w, h: h})
+	}
+}
+
+// prepareEdges makes the drawn edges' attributes and label sizes, sorted
+// by their ends.
+func (d *drawer) prepareEdges() {
+	v := d.v
+	idx := d.sel.edges
+	sort.Slice(idx, func(a, b int) bool {
+		x, y := &v.edges[idx[a]], &v.edges[idx[b]]
+		if d.id[x.from] != d.id[y.from] {
+			return d.id[x.from] < d.id[y.from]
+		}
+		if d.id[x.to] != d.id[y.to] {
+			return d.id[x.to] < d.id[y.to]
+		}
+		return x.kind < y.kind
+	})
+	maxTotal := int64(1)
+	for _, ei := range idx {
+		if e := &v.edges[ei]; e.kind == model.EdgeCall {
+			maxTotal = max(maxTotal, v.edgeTotal(e))
+		}
+	}
+	for _, ei := range idx {
+		e := &v.edges[ei]
+		var ls, attrs []string
+		switch e.kind {
+		case model.EdgeCall:
+			ls = append(ls, v.edgeLabel(e)...)
+			if e.RecursiveCalls > 0 && e.RecursiveCalls < e.Calls {
+				ls = append(ls, fmt.Sprintf("rc=%d", e.RecursiveCalls))
 			}
 			if d.opt.Threads {
-				for _, tv := range e.Threads {
-					l := model.ThreadLabel(d.threads.Number(tv.Ref)) + ": " + d.vec(tv.Calls, tv.TotalNs)
-					if tv.RecursiveCalls > 0 {
-						l += fmt.Sprintf(" rc=%d", tv.RecursiveCalls)
-					}
-					lines = append(lines, l)
+				ls = append(ls, d.threadLines(e)...)
+			}
+			total := v.edgeTotal(e)
+			attrs = append(attrs, fmt.Sprintf("penwidth=%.2f", 1+5*float64(total)/float64(maxTotal)))
+			switch {
+			case e.wait > 0 && 2*e.wait >= e.TotalNs:
+				attrs = append(attrs, `color="`+waitLine+`"`)
+			case d.opt.Diff == nil:
+				if c := edgeColor(v.share(total), d.opt.Warm, d.opt.Hot); c != edgeGrey {
+					attrs = append(attrs, `color="`+c+`"`)
 				}
 			}
-			attrs = append(attrs, "penwidth="+strconv.FormatFloat(1+4*min(cov, 1), 'f', 2, 64))
-			if e.Elided {
+			if e.elided {
 				attrs = append(attrs, "style=bold")
 			}
+			if e.minlen > 1 {
+				attrs = append(attrs, fmt.Sprintf("minlen=%d", e.minlen))
+			}
 		case model.EdgeSpawn, model.EdgeFork:
-			lines = append(lines, fmt.Sprintf("%s ×%d", e.Kind, e.Calls))
+			ls = append(ls, fmt.Sprintf("%s ×%d", e.kind, e.Calls))
 			if d.opt.Threads {
-				for _, tv := range e.Threads {
+				for _, tv := range e.threads {
 					n := d.threads.Number(tv.Ref)
-					lines = append(lines, model.CreationLabel(d.threads.Creator(n, e.Kind), n))
+					ls = append(ls, model.CreationLabel(d.threads.Creator(n, e.kind), n))
 				}
 			}
-			if e.Kind == model.EdgeSpawn {
+			if e.kind == model.EdgeSpawn {
 				attrs = append(attrs, "style=dashed")
 			} else {
 				attrs = append(attrs, "style=dotted")
 			}
 		}
-		label := strings.Join(lines, `\n`)
-		attrs = append([]string{"label=" + quote(label)}, attrs...)
-		fmt.Fprintf(&d.b, "  n%d -> n%d [%s];\n", d.id[e.From], d.id[e.To], strings.Join(attrs, ", "))
+		attrs = append([]string{"label=" + quote(lines(ls))}, attrs...)
+		d.lines = append(d.lines, edgeLine{edge: ei, attrs: attrs, w: boxWidth(ls, edgeFont) - boxMargin, h: boxHeight(ls, edgeFont)})
 	}
 }
 
-func (d *drawer) legend(inScope []model.NumberedThread) {
-	l := []string{
-		"Legend",
-		"node: function (calls, self time, self %)",
-		"edge: (calls, total time, total %)   rc=N: N recursive calls",
-		"% of the traced time " + human.Duration(d.g.TracedNs),
-		"[Ln]: first subroutine of threads at nesting level n",
-		d.shadingLegend(),
-		"dashed: spawn   dotted: fork   bold, …: elided (pruned contexts between)",
-	}
-	if d.opt.Threads {
-		l = append(l, "threads: T: (calls, total, %) per thread   A→B: thread A created thread B")
-		for _, t := range inScope {
-			s := fmt.Sprintf("%d = tid %d (%s), pid %d, level %d", t.Number, t.Tid, orDash(t.Name), t.Pid, t.Level)
-			if t.Member != model.None {
-				s += fmt.Sprintf(", run %d", t.Run)
-			}
-			l = append(l, s)
+// threadLines dissects call edge e by thread: "T: (calls, total, %)",
+// wall time and shares of the scope's traced time.
+func (d *drawer) threadLines(e *vedge) []string {
+	var ls []string
+	for _, tv := range e.threads {
+		l := fmt.Sprintf("%s: (%d, %s, %s)", model.ThreadLabel(d.threads.Number(tv.Ref)), tv.Calls,
+			human.Duration(tv.TotalNs), pct(d.v.g.Coverage(tv.TotalNs)))
+		if tv.RecursiveCalls > 0 {
+			l += fmt.Sprintf(" rc=%d", tv.RecursiveCalls)
 		}
+		ls = append(ls, l)
 	}
-	for i := range l {
-		l[i] = text(l[i])
-	}
-	fmt.Fprintf(&d.b, "  legend [shape=note, fillcolor=\"#f8f8f8\", fontsize=9, label=\"%s\\l\"];\n", strings.Join(l, `\l`))
+	return ls
 }
-
-// shadingLegend explains the nodes' fill colours.
-func (d *drawer) shadingLegend() string {
-	if d.opt.Diff != nil {
-		return diffLegend()
-	}
-	return fmt.Sprintf("dark grey: self ≥ %s   light grey: self ≥ %s", pct(d.opt.Hot), pct(d.opt.Warm))
-}
-
-// The WebAssembly Graphviz is one module for the whole process, not safe
-// for concurrent use: renders are serialised and share one instance.
-var (
-	gvMu sync.Mutex
-	gv   *graphviz.Graphviz
-)
-
-func renderDOT(ctx context.Context, dot []byte, format graphviz.Format) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	gvMu.Lock()
-	defer gvMu.Unlock()
-	if gv == nil {
-		g, err := newGraphviz(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("start graphviz: %w", err)
-		}
-		gv = g
-	}
-	graph, err := graphviz.ParseBytes(dot)
-	if err != nil {
-		return nil, fmt.Errorf("parse DOT: %w", err)
-	}
-	defer graph.Close()
-	var buf bytes.Buffer
-	if err := gv.Render(ctx, graph, format, &buf); err != nil {
-		return nil, fmt.Errorf("render %s: %w", format, err)
-	}
-	if buf.Len() == 0 {
-		return nil, fmt.Errorf("render %s: graphviz produced nothing", format)
-	}
-	return buf.Bytes(), nil
-}
-
-// newGraphviz starts Graphviz with go-graphviz's PNG renderer patched:
-// its bridge reports every bezier as filled (edges came out as solid
-// wedges) and it fills shapes without drawing their outline. Every shape
-// this package draws is filled (nodes, the legend, arrowheads), and no
-// curve is.
-func newGraphviz(ctx context.Context) (*graphviz.Graphviz, error) {
-	engine := pngEngine{&gvc.ImageRenderer{DefaultRenderEngine: new(gvc.DefaultRenderEngine)}}
-	rp, err := gvc.NewRenderPlugin(ctx, "png", engine)
-	if err != nil {
-		return nil, err
-	}
-	dp, err := gvc.PNGDevicePlugin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lp, err := gvc.PNGLoadImagePlugin(ctx, engine)
-	if err != nil {
-		return nil, err
-	}
-	return graphviz.NewWithPlugins(ctx, rp, dp, lp)
-}
-
-type pngEngine struct{ *gvc.ImageRenderer }
-
-func (e pngEngine) BezierCurve(ctx context.Context, job *gvc.Job, a []*gvc.PointFloat, _ bool) error {
-	return e.ImageRenderer.BezierCurve(ctx, job, a, false)
-}
-
-func (e pngEngine) Polygon(ctx context.Context, job *gvc.Job, a []*gvc.PointFloat, _ bool) error {
-	if err := e.ImageRenderer.Polygon(ctx, job, a, true); err != nil {
-		return err
-	}
-	return e.ImageRenderer.Polygon(ctx, job, a, false)
-}
-
-func (e pngEngine) Ellipse(ctx context.Context, job *gvc.Job, a []*gvc.PointFloat, _ bool) error {
-	if err := e.ImageRenderer.Ellipse(ctx, job, a, true); err != nil {
-		return err
-	}
-	return e.ImageRenderer.Ellipse(ctx, job, a, false)
-}
-
-// SVG lays out DOT with Graphviz's dot and returns SVG.
-func SVG(ctx context.Context, dot []byte) ([]byte, error) { return renderDOT(ctx, dot, graphviz.SVG) }
-
-// PNG lays out DOT with Graphviz's dot and returns a PNG image.
-func PNG(ctx context.Context, dot []byte) ([]byte, error) { return renderDOT(ctx, dot, graphviz.PNG) }

@@ -44,6 +44,9 @@ func TestDOTGolden(t *testing.T) {
 		"sample-tid101":     {modeltest.Sample(), render.Options{Scope: model.Scope{Tid: 101}, Hot: 0.5, Warm: 0.2, Title: "thread 101"}},
 		"composite-threads": {composite(t), render.Options{Threads: true}},
 		"pruned":            {treeProfile(24, 18, 3, true), render.Options{}},
+		"sample-wall":       {modeltest.Sample(), render.Options{Wall: true, ThreadShare: true}},
+		// 300 functions: the 80 of largest total time, edges of 0.1% and more
+		"elided": {treeProfile(320, 300, 4, false), render.Options{}},
 	}
 	for name, c := range cases {
 		got := mustDOT(t, c.p, c.opt)
@@ -87,46 +90,92 @@ func edgeLine(t *testing.T, dot []byte, from, to string) string {
 func TestSampleAnnotations(t *testing.T) {
 	p := modeltest.Sample()
 	dot := mustDOT(t, p, render.Options{})
-	// node vectors (calls, self, self %) and tiers: usleep 500 of 1735 ns
-	// is hot, fib 135 ns (7.78%) warm, do_fork 40 ns (2.31%) neither.
-	if l := nodeLine(t, dot, "libc.so.6:usleep"); !strings.Contains(l, `(1, 500ns, 28.82%)`) || !strings.Contains(l, `fillcolor="#404040", fontcolor=white`) {
-		t.Errorf("usleep: %s", l)
-	}
-	if l := nodeLine(t, dot, "fib"); !strings.Contains(l, `(5, 135ns, 7.78%)`) || !strings.Contains(l, `fillcolor="#d3d3d3"`) {
-		t.Errorf("fib: %s", l)
-	}
-	if l := nodeLine(t, dot, "do_fork"); strings.Contains(l, "fillcolor") {
-		t.Errorf("do_fork shaded: %s", l)
-	}
-	if l := nodeLine(t, dot, "START"); !strings.Contains(l, "shape=ellipse") || strings.Contains(l, "fillcolor") {
-		t.Errorf("START: %s", l)
+	// busy time: 1735 ns traced, usleep's 500 ns waiting left out: 1235 ns.
+	// Nodes: self and total with their shares, calls; the heat scale by
+	// self share: fib 135 ns (10.93%) hot, do_fork 40 ns (3.24%) warm,
+	// spawn_more 10 ns (0.81%) pale.
+	for name, want := range map[string]string{
+		"fib":        `fib\nself 135ns (10.93%)\ntotal 135ns (10.93%)\n5 calls (3 recursive)", fillcolor="#d7301f", fontsize=15,`,
+		"do_fork":    `do_fork\nself 40ns (3.24%)\ntotal 210ns (17.00%)\n1 call", fillcolor="#fc8d59", fontsize=12,`,
+		"spawn_more": `spawn_more\nself 10ns (0.81%)\ntotal 25ns (2.02%)\n1 call", fillcolor="#fee8c8", fontsize=11,`,
+		// the largest self share: the darkest fill drawn, white text, the largest font
+		"compute": `compute\nself 420ns (34.01%)\ntotal 420ns (34.01%)\n2 calls", fillcolor="#d7301f", fontsize=18,`,
+		// waiting: blue-grey, its wall time, never on the heat scale
+		"libc.so.6:usleep": `libc.so.6:usleep\nwaiting 500ns (28.82% of wall)\n1 call", fillcolor="#c6d4e1", color="#5d7790",`,
+		// a caller's waiting is out of its total, and said
+		"main [L0]": `main [L0]\nself 80ns (6.48%)\ntotal 630ns (51.01%)\n+500ns waiting\n1 call", fillcolor="#fc8d59"`,
+		"START":     `START\nself 135ns (10.93%)\ntotal 1.24µs", shape=ellipse, style="filled,bold",`,
+	} {
+		if l := nodeLine(t, dot, name); !strings.Contains(l, want) {
+			t.Errorf("%s: %s\nwant %s", name, l, want)
+		}
 	}
 	for _, n := range []string{"main [L0]", "worker [L1]", "worker [L2]", "worker"} {
 		nodeLine(t, dot, n)
 	}
-	// edge vectors (calls, total, total %), rc, kinds
-	if l := edgeLine(t, dot, "fib", "fib"); !strings.Contains(l, `(3, 0ns, 0.00%)\nrc=3`) {
-		t.Errorf("fib -> fib: %s", l)
+	// tooltips: the full name, the module's path, busy and waiting times
+	if l := nodeLine(t, dot, "libc.so.6:usleep"); !strings.Contains(l, `tooltip="usleep\nmodule /lib/libc.so.6\nself 0ns busy, 500ns waiting\ntotal 0ns busy, 500ns waiting\n1 call"`) {
+		t.Errorf("usleep tooltip: %s", l)
 	}
-	if l := edgeLine(t, dot, "main [L0]", "libc.so.6:usleep"); !strings.Contains(l, `label="(1, 500ns, 28.82%)"`) {
-		t.Errorf("main -> usleep: %s", l)
+	// edges: calls, total time and share; recursion; waiting; kinds
+	for _, c := range []struct{ from, to, want string }{
+		{"fib", "fib", `[label="3× recursive", penwidth=1.00]`},
+		{"main [L0]", "libc.so.6:usleep", `[label="1× waiting 500ns", penwidth=1.00, color="#5d7790"]`},
+		{"main [L0]", "do_fork", `[label="1× 210ns (17.00%)", penwidth=2.67, color="#d7301f"]`},
+		{"START", "main [L0]", `[label="1× 630ns (51.01%)\n+500ns waiting", penwidth=6.00, color="#b30000"]`},
+		{"spawn_workers", "worker [L1]", `[label="spawn ×1", style=dashed]`},
+		{"spawn_more", "worker [L2]", `[label="spawn ×1", style=dashed]`},
+		{"do_fork", "main [L0]", `[label="fork ×1", style=dotted]`},
+	} {
+		if l := edgeLine(t, dot, c.from, c.to); !strings.Contains(l, c.want) {
+			t.Errorf("%s -> %s: %s, want %s", c.from, c.to, l, c.want)
+		}
 	}
-	if l := edgeLine(t, dot, "spawn_workers", "worker [L1]"); !strings.Contains(l, `label="spawn ×1", style=dashed`) {
-		t.Errorf("spawn edge: %s", l)
+	if !strings.Contains(string(dot), "legend [shape=note") || !strings.Contains(string(dot), `heat8 [label="≥70.00%", fillcolor="#7f0000"`) {
+		t.Errorf("no legend or heat scale")
 	}
-	if l := edgeLine(t, dot, "spawn_more", "worker [L2]"); !strings.Contains(l, "style=dashed") {
-		t.Errorf("spawn edge: %s", l)
-	}
-	if l := edgeLine(t, dot, "do_fork", "main [L0]"); !strings.Contains(l, `label="fork ×1", style=dotted`) {
-		t.Errorf("fork edge: %s", l)
-	}
-	if !strings.Contains(string(dot), "legend [shape=note") {
-		t.Errorf("no legend")
-	}
-	// thresholds move the tiers
+	// thresholds move the scale: worker (16.19%) below a warm 20%, pale
 	dot = mustDOT(t, p, render.Options{Hot: 0.25, Warm: 0.2})
-	if l := nodeLine(t, dot, "compute"); !strings.Contains(l, "#d3d3d3") {
-		t.Errorf("compute at 24%% with hot 25%%, warm 20%%: %s", l)
+	if l := nodeLine(t, dot, "worker"); !strings.Contains(l, `fillcolor="#fdbb84"`) {
+		t.Errorf("worker at 16%% with hot 25%%, warm 20%%: %s", l)
+	}
+}
+
+// Wall time: shares of all traced time, waiting included, and the waiting
+// calls still blue-grey, never hot.
+func TestWallTime(t *testing.T) {
+	dot := mustDOT(t, modeltest.Sample(), render.Options{Wall: true})
+	for name, want := range map[string]string{
+		"libc.so.6:usleep": `usleep\nself 500ns (28.82%)\ntotal 500ns (28.82%)\n1 call", fillcolor="#c6d4e1"`,
+		"main [L0]":        `main [L0]\nself 80ns (4.61%)\ntotal 1.13µs (65.13%)\n1 call", fillcolor="#fc8d59"`,
+		"compute":          `compute\nself 420ns (24.21%)\ntotal 420ns (24.21%)\n2 calls", fillcolor="#d7301f"`,
+	} {
+		if l := nodeLine(t, dot, name); !strings.Contains(l, want) {
+			t.Errorf("%s: %s\nwant %s", name, l, want)
+		}
+	}
+	if !strings.Contains(string(dot), `wall time, 500ns of it waiting (blue-grey)`) {
+		t.Errorf("the title does not say wall time")
+	}
+}
+
+// ThreadShare: a node's shares are of the one thread where they are
+// largest: compute is 300 of thread 1's 353 ns (84.99%) and 120 of thread
+// 2's 142 ns (84.51%); worker's 200 ns are of thread 0's busy 600 ns
+// (1100 traced, 500 waiting).
+func TestThreadShare(t *testing.T) {
+	p := modeltest.Sample()
+	dot := mustDOT(t, p, render.Options{ThreadShare: true})
+	for name, want := range map[string]string{
+		"compute": `compute\nself 420ns (84.99% of #1)\ntotal 420ns (84.99% of #1)\n2 calls", fillcolor="#7f0000", fontcolor=white`,
+		"worker":  `worker\nself 200ns (33.33% of #0)\ntotal 200ns (33.33% of #0)`,
+	} {
+		if l := nodeLine(t, dot, name); !strings.Contains(l, want) {
+			t.Errorf("%s: %s\nwant %s", name, l, want)
+		}
+	}
+	if !strings.Contains(string(dot), "(x% of #N): of thread N's time") {
+		t.Errorf("the legend does not explain thread shares")
 	}
 }
 
@@ -148,11 +197,11 @@ func TestThreads(t *testing.T) {
 		t.Errorf("fork 0→3: %s", l)
 	}
 	// fib -> fib is dissected: 2 recursive calls in thread 0, 1 in thread 3
-	if l := edgeLine(t, dot, "fib", "fib"); !strings.Contains(l, `rc=3\n0: (2, 0ns, 0.00%) rc=2\n3: (1, 0ns, 0.00%) rc=1`) {
+	if l := edgeLine(t, dot, "fib", "fib"); !strings.Contains(l, `3× recursive\n0: (2, 0ns, 0.00%) rc=2\n3: (1, 0ns, 0.00%) rc=1`) {
 		t.Errorf("fib -> fib: %s", l)
 	}
-	// the thread shares add up to the edge
-	if l := edgeLine(t, dot, "START", "main [L0]"); !strings.Contains(l, `(1, 1.13µs, 65.13%)\n0: (1, 990ns, 57.06%)\n3: (0, 140ns, 8.07%)`) {
+	// the thread shares (wall time) add up to the edge
+	if l := edgeLine(t, dot, "START", "main [L0]"); !strings.Contains(l, `1× 630ns (51.01%)\n+500ns waiting\n0: (1, 990ns, 57.06%)\n3: (0, 140ns, 8.07%)`) {
 		t.Errorf("START -> main: %s", l)
 	}
 	// composite: members numbered in order, spawns between members of one run
@@ -175,15 +224,15 @@ func TestPruned(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	dot := string(mustDOT(t, p, render.Options{}))
-	elided := regexp.MustCompile(`-> n\d+ \[label="… \([^"]*", penwidth=[0-9.]+, style=bold\];`)
+	dot := string(mustDOT(t, p, render.Options{NodeCount: -1, EdgeFraction: -1}))
+	elided := regexp.MustCompile(`-> n\d+ \[label="… \d+× [^"]*", penwidth=[0-9.]+(, color="[^"]*")?, style=bold\];`)
 	if !elided.MatchString(dot) {
 		t.Errorf("no elided edge marked in\n%s", dot)
 	}
-	if !strings.Contains(dot, ` pruned"`) {
+	if !regexp.MustCompile(`\\n\+[0-9.]+µs pruned", `).MatchString(dot) {
 		t.Errorf("no pruned time on nodes")
 	}
-	if !strings.Contains(dot, `\nrc=`) {
+	if !strings.Contains(dot, `× recursive"`) {
 		t.Errorf("no recursive edge")
 	}
 }
@@ -199,15 +248,18 @@ func TestEscaping(t *testing.T) {
 		{Dt: 1},
 	})
 	dot := mustDOT(t, b.P, render.Options{Title: `title "quoted" \ back`})
-	if !strings.Contains(string(dot), `std::map<std::string, int>::operator[](char const* \"k\\n\") \\N \\l {lambda()#1}\n(1, 5.00µs,`) {
+	// the name wrapped after "(", escaped in the label
+	if !strings.Contains(string(dot), `[label="std::map<std::string, int>::operator[](\nchar const* \"k\\n\") \\N \\l {lambda()#1}\nself 5.00µs`) {
 		t.Errorf("label not escaped:\n%s", dot)
 	}
 	svg, err := render.SVG(context.Background(), dot)
 	if err != nil {
 		t.Fatalf("graphviz rejects the escaped DOT: %v\n%s", err, dot)
 	}
-	for _, want := range []string{`std::map&lt;std::string, int&gt;::operator[](char const* &quot;k\n&quot;) \N \l {lambda()#1}`,
-		`libstdc++.so.6:operator new(unsigned long)`, `title &quot;quoted&quot; \ back`} {
+	for _, want := range []string{`>std::map&lt;std::string, int&gt;::operator[](</text>`, `>char const* &quot;k\n&quot;) \N \l {lambda()#1}</text>`,
+		// the tooltip: the whole name on one line, backslashes shown as ∖
+		`xlink:title="std::map&lt;std::string, int&gt;::operator[](char const* &quot;k∖n&quot;) ∖N ∖l {lambda()#1}&#10;module /opt/we&quot;ird∖dir/app&#10;`,
+		`>libstdc++.so.6:operator new(unsigned</text>`, `>long)</text>`, `title &quot;quoted&quot; \ back`} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -216,7 +268,7 @@ func TestEscaping(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	p := modeltest.Sample()
-	for _, o := range []render.Options{{Hot: 0.02, Warm: 0.05}, {Hot: 1.5}, {Warm: -0.1}, {Scope: model.Scope{Tid: 4242}},
+	for _, o := range []render.Options{{Hot: 0.02, Warm: 0.05}, {Hot: 1.5}, {Warm: -0.1}, {EdgeFraction: 1.5}, {Scope: model.Scope{Tid: 4242}},
 		{Scope: model.Scope{Pid: 4242}}, {Scope: model.Scope{Pid: 200, Tid: 101}}} {
 		if _, err := render.DOT(p, o); err == nil {
 			t.Errorf("%+v accepted", o)
@@ -266,7 +318,7 @@ func TestSVGAndPNG(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		checkSVG(t, svg)
-		if !strings.Contains(string(svg), "worker [L1]") || !strings.Contains(string(svg), "fill=\"#404040\"") {
+		if !strings.Contains(string(svg), "worker [L1]") || !strings.Contains(string(svg), "fill=\"#d7301f\"") {
 			t.Errorf("%s: SVG lacks labels or shading", name)
 		}
 		pngData, err := render.PNG(ctx, dot)
@@ -283,13 +335,14 @@ func TestSVGAndPNG(t *testing.T) {
 	}
 }
 
-// TestLargeSVG renders a call graph of about 2,000 functions.
+// TestLargeSVG renders a call graph of about 2,000 functions, all of them
+// (NodeCount -1, EdgeFraction -1).
 func TestLargeSVG(t *testing.T) {
 	p := treeProfile(2000, 2000, 1, false)
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	dot := mustDOT(t, p, render.Options{})
+	dot := mustDOT(t, p, render.Options{NodeCount: -1, EdgeFraction: -1})
 	g := p.Graph(model.Scope{})
 	if len(g.Nodes) < 1900 {
 		t.Fatalf("only %d nodes", len(g.Nodes))
@@ -299,10 +352,14 @@ func TestLargeSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSVG(t, svg)
-	if n := strings.Count(string(svg), `class="node"`); n != len(g.Nodes)+1 { // + legend
-		t.Errorf("%d nodes drawn, want %d", n, len(g.Nodes)+1)
+	if n := strings.Count(string(svg), `class="node"`); n != len(g.Nodes)+legendNodes {
+		t.Errorf("%d nodes drawn, want %d", n, len(g.Nodes)+legendNodes)
 	}
 }
+
+// legendNodes are the nodes of the legend: its note and the heat scale's
+// nine swatches and the waiting one.
+const legendNodes = 11
 
 // BenchmarkRenderPrunedSVG renders a pruned graph of 300 functions to SVG
 // (DOT included). Goal: under 2 s.

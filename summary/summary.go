@@ -191,19 +191,6 @@ type BlockedFn struct {
 	Pct       float64
 }
 
-// vecOf is node n's numbers for one member (model.None: the whole node).
-func vecOf(n *model.Node, member int) (calls, rc, self, total int64) {
-	if member == model.None {
-		return n.Calls, n.RecursiveCalls, n.SelfNs, n.TotalNs
-	}
-	for _, c := range n.Contribs {
-		if c.Member == member {
-			return c.Calls, c.RecursiveCalls, c.SelfNs, c.TotalNs
-		}
-	}
-	return 0, 0, 0, 0
-}
-
 // Compute summarises profile p.
 func Compute(p *model.Profile, opt Options) (*Report, error) {
 	if p == nil {
@@ -274,9 +261,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	for i, n := range g.Nodes {
 		funcOf[i] = fidx[n.Key.Func]
 	}
+	bd := p.Breakdown(g, scope)
 	var shares *threadShares
 	if opt.Threads {
-		shares = newThreadShares(p, numbers, g, refs, funcOf, pct)
+		shares = newThreadShares(p, numbers, g, bd, refs, funcOf, pct)
 	}
 
 	// edges: graph edges summed over nesting levels. Only an edge with an
@@ -357,10 +345,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 
 	r.HottestPath = hottestPath(p, g)
-	w := walkCCTs(p, refs, scope)
+	w := walkCCTs(p, refs)
 	r.Totals.DirectCalls, r.Totals.IndirectCalls, r.Totals.PLTCalls = w.direct, w.indirect, w.plt
 	r.Totals.MaxRecursionDepth = w.maxDepth
-	r.Totals.BlockedNs = w.blocked
+	r.Totals.BlockedNs = bd.WaitNs
 	for f, d := range w.depth {
 		if fn := r.Functions[fidx[f]]; d > 1 || fn.RecursiveCalls > 0 {
 			r.Recursion = append(r.Recursion, Recursion{Display: fn.Display, Calls: fn.Calls,
@@ -377,17 +365,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 		return a.Display < b.Display
 	})
-	for f, b := range w.blockedBy {
-		r.Blocking = append(r.Blocking, BlockedFn{Display: p.FuncName(f), Calls: w.blockedCalls[f], BlockedNs: b, Pct: pct(b)})
-	}
-	sort.Slice(r.Blocking, func(i, j int) bool {
-		a, b := r.Blocking[i], r.Blocking[j]
-		if a.BlockedNs != b.BlockedNs {
-			return a.BlockedNs > b.BlockedNs
-		}
-		return a.Display < b.Display
-	})
-
+	r.Blocking = blockedFuncs(p, g, bd, pct)
 	// threads, levels, processes
 	levels := map[int]*Level{}
 	for _, t := range refs {
@@ -555,27 +533,52 @@ func keyLess(p *model.Profile, a, b model.Key) bool {
 	return a.Level < b.Level
 }
 
-// walk holds what only the CCTs tell: call kinds, recursion depth and
-// blocked time.
+// blockedFuncs lists the waiting calls of graph g with the time of their
+// outermost activations (not inside another waiting call), most blocked
+// first.
+func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct func(int64) float64) []BlockedFn {
+	byFunc := map[int]*BlockedFn{}
+	var out []BlockedFn
+	for i, w := range bd.Nodes {
+		if w.OuterCalls == 0 && w.OuterNs == 0 {
+			continue
+		}
+		f := g.Nodes[i].Key.Func
+		b := byFunc[f]
+		if b == nil {
+			out = append(out, BlockedFn{Display: p.FuncName(f)})
+			b = &out[len(out)-1]
+			byFunc[f] = b
+		}
+		b.Calls += w.OuterCalls
+		b.BlockedNs += w.OuterNs
+	}
+	for i := range out {
+		out[i].Pct = pct(out[i].BlockedNs)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.BlockedNs != b.BlockedNs {
+			return a.BlockedNs > b.BlockedNs
+		}
+		return a.Display < b.Display
+	})
+	return out
+}
+
+// walk holds what only the CCTs' paths tell: call kinds and recursion
+// depth.
 type walk struct {
 	direct, indirect, plt int64
 	maxDepth              int
 	depth                 map[int]int // function -> max activations on one path
-	blocked               int64
-	blockedBy             map[int]int64 // blocking function -> outermost total
-	blockedCalls          map[int]int64
 }
 
-// walkCCTs visits every CCT of the scope depth-first. Call kinds are not
-// split by member in a composite thread: they count only when all of the
-// thread's members are in scope.
-func walkCCTs(p *model.Profile, refs []model.NumberedThread, s model.Scope) *walk {
-	w := &walk{depth: map[int]int{}, blockedBy: map[int]int64{}, blockedCalls: map[int]int64{}}
-	blocking := make([]bool, len(p.Functions))
-	for f := 1; f < len(p.Functions); f++ {
-		// library functions only: FuncName differs from the bare name
-		blocking[f] = IsBlocking(p.Functions[f].Name) && p.FuncName(f) != p.Functions[f].Name
-	}
+// walkCCTs visits every CCT of the scope's threads refs depth-first. Call
+// kinds are not split by member in a composite thread: they count only
+// when all of the thread's members are in scope.
+func walkCCTs(p *model.Profile, refs []model.NumberedThread) *walk {
+	w := &walk{depth: map[int]int{}}
 	active := make([]int32, len(p.Functions)) // activations of f on the current path
 	depth := make([]int32, len(p.Functions))
 	inScope := map[int]int{} // thread -> members in scope
@@ -616,38 +619,22 @@ func walkCCTs(p *model.Profile, refs []model.NumberedThread, s model.Scope) *wal
 			stack = fill[:0]
 		}
 		// depth-first: a node is pushed as n+1 (enter) and popped as -(n+1) (leave)
-		blockedDepth := 0
 		stack = append(stack[:0], 1)
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			if x < 0 {
-				f := nodes[-x-1].Func
-				active[f]--
-				if blocking[f] {
-					blockedDepth--
-				}
+				active[nodes[-x-1].Func]--
 				continue
 			}
 			n := int(x - 1)
-			nd := &nodes[n]
-			calls, rc, self, total := vecOf(nd, t.Member)
-			if n > 0 && t.Member != model.None && calls == 0 && rc == 0 && self == 0 && total == 0 {
+			if _, reached := p.NodeVec(t.ThreadRef, n); !reached {
 				continue // this member never reached the context
 			}
-			f := nd.Func
-			if n > 0 {
+			if f := nodes[n].Func; n > 0 {
 				active[f]++
 				if a := active[f]; a > depth[f] {
 					depth[f] = a
-				}
-				if blocking[f] {
-					if blockedDepth == 0 {
-						w.blocked += total
-						w.blockedBy[f] += total
-						w.blockedCalls[f] += calls
-					}
-					blockedDepth++
 				}
 				stack = append(stack, -x)
 			}

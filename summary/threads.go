@@ -54,13 +54,13 @@ type shareKey struct {
 	kind     model.EdgeKind
 }
 
-// newThreadShares dissects graph g of the threads refs, which numbers
-// numbered; funcOf maps its nodes to Report.Functions indices, pct makes a
-// time a percentage.
-func newThreadShares(p *model.Profile, numbers *model.ThreadNumbers, g *model.Graph, refs []model.NumberedThread,
-	funcOf []int, pct func(int64) float64) *threadShares {
+// newThreadShares dissects graph g, broken down by bd, of the threads
+// refs, which numbers numbered; funcOf maps its nodes to Report.Functions
+// indices, pct makes a time a percentage.
+func newThreadShares(p *model.Profile, numbers *model.ThreadNumbers, g *model.Graph, bd *model.Breakdown,
+	refs []model.NumberedThread, funcOf []int, pct func(int64) float64) *threadShares {
 	s := &threadShares{p: p, edges: map[shareKey][]EdgeShare{}}
-	s.functions(g, refs, funcOf, pct)
+	s.functions(g, bd, refs, funcOf, pct)
 	for _, e := range g.Edges {
 		k := shareKey{int32(funcOf[e.From]), int32(funcOf[e.To]), e.Kind}
 		for _, tv := range e.Threads {
@@ -106,38 +106,27 @@ func creatorOf(s EdgeShare) int {
 	return *s.Creator
 }
 
-// functions sums every CCT node of the scope per (function, thread), with
-// the summary's conventions: START's total is the thread's traced time.
-func (s *threadShares) functions(g *model.Graph, refs []model.NumberedThread, funcOf []int, pct func(int64) float64) {
-	rf := make([]int, len(s.p.Functions)) // function -> Report.Functions index
-	for gi, n := range g.Nodes {
-		rf[n.Key.Func] = funcOf[gi]
-	}
+// functions sums the breakdown's shares per (function, thread), with the
+// summary's conventions: START's total is the thread's traced time. bd's
+// threads are refs (the same scope, in the same order).
+func (s *threadShares) functions(g *model.Graph, bd *model.Breakdown, refs []model.NumberedThread, funcOf []int,
+	pct func(int64) float64) {
 	s.fn = make([][]FunctionShare, len(g.Nodes))
-	at := make([]int, len(s.p.Functions)) // function -> 1 + its share's index for the current thread
-	for _, t := range refs {
-		n := t.Number
-		nodes := s.p.Threads[t.Thread].Nodes
-		for i := range nodes {
-			nd := &nodes[i]
-			calls, rc, self, total := vecOf(nd, t.Member)
-			if i > 0 && t.Member != model.None && calls == 0 && rc == 0 && self == 0 && total == 0 {
-				continue // this member never reached the context
-			}
-			if i == 0 {
-				total = t.TracedNs
-			}
-			f := nd.Func
-			list := &s.fn[rf[f]]
-			if at[f] == 0 || (*list)[at[f]-1].Thread != n {
-				*list = append(*list, FunctionShare{Thread: n})
-				at[f] = len(*list)
-			}
-			sh := &(*list)[at[f]-1]
-			sh.Calls += calls
-			sh.RecursiveCalls += rc
-			sh.SelfNs += self
-			sh.TotalNs += total
+	for _, sh := range bd.Shares {
+		t := refs[sh.Thread]
+		list := &s.fn[funcOf[sh.Node]]
+		// a thread's shares come together: its nodes of one function (one
+		// per nesting level) meet in its latest share
+		if len(*list) == 0 || (*list)[len(*list)-1].Thread != t.Number {
+			*list = append(*list, FunctionShare{Thread: t.Number})
+		}
+		x := &(*list)[len(*list)-1]
+		x.Calls += sh.Calls
+		x.RecursiveCalls += sh.RecursiveCalls
+		x.SelfNs += sh.SelfNs
+		x.TotalNs += sh.TotalNs
+		if sh.Node == 0 {
+			x.TotalNs = t.TracedNs
 		}
 	}
 	for _, list := range s.fn {

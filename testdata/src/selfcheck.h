@@ -176,7 +176,9 @@ SC_INLINE void sc_restore_depths(const struct sc_depths *s)
 
 /* ---- merged results (from children and other modules), by name ---- */
 
+#ifndef SC_MAX /* a workload of many functions defines a larger table */
 #define SC_MAX 256
+#endif
 #define SC_NAMELEN 192
 
 struct sc_fent {

@@ -1,0 +1,172 @@
+package model
+
+// Breakdown splits a scope's call graph two ways the graph itself does
+// not: into waiting time (inside the waiting calls of WaitingFuncs, where
+// a thread is blocked rather than computing) and busy time, and by
+// (member) thread. Summary reports blocked time and per-thread shares from
+// it; render colours waiting apart from busy time and shares nodes of one
+// thread's time.
+type Breakdown struct {
+	Threads []ThreadView // the scope's threads (ScopeThreads)
+	WaitNs  int64        // the scope's waiting time: the outermost waiting calls' totals
+	// ThreadWaitNs is each thread's waiting time, by Threads index.
+	ThreadWaitNs []int64
+	Nodes        []NodeWait // by graph node
+	Edges        []int64    // waiting time inside each graph edge's total (call edges)
+	// Shares holds one record per (thread, graph node) the thread reached,
+	// thread by thread in Threads order.
+	Shares []NodeShare
+}
+
+// NodeWait is the waiting time inside one graph node.
+type NodeWait struct {
+	SelfNs  int64 // self time inside waiting calls: a waiting call's own, or a callee's inside one
+	TotalNs int64 // waiting time inside the node's (recursion-aware) total
+	// OuterCalls and OuterNs are the node's activations that were
+	// outermost waiting calls (not inside another one) and their time.
+	OuterCalls, OuterNs int64
+}
+
+// NodeShare is one (member) thread's numbers of one graph node.
+type NodeShare struct {
+	Thread int // index into Breakdown.Threads
+	Node   int // graph node
+	Vec
+	Wait NodeWait // the same thread's waiting time inside the node
+}
+
+// Breakdown breaks down graph g of scope s (g = p.Graph(s)).
+func (p *Profile) Breakdown(g *Graph, s Scope) *Breakdown {
+	b := &Breakdown{Threads: p.ScopeThreads(s), Nodes: make([]NodeWait, len(g.Nodes)), Edges: make([]int64, len(g.Edges))}
+	b.ThreadWaitNs = make([]int64, len(b.Threads))
+	waiting := p.WaitingFuncs()
+	var w threadWalk
+	for ti, v := range b.Threads {
+		b.ThreadWaitNs[ti] = w.run(p, g, v.ThreadRef, waiting, b, ti)
+		b.WaitNs += b.ThreadWaitNs[ti]
+	}
+	return b
+}
+
+// threadWalk holds the per-context state of one thread's walk, reused
+// from thread to thread.
+type threadWalk struct {
+	gn     []int32 // context -> 1 + graph node, 0: not reached
+	inWait []bool  // the context is a waiting call or runs inside one
+	outer  []bool  // an outermost waiting call
+	total  []int64 // the thread's total of the context
+	acc    []int64 // waiting time of the context's subtree, summed from the children
+	share  []int32 // graph node -> 1 + index of this thread's share, 0: none yet
+}
+
+// run walks thread ref of b.Threads[ti] and returns its waiting time.
+func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b *Breakdown, ti int) int64 {
+	t := &p.Threads[ref.Thread]
+	n := len(t.Nodes)
+	w.gn = grow(w.gn, n)
+	w.inWait = grow(w.inWait, n)
+	w.outer = grow(w.outer, n)
+	w.total = grow(w.total, n)
+	w.acc = grow(w.acc, n)
+	w.share = grow(w.share, len(g.Nodes))
+	first := len(b.Shares)
+	for c := range p.Contexts(ref) {
+		i, par := c.Index, c.Node.Parent
+		gn, ok := g.NodeIndex(c.Key)
+		if !ok {
+			continue // not in g: g is of another scope
+		}
+		w.gn[i] = int32(gn) + 1
+		above := i > 0 && w.gn[par] != 0 && w.inWait[par]
+		w.inWait[i] = above || waiting[c.Node.Func]
+		w.outer[i] = w.inWait[i] && !above
+		w.total[i] = c.TotalNs
+		var nw NodeWait
+		if w.inWait[i] {
+			nw.SelfNs = c.SelfNs
+		}
+		if w.outer[i] {
+			nw.OuterCalls, nw.OuterNs = c.Calls, c.TotalNs
+		}
+		if w.share[gn] == 0 {
+			b.Shares = append(b.Shares, NodeShare{Thread: ti, Node: gn})
+			w.share[gn] = int32(len(b.Shares))
+		}
+		sh := &b.Shares[w.share[gn]-1]
+		sh.Vec.add(c.Vec)
+		sh.Wait.Add(nw)
+	}
+	// bottom-up (children follow their parents): the waiting time of each
+	// subtree, counted into a node's total where its context is the
+	// outermost activation of its function, as total times are
+	for i := n - 1; i >= 0; i-- {
+		if w.gn[i] == 0 {
+			continue
+		}
+		// own: waiting time inside the context; up: what it adds to its
+		// parent's (a context inside an outer waiting call adds nothing:
+		// the outer one's total holds it)
+		own, up := w.acc[i], w.acc[i]
+		switch {
+		case w.outer[i]:
+			own, up = w.total[i], w.total[i]
+		case w.inWait[i]:
+			own, up = w.total[i], 0
+		}
+		gn := int(w.gn[i] - 1)
+		if i == 0 {
+			b.Shares[w.share[gn]-1].Wait.TotalNs += own
+			continue
+		}
+		par := t.Nodes[i].Parent
+		w.acc[par] += up
+		if own == 0 || !outermost(t, i) {
+			continue
+		}
+		b.Shares[w.share[gn]-1].Wait.TotalNs += own
+		if pg := w.gn[par]; pg != 0 {
+			if ei, ok := g.edgeIdx[edgeID(int(pg-1), gn, EdgeCall)]; ok {
+				b.Edges[ei] += own
+			}
+		}
+	}
+	waitNs := w.acc[0]
+	for k := first; k < len(b.Shares); k++ {
+		sh := &b.Shares[k]
+		b.Nodes[sh.Node].Add(sh.Wait)
+		w.share[sh.Node] = 0
+	}
+	clear(w.gn[:n])
+	clear(w.acc[:n])
+	return waitNs
+}
+
+// outermost reports whether context i of t has no ancestor of its own
+// function: its activations are the outermost ones, whose time total
+// times count.
+func outermost(t *Thread, i int) bool {
+	f := t.Nodes[i].Func
+	for a := t.Nodes[i].Parent; a > 0; a = t.Nodes[a].Parent {
+		if t.Nodes[a].Func == f {
+			return false
+		}
+	}
+	return true
+}
+
+// Add adds o's times to w's.
+func (w *NodeWait) Add(o NodeWait) {
+	w.SelfNs += o.SelfNs
+	w.TotalNs += o.TotalNs
+	w.OuterCalls += o.OuterCalls
+	w.OuterNs += o.OuterNs
+}
+
+// grow returns s with length n, reusing its array when it is large enough;
+// the caller clears what it uses.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
