@@ -14,6 +14,7 @@ func newDiffCmd() *cobra.Command {
 		format, sortBy string
 		top            int
 		failOn         []string
+		fullNames      bool
 	)
 	c := &cobra.Command{
 		Use:   "diff BASE NEW",
@@ -35,6 +36,8 @@ input: a bad expression, a profile that cannot be read). EXPR is
   self<-50%            self time shrank by more than half
   self>+10%&self>+1ms  both: small functions' times vary from run to run
   func~^parse:self>+10%  only functions whose name matches ^parse
+REGEX matches the full name; the tables shorten C++ and Rust names
+("std::vector<…>::push_back") unless --full-names.
 See docs/diff.md; --format json is the machine-readable form.`,
 		Example: `  profile diff base.data new.data
   profile diff base.data new.data --sort total --top 20
@@ -76,7 +79,8 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			if err != nil {
 				return &usageError{err}
 			}
-			rep, err := res.Report(diff.Options{BaseName: args[0], NewName: args[1], Sort: key, Top: top, Gates: gates})
+			rep, err := res.Report(diff.Options{BaseName: args[0], NewName: args[1], Sort: key, Top: top, Gates: gates,
+				FullNames: fullNames})
 			if err != nil {
 				return &usageError{err}
 			}
@@ -101,6 +105,7 @@ See docs/diff.md; --format json is the machine-readable form.`,
 	fl.StringVar(&sortBy, "sort", "self", "sort rows by the largest change of `COLUMN`: self, total or calls; or by name")
 	fl.IntVar(&top, "top", 0, "list only the first `N` functions and edges (0: all; gates check every function)")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "exit 1 naming every function that breaks gate `EXPR` (repeatable; see above)")
+	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json always does)")
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "aligned tables"),
 		cobra.CompletionWithDesc("markdown", "Markdown tables"),

@@ -21,6 +21,7 @@ import (
 func newRenderCmd() *cobra.Command {
 	var (
 		svg, dot, png, flameGraph, threads bool
+		fullNames                          bool
 		out, hot, warm, title, value       string
 		diffBase, edgeFrac, timeKind       string
 		shareKind                          string
@@ -41,7 +42,9 @@ self share (red from --hot, orange from --warm), with larger fonts; --share
 thread makes shares of one thread's time. Spawn edges are dashed, fork
 edges dotted, elided edges of a pruned profile bold with a leading "…".
 --threads dissects every edge by thread and labels spawns "0→1" (thread 0
-spawned thread 1); the legend maps thread numbers to tids.
+spawned thread 1); the legend maps thread numbers to tids. C++ and Rust
+names are shortened in labels ("std::vector<…>::push_back"), the tooltip
+keeping the full name; --full-names labels with full names.
 
 The output goes next to FILE with the format's extension (profile.data ->
 profile.svg) unless -o names a file, or -o - for standard output. SVG and PNG
@@ -75,7 +78,8 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 				if err != nil {
 					return usagef("bad --value: %w", err)
 				}
-				return renderFlame(c, args[0], out, diffBase, flame.Options{Value: v, Threads: threads, Title: title})
+				return renderFlame(c, args[0], out, diffBase, flame.Options{Value: v, Threads: threads, Title: title,
+					FullNames: fullNames})
 			}
 			if c.Flags().Changed("value") {
 				return usagef("--value is for --flame")
@@ -114,6 +118,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 				opt.EdgeFraction = 0 // render's default: only a graph too large to draw whole loses edges
 			}
 			opt.Threads, opt.Title, opt.Scope = threads, title, model.Scope{Pid: pid, Tid: tid}
+			opt.FullNames = fullNames
 			if out, err = outputPath(args[0], out, format); err != nil {
 				return err
 			}
@@ -162,6 +167,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out) or wall")
 	fl.StringVar(&shareKind, "share", "scope", "shares of `KIND` scope (all threads' time) or thread (one thread's, the largest)")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
+	fl.BoolVar(&fullNames, "full-names", false, "label nodes and frames with full function names (tooltips always have them)")
 	fl.StringVar(&diffBase, "diff", "", "colour functions by change from the base profile `FILE`: red slower, blue faster, grey unchanged (docs/diff.md)")
 	fl.StringVar(&title, "title", "", "graph `TITLE` (default: the executable, traced time and threads)")
 	fl.IntVar(&pid, "pid", 0, "draw only process `PID`")

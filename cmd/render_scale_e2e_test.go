@@ -78,8 +78,9 @@ func TestRenderScaleWideCpp(t *testing.T) {
 	}
 
 	// --nodecount 0 --edgefraction 0: everything, the 348 functions of the
-	// program among them
-	dot, stderr, code := run(t, dir, "render", "wide.data", "--dot", "-o", "-", "--nodecount", "0", "--edgefraction", "0")
+	// program among them (--full-names: template instances apart)
+	dot, stderr, code := run(t, dir, "render", "wide.data", "--dot", "-o", "-", "--nodecount", "0", "--edgefraction", "0",
+		"--full-names")
 	if code != 0 {
 		t.Fatalf("render --nodecount 0: %s", stderr)
 	}

@@ -23,6 +23,7 @@ func newSummaryCmd() *cobra.Command {
 		format        string
 		top, pid, tid int
 		threads       bool
+		fullNames     bool
 	)
 	c := &cobra.Command{
 		Use:     "summary FILE",
@@ -39,7 +40,11 @@ Percentages are of the traced time of the scope (--pid, --tid).
 
 --threads breaks every function and edge down by thread (table, markdown and
 json): threads are numbered as render --threads numbers them, and spawn and
-fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
+fork edges say who created whom as "0→1" (thread 0 spawned thread 1).
+
+The tables shorten C++ and Rust names: parameter lists dropped, template
+arguments as <…> ("std::vector<…>::push_back"); --full-names shows them
+whole. JSON and CSV always carry the full names.`,
 		Example: `  profile summary profile.data --top 20
   profile summary profile.data --format json > summary.json
   profile summary profile.data --threads --pid 4242`,
@@ -63,7 +68,8 @@ fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
 			if err != nil {
 				return err
 			}
-			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid, Threads: threads})
+			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid, Threads: threads,
+				FullNames: fullNames})
 			if err != nil {
 				return err
 			}
@@ -80,6 +86,7 @@ fork edges say who created whom as "0→1" (thread 0 spawned thread 1).`,
 	fl.IntVar(&pid, "pid", 0, "summarize only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
 	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
+	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json and csv always are)")
 	choices(c, "format",
 		cobra.CompletionWithDesc("table", "aligned tables"),
 		cobra.CompletionWithDesc("markdown", "Markdown tables"),

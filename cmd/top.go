@@ -20,12 +20,13 @@ import (
 
 func newTopCmd() *cobra.Command {
 	var (
-		f        traceFlags
-		pid      int
-		interval time.Duration
-		format   string
-		sortBy   string
-		rows     int
+		f         traceFlags
+		pid       int
+		interval  time.Duration
+		format    string
+		sortBy    string
+		rows      int
+		fullNames bool
 	)
 	c := &cobra.Command{
 		Use:   "top --pid PID [flags]",
@@ -44,7 +45,11 @@ as before, and write the profile to -o.
 Piped (standard output not a terminal), top prints a plain table every
 interval instead, or with --format json one JSON object per line holding
 the interval's numbers (summed over the lines, the calls equal the final
-profile's); the last line, "final": true, covers the time up to detach.`,
+profile's); the last line, "final": true, covers the time up to detach.
+
+C++ and Rust names are shortened ("std::vector<…>::push_back"); JSON has
+them in full, and the / filter matches the full names. --full-names shows
+them whole.`,
 		Example: `  profile top --pid 4242
   profile top --pid 4242 --sort calls/s --interval 2s -o server.data
   profile top --pid 4242 --format json --duration 30s | jq .calls_per_sec`,
@@ -86,7 +91,8 @@ profile's); the last line, "final": true, covers the time up to detach.`,
 			defer done()
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, snaps: snaps, ended: make(chan traceEnd, 1)}
+			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, opt: top.Options{FullNames: fullNames}, snaps: snaps,
+				ended: make(chan traceEnd, 1)}
 			go func() {
 				r, err := attach.Attach(ctx, pid, opt)
 				s.ended <- traceEnd{r, err}
@@ -103,6 +109,7 @@ profile's); the last line, "final": true, covers the time up to detach.`,
 	fl.StringVar(&format, "format", "text", "piped output `FORMAT`: text (a table per interval) or json (an object per line)")
 	fl.StringVar(&sortBy, "sort", "self", "sort by `COLUMN`: calls/s, self, total, calls, self-all or name")
 	fl.IntVar(&rows, "rows", 25, "piped text: the first `N` functions of each table (0: all)")
+	fl.BoolVar(&fullNames, "full-names", false, "show function names in full (json always does; the filter matches them)")
 	f.register(c)
 	completeFlag(c, "pid", completePids)
 	choices(c, "format",
@@ -135,6 +142,7 @@ type topSession struct {
 	pid   int
 	sort  top.Column
 	rows  int
+	opt   top.Options
 	snaps chan snapshot
 	ended chan traceEnd
 	cpu   cpuMeter
@@ -168,7 +176,7 @@ func (s *topSession) finish(c *cobra.Command, e traceEnd) error {
 
 // screen runs the full-screen view until q (or the target's end).
 func (s *topSession) screen(c *cobra.Command, quit func()) error {
-	scr := top.NewScreen(top.Actions{Quit: quit, Save: s.save}, s.sort)
+	scr := top.NewScreen(top.Actions{Quit: quit, Save: s.save}, s.sort, s.opt)
 	// The rows change once an interval: ten frames a second keep keys
 	// snappy without waking the profiler sixty times a second.
 	prog := tea.NewProgram(scr, tea.WithAltScreen(), tea.WithFPS(10))
@@ -198,7 +206,7 @@ func (s *topSession) lines(c *cobra.Command, format string) error {
 	w := c.OutOrStdout()
 	var prev *model.Profile
 	write := func(p *model.Profile, h top.Header) error {
-		v := top.Compute(prev, p, top.Scope{})
+		v := top.Compute(prev, p, top.Scope{}, s.opt)
 		top.Sort(v.Rows, s.sort)
 		prev = p
 		if format == "json" {

@@ -56,7 +56,8 @@ func delta(base, new int64) Delta {
 type Function struct {
 	Name    string // symbol
 	Module  string // module base name; "" for START
-	Display string // name, "module:name" for a library function
+	Display string // name, "module:name" for a library function; in full: gates and sorting go by it
+	Short   string // Display shortened (model.Profile.ShortFuncName), for the tables
 	Status  Status
 	Calls   Delta
 	Self    Delta // ns
@@ -69,7 +70,8 @@ func (f *Function) ID() model.FuncID { return model.FuncID{Module: f.Module, Nam
 // Edge is one (caller, callee, kind) edge's change.
 type Edge struct {
 	Caller, Callee               model.FuncID
-	CallerDisplay, CalleeDisplay string
+	CallerDisplay, CalleeDisplay string // as Function.Display
+	CallerShort, CalleeShort     string // as Function.Short
 	Kind                         model.EdgeKind
 	Status                       Status
 	Calls                        Delta
@@ -121,7 +123,7 @@ func Compare(base, newer *model.Profile) (*Result, error) {
 	var funcs [2][]counts
 	edges := map[edgeKey]*[2]counts{}
 	var edgeOrder []edgeKey
-	display := map[int]string{}
+	display, short := map[int]string{}, map[int]string{} // by FuncMap number, the new profile's first
 	var sides [2]Side
 	for s, p := range []*model.Profile{base, newer} {
 		nums := fm.Add(p)
@@ -136,7 +138,7 @@ func Compare(base, newer *model.Profile) (*Result, error) {
 			c.self += n.SelfNs
 			c.total += n.TotalNs
 			if _, ok := display[num]; !ok || s == 1 {
-				display[num] = p.FuncName(n.Key.Func)
+				display[num], short[num] = p.FuncName(n.Key.Func), p.ShortFuncName(n.Key.Func)
 			}
 		}
 		funcs[s][model.StartFunc].total = g.TracedNs
@@ -163,14 +165,15 @@ func Compare(base, newer *model.Profile) (*Result, error) {
 		if !b.present && !n.present {
 			continue // in a function table but never run
 		}
-		r.Functions = append(r.Functions, Function{Name: id.Name, Module: id.Module, Display: display[num],
+		r.Functions = append(r.Functions, Function{Name: id.Name, Module: id.Module, Display: display[num], Short: short[num],
 			Status: status(b.present, n.present), Calls: delta(b.calls, n.calls), Self: delta(b.self, n.self),
 			Total: delta(b.total, n.total)})
 	}
 	for _, k := range edgeOrder {
 		c := edges[k]
 		r.Edges = append(r.Edges, Edge{Caller: fm.IDs[k.from], Callee: fm.IDs[k.to],
-			CallerDisplay: display[k.from], CalleeDisplay: display[k.to], Kind: k.kind,
+			CallerDisplay: display[k.from], CalleeDisplay: display[k.to], CallerShort: short[k.from],
+			CalleeShort: short[k.to], Kind: k.kind,
 			Status: status(c[0].present, c[1].present), Calls: delta(c[0].calls, c[1].calls),
 			Total: delta(c[0].total, c[1].total)})
 	}

@@ -38,6 +38,10 @@ type Options struct {
 	Sort              SortKey // "" for SortSelf
 	Top               int     // rows of functions and of edges; 0 for all
 	Gates             []*Gate // checked against every function, whatever Top
+	// FullNames shows full names in the text and markdown tables; by
+	// default C++ and Rust names are shortened there (names.Short).
+	// JSON always has them in full.
+	FullNames bool
 }
 
 // Report is a Result laid out for the writers: sorted, cut to the top
@@ -53,6 +57,7 @@ type Report struct {
 	Edges             []Edge
 	Gates             []GateResult // one per gate, in the order given
 	Breaches          []Breach     // functions breaking a gate, in row order
+	FullNames         bool         // the tables show Display, not Short (Options.FullNames)
 }
 
 // GateResult is one gate and the functions that break it.
@@ -85,7 +90,7 @@ func (r *Result) Report(opt Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Format: Format, BaseName: opt.BaseName, NewName: opt.NewName, Base: r.Base, New: r.New, Sort: key,
-		AllFunctions: len(r.Functions), AllEdges: len(r.Edges),
+		AllFunctions: len(r.Functions), AllEdges: len(r.Edges), FullNames: opt.FullNames,
 		Functions: slices.Clone(r.Functions), Edges: slices.Clone(r.Edges)}
 	sortFunctions(rep.Functions, functionOrder(key))
 	sortEdges(rep.Edges, edgeOrder(key))

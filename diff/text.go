@@ -31,6 +31,13 @@ var sortNames = map[SortKey]string{SortSelf: "self change", SortTotal: "total ch
 func layout(r *Report) []tables.Table {
 	d := human.Duration
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// shown is a function's name in the tables: shortened unless FullNames
+	shown := func(full, short string) string {
+		if r.FullNames {
+			return full
+		}
+		return short
+	}
 	prof := tables.Table{Title: "Profiles",
 		Header: []string{"side", "file", "exe", "mode", "duration", "traced", "values"},
 		Kinds:  []tables.Kind{text, text, text, text, number, number, text}}
@@ -54,7 +61,7 @@ func layout(r *Report) []tables.Table {
 			"total base", "total new", "Δ total", "Δ total %"},
 		Kinds: []tables.Kind{symbol, number, number, number, number, number, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
-		fs.Rows = append(fs.Rows, []string{f.Display, n(f.Calls.Base), n(f.Calls.New), SignedCount(f.Calls.Delta),
+		fs.Rows = append(fs.Rows, []string{shown(f.Display, f.Short), n(f.Calls.Base), n(f.Calls.New), SignedCount(f.Calls.Delta),
 			d(f.Self.Base), d(f.Self.New), SignedDuration(f.Self.Delta), RelPct(f.Self),
 			d(f.Total.Base), d(f.Total.New), SignedDuration(f.Total.Delta), RelPct(f.Total)})
 	}
@@ -65,7 +72,7 @@ func layout(r *Report) []tables.Table {
 			"total base", "total new", "Δ total", "Δ total %"},
 		Kinds: []tables.Kind{symbol, symbol, text, number, number, number, number, number, number, number, number}}
 	for _, e := range r.Edges {
-		es.Rows = append(es.Rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind.String(),
+		es.Rows = append(es.Rows, []string{shown(e.CallerDisplay, e.CallerShort), shown(e.CalleeDisplay, e.CalleeShort), e.Kind.String(),
 			n(e.Calls.Base), n(e.Calls.New), SignedCount(e.Calls.Delta), RelPct(e.Calls),
 			d(e.Total.Base), d(e.Total.New), SignedDuration(e.Total.Delta), RelPct(e.Total)})
 	}
@@ -79,7 +86,7 @@ func layout(r *Report) []tables.Table {
 				verdict = fmt.Sprintf("broken by %d", len(g.Functions))
 			}
 			for i, f := range g.Functions {
-				names[i] = f.Display
+				names[i] = shown(f.Display, f.Short)
 			}
 			gs.Rows = append(gs.Rows, []string{g.Gate.Expr, verdict, orDash(strings.Join(names, ", "))})
 		}

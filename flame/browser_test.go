@@ -57,13 +57,9 @@ func chromium(t *testing.T) string {
 // beside it hide), Reset Zoom undoes it, and Search highlights the
 // matching frames and shows their share.
 func TestBrowserZoomAndSearch(t *testing.T) {
-	exe := chromium(t)
-	dir := t.TempDir()
 	svg, doc := render(t, modeltest.Sample(), flame.Options{})
-	file := filepath.Join(dir, "flame.svg")
-	if err := os.WriteFile(file, svg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	b := open(t, svg)
+	ctx, eval, click := b.ctx, b.eval, b.click
 	// Frames of Sample (total time, 1735 ns in 1180 px): worker (470 ns)
 	// and main beside it under all, compute (420 ns) inside worker.
 	frame := func(depth int, name string) svgFrame {
@@ -77,26 +73,11 @@ func TestBrowserZoomAndSearch(t *testing.T) {
 	}
 	all, worker, main, compute := frame(0, "all"), frame(1, "worker"), frame(1, "main"), frame(2, "compute")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU) // chromedp makes and removes the user data directory
-	ctx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel = chromedp.NewContext(ctx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 300), chromedp.Navigate("file://"+file)); err != nil {
-		t.Fatalf("open %s: %v", file, err)
-	}
-	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof flame === "object"`)); err != nil || !ok {
-		t.Fatalf("the script did not run: %v", err)
-	}
 	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	shotFile := filepath.Join(dir, "flame.png")
+	shotFile := filepath.Join(filepath.Dir(b.file), "flame.png")
 	if err := os.WriteFile(shotFile, shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -119,25 +100,11 @@ func TestBrowserZoomAndSearch(t *testing.T) {
 		t.Fatalf("screenshot %dx%d with %d colours, want 1200x300 with the frames' many", b.Dx(), b.Dy(), len(colours))
 	}
 
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", js, err)
-		}
-		return v
-	}
 	width := func(f svgFrame) string {
 		return eval(`document.querySelector("#` + f.ID + ` rect").getAttribute("width")`)
 	}
 	display := func(id string) string {
 		return eval(`getComputedStyle(document.getElementById("` + id + `")).display`)
-	}
-	click := func(id string) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(id))); err != nil {
-			t.Fatalf("click %s: %v", id, err)
-		}
 	}
 
 	click(worker.ID)
@@ -191,6 +158,57 @@ func TestBrowserZoomAndSearch(t *testing.T) {
 	click("search") // now Reset Search
 	if hits := eval(`String(document.querySelectorAll('rect[fill="rgb(230,0,230)"]').length)`); hits != "0" {
 		t.Errorf("%s frames still highlighted after Reset Search", hits)
+	}
+}
+
+// browser is a flame graph open in headless Chromium.
+type browser struct {
+	t    *testing.T
+	ctx  context.Context
+	file string
+}
+
+// open writes svg to a file and opens it in headless Chromium, 1200×300,
+// once its script has run; the browser closes when the test ends.
+func open(t *testing.T, svg []byte) *browser {
+	t.Helper()
+	exe := chromium(t)
+	file := filepath.Join(t.TempDir(), "flame.svg")
+	if err := os.WriteFile(file, svg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.DisableGPU) // chromedp makes and removes the user data directory
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 300), chromedp.Navigate("file://"+file)); err != nil {
+		t.Fatalf("open %s: %v", file, err)
+	}
+	if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`typeof flame === "object"`)); err != nil || !ok {
+		t.Fatalf("the script did not run: %v", err)
+	}
+	return &browser{t: t, ctx: ctx, file: file}
+}
+
+// eval runs a script that returns a string.
+func (b *browser) eval(js string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		b.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// click clicks the element of id.
+func (b *browser) click(id string) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.ID(id))); err != nil {
+		b.t.Fatalf("click %s: %v", id, err)
 	}
 }
 

@@ -47,6 +47,10 @@ type Options struct {
 	// by change through it. The frames "all", the threads' and "[pruned]"
 	// keep their greys.
 	Color func(path []int, fn int) string
+	// FullNames shows full function names on the frames; by default C++
+	// and Rust names are shortened (names.Short). The tooltip, which
+	// Search matches, always has the full name.
+	FullNames bool
 }
 
 // DefaultWidth is the image width when Options.Width is 0.

@@ -1,7 +1,8 @@
 // Zoom and search for a flame graph written by package flame. Every frame
 // is a <g class="f"> with data-x and data-w (its offset and width in units
 // of the graph's value) and data-d (its depth, 0 for "all"); the first line
-// of its <title> is its name. fg holds the geometry.
+// of its <title> is its name, which search matches; data-n, when present,
+// is the shorter text the frame shows. fg holds the geometry.
 (function () {
 	"use strict";
 	var frames = Array.prototype.slice.call(document.querySelectorAll("g.f"));
@@ -18,6 +19,7 @@
 
 	function num(g, k) { return Number(g.getAttribute("data-" + k)); }
 	function name(g) { return g.querySelector("title").textContent.split("\n")[0]; }
+	function label(g) { return g.hasAttribute("data-n") ? g.getAttribute("data-n") : name(g); }
 
 	// fit is the part of s a frame w pixels wide shows.
 	function fit(s, w) {
@@ -34,7 +36,7 @@
 		r.setAttribute("x", x.toFixed(2));
 		r.setAttribute("width", w.toFixed(2));
 		t.setAttribute("x", (x + 3).toFixed(2));
-		t.textContent = fit(name(g), w);
+		t.textContent = fit(label(g), w);
 	}
 
 	// zoom gives g the full width: its ancestors stay (full width, faded),

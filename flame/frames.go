@@ -24,7 +24,8 @@ const (
 type frame struct {
 	kind     kind
 	fn       int    // function index, for kindFunc
-	name     string // display name
+	name     string // display name: the tooltip's, which search matches
+	label    string // the frame's text when not name: a shortened function name
 	sortName string // children are sorted by sortName, then num
 	num      int
 	// The summed vector of the CCT nodes the frame stands for.
@@ -55,11 +56,23 @@ func (fs frames) child(k frameKey, mk func() *frame) *frame {
 	return c
 }
 
-func (fs frames) funcChild(p *model.Profile, parent *frame, fn int) *frame {
+func (fs frames) funcChild(p *model.Profile, parent *frame, fn int, fullNames bool) *frame {
 	return fs.child(frameKey{parent, kindFunc, fn}, func() *frame {
 		name := p.FuncName(fn)
-		return &frame{kind: kindFunc, fn: fn, name: name, sortName: name, num: fn}
+		f := &frame{kind: kindFunc, fn: fn, name: name, sortName: name, num: fn}
+		if short := p.DisplayName(fn, fullNames); short != name {
+			f.label = short
+		}
+		return f
 	})
+}
+
+// text is what the frame shows: its label, else its name.
+func (f *frame) text() string {
+	if f.label != "" {
+		return f.label
+	}
+	return f.name
 }
 
 // buildFrames merges the threads' CCTs into one tree of frames under "all",
@@ -87,11 +100,11 @@ func buildFrames(p *model.Profile, opt Options) *frame {
 			var f *frame
 			switch {
 			case ni == 0:
-				f = fs.funcChild(p, top, model.StartFunc)
+				f = fs.funcChild(p, top, model.StartFunc, opt.FullNames)
 			case n.Parent == 0: // START is left out of the paths
-				f = fs.funcChild(p, top, n.Func)
+				f = fs.funcChild(p, top, n.Func, opt.FullNames)
 			default:
-				f = fs.funcChild(p, at[n.Parent], n.Func)
+				f = fs.funcChild(p, at[n.Parent], n.Func, opt.FullNames)
 			}
 			at = append(at, f)
 			f.calls += n.Calls

@@ -20,6 +20,7 @@ type svgFrame struct {
 	X     int64  `xml:"data-x,attr"`
 	W     int64  `xml:"data-w,attr"`
 	D     int    `xml:"data-d,attr"`
+	N     string `xml:"data-n,attr"` // the shortened name the frame shows, if any
 	Title string `xml:"title"`
 	Rect  struct {
 		X     float64 `xml:"x,attr"`

@@ -123,9 +123,13 @@ text { font-family: Verdana, sans-serif; font-size: %dpx; fill: rgb(0,0,0); }
 	for i, b := range d.boxes {
 		x, w := xpad+float64(b.x)*d.scale, float64(b.f.width)*d.scale
 		y := height - bottom - (b.depth+1)*frameHeight
-		fmt.Fprintf(bw, "<g class=\"f\" id=\"f%d\" data-x=\"%d\" data-w=\"%d\" data-d=\"%d\"><title>%s</title>", i, b.x, b.f.width, b.depth, esc(d.hover(b.f)))
+		fmt.Fprintf(bw, "<g class=\"f\" id=\"f%d\" data-x=\"%d\" data-w=\"%d\" data-d=\"%d\"", i, b.x, b.f.width, b.depth)
+		if b.f.label != "" { // the script refits the text from it after a zoom
+			fmt.Fprintf(bw, " data-n=\"%s\"", esc(oneLine(b.f.label)))
+		}
+		fmt.Fprintf(bw, "><title>%s</title>", esc(d.hover(b.f)))
 		fmt.Fprintf(bw, "<rect x=\"%s\" y=\"%d\" width=\"%s\" height=\"%d\" rx=\"2\" fill=\"%s\"/>", px(x), y, px(w), frameHeight-1, esc(d.fill(b)))
-		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%d\">%s</text></g>\n", px(x+3), y+frameHeight-5, esc(fit(oneLine(b.f.name), w)))
+		fmt.Fprintf(bw, "<text x=\"%s\" y=\"%d\">%s</text></g>\n", px(x+3), y+frameHeight-5, esc(fit(oneLine(b.f.text()), w)))
 	}
 	// The script comes last: it runs as it is read, on the frames above.
 	fmt.Fprintf(bw, "</g>\n<script type=\"text/ecmascript\"><![CDATA[\nvar fg = {width: %d, xpad: %d, font: %d, hit: \"%s\"};\n%s]]></script>\n</svg>\n",
@@ -194,7 +198,7 @@ func (d *drawer) traced() string {
 	return s
 }
 
-// hover is a frame's tooltip: its name on the first line (the script
+// hover is a frame's tooltip: its full name on the first line (the script
 // searches it), then its module and vector, then its share of the graph.
 func (d *drawer) hover(f *frame) string {
 	var b strings.Builder

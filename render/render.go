@@ -6,7 +6,9 @@
 // programs:
 //
 //   - one node per function, labelled with its name (module:name for
-//     library functions, long names wrapped), its self and total
+//     library functions; C++ and Rust names shortened by names.Short
+//     unless FullNames, the tooltip keeping the full name; long names
+//     wrapped), its self and total
 //     (inclusive) time with their shares, and its calls; the box is sized
 //     to its label (label.go). A thread's first subroutine is drawn once
 //     per nesting level ("worker [L1]"); without Threads a library
@@ -97,6 +99,10 @@ type Options struct {
 	// ThreadShare makes a node's shares those of one thread's time: the
 	// (member) thread where its share is largest, named by its number.
 	ThreadShare bool
+	// FullNames labels nodes with full function names; by default C++
+	// and Rust names are shortened (names.Short). Tooltips and the order
+	// of nodes always go by the full name.
+	FullNames bool
 }
 
 // DOT renders the call graph of p as Graphviz DOT.

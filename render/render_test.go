@@ -47,6 +47,8 @@ func TestDOTGolden(t *testing.T) {
 		"sample-wall":       {modeltest.Sample(), render.Options{Wall: true, ThreadShare: true}},
 		// 300 functions: the 80 of largest total time, edges of 0.1% and more
 		"elided": {treeProfile(320, 300, 4, false), render.Options{}},
+		// C++ names: labels short, tooltips full (names_test.go)
+		"cpp": {modeltest.CPP(), render.Options{}},
 	}
 	for name, c := range cases {
 		got := mustDOT(t, c.p, c.opt)
@@ -247,7 +249,8 @@ func TestEscaping(t *testing.T) {
 		{Dt: 1, Func: `libstdc++.so.6:operator new(unsigned long)`, Kind: model.KindPLT}, {Dt: 100},
 		{Dt: 1},
 	})
-	dot := mustDOT(t, b.P, render.Options{Title: `title "quoted" \ back`})
+	// full names: the whole nasty name in the label
+	dot := mustDOT(t, b.P, render.Options{Title: `title "quoted" \ back`, FullNames: true})
 	// the name wrapped after "(", escaped in the label
 	if !strings.Contains(string(dot), `[label="std::map<std::string, int>::operator[](\nchar const* \"k\\n\") \\N \\l {lambda()#1}\nself 5.00µs`) {
 		t.Errorf("label not escaped:\n%s", dot)

@@ -18,6 +18,7 @@ type view struct {
 	g       *model.Graph
 	bd      *model.Breakdown
 	wall    bool
+	full    bool  // labels with full names (Options.FullNames)
 	base    int64 // busy or wall time of the scope: what shares are of
 	sampled bool
 	nodes   []vnode
@@ -52,7 +53,7 @@ type vedge struct {
 
 func newView(p *model.Profile, opt Options, threads *model.ThreadNumbers) *view {
 	g := p.Graph(opt.Scope)
-	v := &view{p: p, g: g, bd: p.Breakdown(g, opt.Scope), wall: opt.Wall, sampled: p.Meta.Sampled()}
+	v := &view{p: p, g: g, bd: p.Breakdown(g, opt.Scope), wall: opt.Wall, full: opt.FullNames, sampled: p.Meta.Sampled()}
 	v.base = g.TracedNs
 	if !v.wall {
 		v.base -= v.bd.WaitNs
@@ -241,10 +242,11 @@ func shareText(share float64, t int) string {
 	return pct(share)
 }
 
-// label is the lines of node n's label: its name (wrapped), self and total
-// time with their shares, calls, and what waiting or pruning hides.
+// label is the lines of node n's label: its name (shortened unless
+// FullNames, wrapped), self and total time with their shares, calls, and
+// what waiting or pruning hides.
 func (v *view) label(n *vnode) []string {
-	name := v.p.FuncName(n.key.Func)
+	name := v.p.DisplayName(n.key.Func, v.full)
 	if n.key.Level != model.None {
 		name += fmt.Sprintf(" [L%d]", n.key.Level)
 	}

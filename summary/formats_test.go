@@ -15,6 +15,7 @@ import (
 	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/model/modeltest"
+	"github.com/profile-dev/profile/names"
 	"github.com/profile-dev/profile/summary"
 )
 
@@ -69,6 +70,8 @@ func reports(t *testing.T) map[string]*summary.Report {
 		"blocking":     {blockingProfile(), summary.Options{}},
 		"composite":    {composite(t), summary.Options{}},
 		"cpp":          {cpp.P, summary.Options{}},
+		"cpp-full":     {cpp.P, summary.Options{FullNames: true}},
+		"cpp-threads":  {modeltest.CPP(), summary.Options{}},
 		"empty-thread": {modeltest.Sample(), summary.Options{Pid: 200}},
 	} {
 		out[name] = mustCompute(t, c.p, c.opt)
@@ -373,6 +376,11 @@ func (h humanChecker) pct(cell string, want float64) {
 }
 
 func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
+	// the tables shorten names unless told not to; JSON and CSV do not
+	shown := names.Short
+	if r.FullNames {
+		shown = func(s string) string { return s }
+	}
 	byTitle := map[string]tsection{}
 	for _, s := range secs {
 		key := s.title
@@ -424,7 +432,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	fs := get("Hottest functions", len(r.Functions))
 	for i, f := range r.Functions {
 		row := fs.rows[i]
-		h("function %d name", i).str(row[0], f.Name)
+		h("function %d name", i).str(row[0], shown(f.Name))
 		h("function %d module", i).str(row[1], f.Module)
 		h("function %d calls", i).num(row[2], f.Calls)
 		h("function %d rc", i).num(row[3], f.RecursiveCalls)
@@ -448,7 +456,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	disp := map[string]bool{}
 	for _, f := range r.Functions {
 		disp[f.Display] = true
-		if f.Display != f.Name && f.Display != f.Module+":"+f.Name {
+		if n := shown(f.Name); f.Display != n && f.Display != f.Module+":"+n {
 			t.Errorf("%s: display %q of %s in %s", name, f.Display, f.Name, f.Module)
 		}
 	}
@@ -495,7 +503,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		h("thread %d pid", i).num(row[1], int64(x.Pid))
 		h("thread %d name", i).str(row[2], x.Name)
 		h("thread %d parent", i).num(row[3], int64(x.ParentTid))
-		h("thread %d spawned by", i).str(row[4], x.SpawnedBy)
+		h("thread %d spawned by", i).str(row[4], shown(x.SpawnedBy))
 		h("thread %d level", i).num(row[5], int64(x.NestingLevel))
 		h("thread %d traced", i).dur(row[6], x.TracedNs)
 	}
@@ -511,7 +519,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		row := ps.rows[i]
 		h("process %d pid", i).num(row[0], int64(x.Pid))
 		h("process %d parent", i).num(row[1], int64(x.ParentPid))
-		h("process %d forked by", i).str(row[2], x.ForkedBy)
+		h("process %d forked by", i).str(row[2], shown(x.ForkedBy))
 		h("process %d exe", i).str(row[3], x.Exe)
 		h("process %d exit", i).num(row[4], int64(x.ExitCode))
 		h("process %d signal", i).str(row[5], x.Signal)

@@ -24,6 +24,7 @@ func TestGolden(t *testing.T) {
 		"sample":             {modeltest.Sample, summary.Options{}},
 		"sample-top3-pid100": {modeltest.Sample, summary.Options{Top: 3, Pid: 100}},
 		"sampled":            {modeltest.Sampled, summary.Options{}}, // values sampled: no call counts
+		"cpp":                {modeltest.CPP, summary.Options{}},     // short names in the tables
 	}
 	for name, c := range cases {
 		r := mustCompute(t, c.p(), c.opt)

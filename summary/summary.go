@@ -29,6 +29,10 @@ type Options struct {
 	Tid int // only this thread (0: every thread)
 	// Threads breaks every function and edge down by thread (threads.go).
 	Threads bool
+	// FullNames shows function names in full in the tables; by default
+	// they are shortened (names.Short). JSON and CSV, which carry Name,
+	// Caller, Callee, SpawnedBy and ForkedBy, are always in full.
+	FullNames bool
 }
 
 // Report is a profile's summary. Marshalled with encoding/json it is the
@@ -45,6 +49,7 @@ type Report struct {
 	Processes []Process  `json:"processes"`
 
 	Scope       model.Scope `json:"-"`
+	FullNames   bool        `json:"-"` // the tables show names in full (Options.FullNames)
 	ByThread    bool        `json:"-"` // functions, edges and threads carry their thread shares and numbers
 	Values      string      `json:"-"` // where the numbers come from: model.Meta.Values
 	AllFuncs    int         `json:"-"` // functions before Top
@@ -101,7 +106,9 @@ type Function struct {
 	// Threads is the function's share per thread (Options.Threads).
 	Threads []FunctionShare `json:"by_thread,omitempty"`
 
-	Display string `json:"-"` // "module:name" for library functions
+	// Display is the name as the tables show it, "module:name" for
+	// library functions: shortened unless Options.FullNames.
+	Display string `json:"-"`
 }
 
 // Edge is one (caller, callee, kind) pair of functions.
@@ -118,7 +125,7 @@ type Edge struct {
 	// Threads is the edge's share per thread (Options.Threads).
 	Threads []EdgeShare `json:"by_thread,omitempty"`
 
-	CallerDisplay string `json:"-"`
+	CallerDisplay string `json:"-"` // Function.Display of the caller
 	CalleeDisplay string `json:"-"`
 }
 
@@ -159,7 +166,7 @@ type Process struct {
 // PathStep is one call of the hottest path: the callee entered and the
 // numbers of the edge into it.
 type PathStep struct {
-	Display  string // "module:name" for library functions
+	Display  string // as Function.Display
 	Level    int    // nesting level of a thread root, model.None otherwise
 	Calls    int64
 	TotalNs  int64
@@ -169,10 +176,11 @@ type PathStep struct {
 // Recursion is a recursive function: its recursive calls (rc) and the
 // most activations of it ever on one calling-context path.
 type Recursion struct {
-	Display        string
+	Display        string // as Function.Display
 	Calls          int64
 	RecursiveCalls int64
 	MaxDepth       int
+	full           string // model.Profile.FuncName: the tie-break, shortened or not
 }
 
 // Level counts the threads at one nesting level.
@@ -185,10 +193,11 @@ type Level struct {
 // BlockedFn is a blocking function and its time not already inside
 // another blocking call.
 type BlockedFn struct {
-	Display   string
+	Display   string // as Function.Display
 	Calls     int64
 	BlockedNs int64
 	Pct       float64
+	full      string // model.Profile.FuncName: the tie-break, shortened or not
 }
 
 // Compute summarises profile p.
@@ -207,7 +216,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		return nil, scopeError(opt)
 	}
 	g := p.Graph(scope)
-	r := &Report{Format: Format, Scope: scope}
+	r := &Report{Format: Format, Scope: scope, FullNames: opt.FullNames}
 	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
 
 	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
@@ -224,7 +233,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		if !ok {
 			fn := p.Functions[n.Key.Func]
 			r.Functions = append(r.Functions, Function{Name: fn.Name, Module: p.ModuleName(fn.Module),
-				Display: p.FuncName(n.Key.Func)})
+				Display: p.DisplayName(n.Key.Func, opt.FullNames)})
 			i = len(r.Functions) - 1
 			fidx[n.Key.Func] = i
 		}
@@ -344,7 +353,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 	}
 
-	r.HottestPath = hottestPath(p, g)
+	r.HottestPath = hottestPath(p, g, opt.FullNames)
 	w := walkCCTs(p, refs)
 	r.Totals.DirectCalls, r.Totals.IndirectCalls, r.Totals.PLTCalls = w.direct, w.indirect, w.plt
 	r.Totals.MaxRecursionDepth = w.maxDepth
@@ -352,7 +361,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	for f, d := range w.depth {
 		if fn := r.Functions[fidx[f]]; d > 1 || fn.RecursiveCalls > 0 {
 			r.Recursion = append(r.Recursion, Recursion{Display: fn.Display, Calls: fn.Calls,
-				RecursiveCalls: fn.RecursiveCalls, MaxDepth: d})
+				RecursiveCalls: fn.RecursiveCalls, MaxDepth: d, full: p.FuncName(f)})
 		}
 	}
 	sort.Slice(r.Recursion, func(i, j int) bool {
@@ -363,9 +372,9 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		if a.RecursiveCalls != b.RecursiveCalls {
 			return a.RecursiveCalls > b.RecursiveCalls
 		}
-		return a.Display < b.Display
+		return a.full < b.full
 	})
-	r.Blocking = blockedFuncs(p, g, bd, pct)
+	r.Blocking = blockedFuncs(p, g, bd, pct, opt.FullNames)
 	// threads, levels, processes
 	levels := map[int]*Level{}
 	for _, t := range refs {
@@ -489,8 +498,8 @@ func sortBy[T any](s []T, key func(*T) int64, tie func(a, b *T) int) {
 }
 
 // hottestPath follows, from START, the call edge of the largest total time
-// to a function not yet on the path.
-func hottestPath(p *model.Profile, g *model.Graph) []PathStep {
+// to a function not yet on the path; ties go by full name.
+func hottestPath(p *model.Profile, g *model.Graph, fullNames bool) []PathStep {
 	out := make([][]int, len(g.Nodes))
 	for i, e := range g.Edges {
 		if e.Kind == model.EdgeCall && e.TotalNs > 0 {
@@ -517,7 +526,7 @@ func hottestPath(p *model.Profile, g *model.Graph) []PathStep {
 		}
 		e := &g.Edges[best]
 		k := g.Nodes[e.To].Key
-		path = append(path, PathStep{Display: p.FuncName(k.Func), Level: k.Level, Calls: e.Calls,
+		path = append(path, PathStep{Display: p.DisplayName(k.Func, fullNames), Level: k.Level, Calls: e.Calls,
 			TotalNs: e.TotalNs, TotalPct: 100 * g.Coverage(e.TotalNs)})
 		cur = e.To
 	}
@@ -535,8 +544,8 @@ func keyLess(p *model.Profile, a, b model.Key) bool {
 
 // blockedFuncs lists the waiting calls of graph g with the time of their
 // outermost activations (not inside another waiting call), most blocked
-// first.
-func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct func(int64) float64) []BlockedFn {
+// first, ties by full name.
+func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct func(int64) float64, fullNames bool) []BlockedFn {
 	byFunc := map[int]*BlockedFn{}
 	var out []BlockedFn
 	for i, w := range bd.Nodes {
@@ -546,7 +555,7 @@ func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct fun
 		f := g.Nodes[i].Key.Func
 		b := byFunc[f]
 		if b == nil {
-			out = append(out, BlockedFn{Display: p.FuncName(f)})
+			out = append(out, BlockedFn{Display: p.DisplayName(f, fullNames), full: p.FuncName(f)})
 			b = &out[len(out)-1]
 			byFunc[f] = b
 		}
@@ -561,7 +570,7 @@ func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct fun
 		if a.BlockedNs != b.BlockedNs {
 			return a.BlockedNs > b.BlockedNs
 		}
-		return a.Display < b.Display
+		return a.full < b.full
 	})
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/internal/tables"
 	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/names"
 )
 
 // CSVHeader is the header record of WriteCSV. Every record names its
@@ -250,7 +251,7 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
 		Kinds:  []tables.Kind{symbol, text, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
-		fs.Rows = append(fs.Rows, []string{f.Name, orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
+		fs.Rows = append(fs.Rows, []string{r.shown(f.Name), orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
 			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
 	}
 	es := tables.Table{Title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
@@ -289,7 +290,7 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"tid", "pid", "name", "parent tid", "spawned by", "level", "traced"},
 		Kinds:  []tables.Kind{number, number, text, number, symbol, number, number}}
 	for _, x := range r.Threads {
-		ts.Rows = append(ts.Rows, []string{i(x.Tid), i(x.Pid), orDash(x.Name), i(x.ParentTid), orDash(x.SpawnedBy),
+		ts.Rows = append(ts.Rows, []string{i(x.Tid), i(x.Pid), orDash(x.Name), i(x.ParentTid), orDash(r.shown(x.SpawnedBy)),
 			i(x.NestingLevel), d(x.TracedNs)})
 	}
 	ls := tables.Table{Title: "Levels of multithreading", Header: []string{"level", "threads", "traced"},
@@ -301,11 +302,20 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
 		Kinds:  []tables.Kind{number, number, symbol, text, number, text}}
 	for _, x := range r.Processes {
-		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(x.ForkedBy), orDash(x.Exe), i(x.ExitCode),
+		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.Exe), i(x.ExitCode),
 			orDash(x.Signal)})
 	}
 	ts, byThread := threadSections(r, ts)
 	return append(append(out, fs, es, hp, rs, bs, ms, ts, ls, ps), byThread...)
+}
+
+// shown is a function's name as the tables show it: shortened
+// (names.Short) unless FullNames. JSON and CSV carry names in full.
+func (r *Report) shown(name string) string {
+	if r.FullNames {
+		return name
+	}
+	return names.Short(name)
 }
 
 func pctOf(ns, base int64) float64 {

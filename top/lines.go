@@ -103,7 +103,7 @@ var tableHeader = []any{"CALLS/S", "SELF", "SELF%", "TOTAL", "THREADS", "CALLS (
 // Cells are a row's cells in tableHeader's order.
 func Cells(r Row) []string {
 	return []string{human.Count(int64(r.CallsPerSec + 0.5)), human.Duration(r.DSelfNs), human.Percent(100 * r.Share),
-		human.Duration(r.DTotalNs), strconv.Itoa(r.Threads), human.Count(r.Calls), human.Duration(r.SelfNs), r.Name}
+		human.Duration(r.DTotalNs), strconv.Itoa(r.Threads), human.Count(r.Calls), human.Duration(r.SelfNs), r.Display}
 }
 
 // WriteTable writes the title and the first n rows (all if n <= 0) as a

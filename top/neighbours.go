@@ -10,18 +10,20 @@ import (
 // Link is a caller or a callee of a function: the calls along that edge
 // and their total time, since attach and in the interval.
 type Link struct {
-	Name            string
+	Name            string // in full, as Row.Name
+	Display         string // as Row.Display
 	Calls, TotalNs  int64
 	DCalls, DTotals int64
 }
 
 // Neighbours are the callers and the callees of function f, busiest in
 // the interval first, from the call graphs of both snapshots.
-func Neighbours(prev, cur *model.Profile, s Scope, f int) (callers, callees []Link) {
+func Neighbours(prev, cur *model.Profile, s Scope, f int, opt Options) (callers, callees []Link) {
 	was := edges(prev, s, f)
 	is := edges(cur, s, f)
 	for k, v := range is {
-		l := Link{Name: cur.FuncName(k.other), Calls: v.Calls, TotalNs: v.TotalNs}
+		l := Link{Name: cur.FuncName(k.other), Display: cur.DisplayName(k.other, opt.FullNames), Calls: v.Calls,
+			TotalNs: v.TotalNs}
 		b := was[k]
 		l.DCalls, l.DTotals = v.Calls-b.Calls, v.TotalNs-b.TotalNs
 		if k.caller {

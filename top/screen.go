@@ -40,6 +40,7 @@ type Screen struct {
 	shown      *model.Profile
 	sort       Column
 	scope      Scope
+	opt        Options
 	sel        int // index into the rows shown
 	selName    string
 	links      bool
@@ -66,11 +67,11 @@ type viewKey struct {
 }
 
 // NewScreen is a screen sorted by sort, before any snapshot.
-func NewScreen(act Actions, sort Column) *Screen {
+func NewScreen(act Actions, sort Column, opt Options) *Screen {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "regex"
-	return &Screen{act: act, sort: sort, filter: ti, w: 120, h: 40}
+	return &Screen{act: act, sort: sort, opt: opt, filter: ti, w: 120, h: 40}
 }
 
 // Init starts nothing: snapshots arrive as messages.
@@ -229,7 +230,7 @@ func (s *Screen) View() string {
 		key.filter = s.re.String()
 	}
 	if key != s.cached || s.lastRows == nil {
-		v := Compute(s.shownPrev, s.shown, s.scope)
+		v := Compute(s.shownPrev, s.shown, s.scope, s.opt)
 		rows := Filter(v.Rows, s.re)
 		Sort(rows, s.sort)
 		s.lastRows, s.lastView, s.cached = rows, v, key
@@ -310,14 +311,14 @@ func rowLine(r Row, width int) string {
 	for i, c := range cells {
 		fmt.Fprintf(&b, "%*s ", columnWidths[i], c)
 	}
-	b.WriteString(r.Name)
+	b.WriteString(r.Display)
 	return cut(b.String(), width)
 }
 
 // linkLines are the callers and callees of the selected function.
 func (s *Screen) linkLines(r Row) []string {
-	callers, callees := Neighbours(s.shownPrev, s.shown, s.scope, r.Func)
-	out := []string{"", headStyle.Render("callers of " + r.Name)}
+	callers, callees := Neighbours(s.shownPrev, s.shown, s.scope, r.Func, s.opt)
+	out := []string{"", headStyle.Render("callers of " + r.Display)}
 	add := func(ls []Link) {
 		if len(ls) == 0 {
 			out = append(out, dimStyle.Render("  (none)"))
@@ -327,11 +328,11 @@ func (s *Screen) linkLines(r Row) []string {
 				out = append(out, dimStyle.Render(fmt.Sprintf("  … %d more", len(ls)-5)))
 				break
 			}
-			out = append(out, cut(fmt.Sprintf("  %10s calls %9s total   %s", human.Count(l.DCalls), human.Duration(l.DTotals), l.Name), s.w))
+			out = append(out, cut(fmt.Sprintf("  %10s calls %9s total   %s", human.Count(l.DCalls), human.Duration(l.DTotals), l.Display), s.w))
 		}
 	}
 	add(callers)
-	out = append(out, headStyle.Render("callees of "+r.Name))
+	out = append(out, headStyle.Render("callees of "+r.Display))
 	add(callees)
 	return out
 }

@@ -15,9 +15,14 @@ import (
 
 // Row is one function of a view.
 type Row struct {
-	Func   int    // index into the profile's Functions
-	Name   string // "module:name" for library functions, as summary shows them
-	Module string
+	Func int // index into the profile's Functions
+	// Name is "module:name" for library functions, in full: the JSON
+	// lines, the filter, the selection and sort ties go by it.
+	Name string
+	// Display is Name as the table shows it: shortened (names.Short)
+	// unless Options.FullNames.
+	Display string
+	Module  string
 
 	// Since attach.
 	Calls, SelfNs, TotalNs int64
@@ -41,6 +46,13 @@ type View struct {
 
 // Scope selects the threads a view covers: Tid 0 is every thread.
 type Scope struct{ Tid int }
+
+// Options are how a view names functions.
+type Options struct {
+	// FullNames shows full names in Row.Display and Link.Display; by
+	// default C++ and Rust names are shortened (names.Short).
+	FullNames bool
+}
 
 // acc sums one function's numbers over threads.
 type acc struct {
@@ -90,7 +102,7 @@ func sums(p *model.Profile, s Scope) (map[int]*acc, int64, int) {
 // Compute is the view of cur, with the interval since prev (nil: since
 // the session started). Both are snapshots of one session, so function
 // indices agree.
-func Compute(prev, cur *model.Profile, s Scope) View {
+func Compute(prev, cur *model.Profile, s Scope, opt Options) View {
 	was, wasTraced, _ := sums(prev, s)
 	is, traced, threads := sums(cur, s)
 	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: threads, TracedNs: traced,
@@ -103,8 +115,9 @@ func Compute(prev, cur *model.Profile, s Scope) View {
 	// Threads calling a function in the interval: per-thread deltas.
 	dthreads := intervalThreads(prev, cur, s)
 	for f, a := range is {
-		r := Row{Func: f, Name: cur.FuncName(f), Module: cur.ModuleName(cur.Functions[f].Module),
-			Calls: a.calls, SelfNs: a.self, TotalNs: a.total, Threads: dthreads[f]}
+		r := Row{Func: f, Name: cur.FuncName(f), Display: cur.DisplayName(f, opt.FullNames),
+			Module: cur.ModuleName(cur.Functions[f].Module), Calls: a.calls, SelfNs: a.self, TotalNs: a.total,
+			Threads: dthreads[f]}
 		if b := was[f]; b != nil {
 			r.DCalls, r.DSelfNs, r.DTotalNs = a.calls-b.calls, a.self-b.self, a.total-b.total
 		} else {

@@ -77,7 +77,7 @@ func TestComputeIntervalAndSinceAttach(t *testing.T) {
 	l.run(250)
 	second := l.snapshot()
 
-	v := Compute(first, second, Scope{})
+	v := Compute(first, second, Scope{}, Options{})
 	hot := row(t, v, "hot")
 	if hot.DCalls != 250 || hot.Calls != 350 || hot.DSelfNs != 250*600 || hot.SelfNs != 350*600 {
 		t.Fatalf("hot %+v", hot)
@@ -96,12 +96,12 @@ func TestComputeIntervalAndSinceAttach(t *testing.T) {
 		t.Fatalf("hot share %v, want %v", hot.Share, want)
 	}
 	// The first view counts from the start.
-	v0 := Compute(nil, first, Scope{})
+	v0 := Compute(nil, first, Scope{}, Options{})
 	if r := row(t, v0, "tick"); r.DCalls != 100 || r.Calls != 100 {
 		t.Fatalf("first tick %+v", r)
 	}
 	// Another thread's scope has nothing.
-	if v := Compute(first, second, Scope{Tid: 8}); len(v.Rows) != 0 || v.Threads != 0 {
+	if v := Compute(first, second, Scope{Tid: 8}, Options{}); len(v.Rows) != 0 || v.Threads != 0 {
 		t.Fatalf("tid 8: %+v", v)
 	}
 }
@@ -114,12 +114,12 @@ func TestIntervalsAddUp(t *testing.T) {
 	for _, n := range []int{3, 0, 17, 1, 40} {
 		l.run(n)
 		cur := l.snapshot()
-		for _, r := range Compute(prev, cur, Scope{}).Rows {
+		for _, r := range Compute(prev, cur, Scope{}, Options{}).Rows {
 			sum[r.Name] += r.DCalls
 		}
 		prev = cur
 	}
-	for _, r := range Compute(nil, prev, Scope{}).Rows {
+	for _, r := range Compute(nil, prev, Scope{}, Options{}).Rows {
 		if sum[r.Name] != r.Calls {
 			t.Errorf("%s: intervals sum to %d, counts %d", r.Name, sum[r.Name], r.Calls)
 		}
@@ -132,7 +132,7 @@ func TestIntervalsAddUp(t *testing.T) {
 func TestSortAndFilter(t *testing.T) {
 	l := newLive()
 	l.run(10)
-	v := Compute(nil, l.snapshot(), Scope{})
+	v := Compute(nil, l.snapshot(), Scope{}, Options{})
 	names := func(rows []Row) string {
 		var s []string
 		for _, r := range rows {
@@ -163,7 +163,7 @@ func TestNeighbours(t *testing.T) {
 	l.run(5)
 	first := l.snapshot()
 	l.run(7)
-	callers, callees := Neighbours(first, l.snapshot(), Scope{}, l.tk)
+	callers, callees := Neighbours(first, l.snapshot(), Scope{}, l.tk, Options{})
 	if len(callers) != 1 || callers[0].Name != "main" || callers[0].DCalls != 7 || callers[0].Calls != 12 {
 		t.Fatalf("callers %+v", callers)
 	}
@@ -180,7 +180,7 @@ func TestScreenKeys(t *testing.T) {
 	scr := NewScreen(Actions{Quit: func() { quits++ }, Save: func(*model.Profile) (string, error) {
 		saves++
 		return "out.1", nil
-	}}, BySelf)
+	}}, BySelf, Options{})
 	scr.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	if !strings.Contains(scr.View(), "waiting for the first snapshot") {
 		t.Fatal(scr.View())

@@ -1,0 +1,34 @@
+package modeltest
+
+import "github.com/profile-dev/profile/model"
+
+// CPP is a small C++ program's profile with long demangled names, for the
+// tests of name shortening (names.Short): two instances of one template
+// member (one short name, two functions), a library operator called
+// through the PLT, a recursive template, a lambda that is also the root of
+// a thread started by std::thread::_M_start_thread.
+func CPP() *model.Profile {
+	const (
+		pushInt   = "std::vector<int, std::allocator<int> >::push_back(int const&)"
+		pushLong  = "std::vector<long, std::allocator<long> >::push_back(long const&)"
+		opNew     = "libstdc++.so.6:operator new(unsigned long)"
+		visit     = "tree<int>::visit(tree<int>::node*) const"
+		lambda    = "run(int)::{lambda(int)#1}::operator()(int) const"
+		startThrd = "std::thread::_M_start_thread(std::unique_ptr<std::thread::_State, std::default_delete<std::thread::_State> >, void (*)())"
+	)
+	b := NewBuilder("/bin/cppapp")
+	p := b.Process(300, model.None, "", 0)
+	b.Thread(p, 300, 0, "", 0, nil, []Step{
+		enter(10, "main"),
+		enter(5, pushInt), {Dt: 5, Func: opNew, Kind: model.KindPLT}, exit(40), exit(100),
+		enter(5, pushLong), exit(60),
+		enter(5, visit), enter(5, visit), exit(20), exit(30),
+		enter(5, lambda), exit(15),
+		enter(5, startThrd), exit(25),
+		exit(10),
+	})
+	b.Thread(p, 301, 300, startThrd, 1, nil, []Step{
+		{Dt: 3, Func: lambda, Kind: model.KindIndirect}, enter(2, pushInt), exit(70), exit(8),
+	})
+	return b.P
+}
