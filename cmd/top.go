@@ -2,10 +2,10 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -149,12 +149,13 @@ type topSession struct {
 	saved int
 }
 
-// header describes a snapshot.
-func (s *topSession) header(sn snapshot) top.Header {
-	h := top.Header{Pid: s.pid, Threads: sn.s.Threads, Processes: sn.s.Processes,
-		InlineFunctions: sn.s.InlineFunctions, TrapFunctions: sn.s.TrapFunctions, TracerCPU: s.cpu.share()}
-	if len(sn.p.Processes) > 0 {
-		h.Exe = filepath.Base(sn.p.Processes[0].Exe)
+// header describes the profile p and the engine's numbers s; final: p is
+// the profile after detach.
+func (s *topSession) header(p *model.Profile, st attach.Stats, final bool) top.Header {
+	h := top.Header{Pid: s.pid, Threads: st.Threads, Processes: st.Processes, InlineFunctions: st.InlineFunctions,
+		TrapFunctions: st.TrapFunctions, TracerCPU: s.cpu.share(), Final: final}
+	if len(p.Processes) > 0 {
+		h.Exe = filepath.Base(p.Processes[0].Exe)
 	}
 	return h
 }
@@ -184,7 +185,7 @@ func (s *topSession) screen(c *cobra.Command, quit func()) error {
 		for {
 			select {
 			case sn := <-s.snaps:
-				prog.Send(top.SnapshotMsg{Profile: sn.p, Header: s.header(sn)})
+				prog.Send(top.SnapshotMsg{Profile: sn.p, Header: s.header(sn.p, sn.s, false)})
 			case end := <-s.ended:
 				s.ended <- end // for finish, below
 				prog.Send(top.DoneMsg{Text: "detached"})
@@ -217,7 +218,7 @@ func (s *topSession) lines(c *cobra.Command, format string) error {
 	for {
 		select {
 		case sn := <-s.snaps:
-			if err := write(sn.p, s.header(sn)); err != nil {
+			if err := write(sn.p, s.header(sn.p, sn.s, false)); err != nil {
 				return writeErr(err)
 			}
 		case end := <-s.ended:
@@ -227,15 +228,12 @@ func (s *topSession) lines(c *cobra.Command, format string) error {
 			// A snapshot taken just before the end comes first.
 			select {
 			case sn := <-s.snaps:
-				if err := write(sn.p, s.header(sn)); err != nil {
+				if err := write(sn.p, s.header(sn.p, sn.s, false)); err != nil {
 					return writeErr(err)
 				}
 			default:
 			}
-			h := top.Header{Pid: s.pid, Threads: end.r.Stats.Threads, Processes: end.r.Stats.Processes,
-				InlineFunctions: end.r.Stats.InlineFunctions, TrapFunctions: end.r.Stats.TrapFunctions,
-				TracerCPU: s.cpu.share(), Final: true}
-			if err := write(end.r.Profile, h); err != nil {
+			if err := write(end.r.Profile, s.header(end.r.Profile, end.r.Stats, true)); err != nil {
 				return writeErr(err)
 			}
 			return s.finish(c, end)
@@ -245,7 +243,7 @@ func (s *topSession) lines(c *cobra.Command, format string) error {
 
 // writeErr is a failed write of the view: a closed pipe ends top quietly.
 func writeErr(err error) error {
-	if strings.Contains(err.Error(), "broken pipe") {
+	if errors.Is(err, syscall.EPIPE) {
 		return &exitError{code: 1}
 	}
 	return fmt.Errorf("top: %w", err)

@@ -98,7 +98,8 @@ func Title(h Header, v View) string {
 }
 
 // Header of the table: interval columns, then since attach.
-var tableHeader = []any{"CALLS/S", "SELF", "SELF%", "TOTAL", "THREADS", "CALLS (ALL)", "SELF (ALL)", "FUNCTION"}
+// The screen draws the same columns (top/screen.go).
+var tableHeader = []string{"CALLS/S", "SELF", "SELF%", "TOTAL", "THREADS", "CALLS (ALL)", "SELF (ALL)", "FUNCTION"}
 
 // Cells are a row's cells in tableHeader's order.
 func Cells(r Row) []string {
@@ -127,7 +128,11 @@ func WriteTable(w io.Writer, h Header, v View, n int) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 	)
-	tb.Header(tableHeader...)
+	head := make([]any, len(tableHeader))
+	for i, h := range tableHeader {
+		head[i] = h
+	}
+	tb.Header(head...)
 	for _, r := range rows {
 		cells := Cells(r)
 		row := make([]any, len(cells))

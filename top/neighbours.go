@@ -57,7 +57,7 @@ func edges(p *model.Profile, s Scope, f int) map[linkKey]model.Vec {
 	if p == nil {
 		return out
 	}
-	g := p.Graph(model.Scope{Tid: s.Tid})
+	g := p.Graph(s)
 	for _, e := range g.Edges {
 		if e.Kind != model.EdgeCall {
 			continue

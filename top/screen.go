@@ -211,10 +211,10 @@ var (
 	statusStyle = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
 )
 
-// The table: a right-aligned width per numeric column, the name last.
+// The table's columns are tableHeader's: a right-aligned width and the
+// sort key (-1: none) of each, the name last.
 var (
-	columnTitles = []string{"CALLS/S", "SELF", "SELF%", "TOTAL", "THR", "CALLS", "SELF ALL"}
-	columnWidths = []int{10, 9, 7, 9, 4, 12, 10}
+	columnWidths = []int{10, 9, 7, 9, 7, 12, 10}
 	columnSorts  = []Column{ByCallsPerSec, BySelf, -1, ByTotal, -1, ByCalls, BySelfAll}
 )
 
@@ -264,7 +264,7 @@ func (s *Screen) View() string {
 	}
 
 	var head strings.Builder
-	for i, t := range columnTitles {
+	for i, t := range tableHeader[:len(tableHeader)-1] {
 		st := headStyle
 		if columnSorts[i] == s.sort {
 			st = sortStyle
@@ -275,7 +275,7 @@ func (s *Screen) View() string {
 	if s.sort == ByName {
 		nameStyle = sortStyle
 	}
-	head.WriteString(nameStyle.Render("FUNCTION"))
+	head.WriteString(nameStyle.Render(tableHeader[len(tableHeader)-1]))
 	b.WriteString(head.String() + "\n")
 
 	lines := s.h - 6
@@ -305,13 +305,12 @@ func (s *Screen) View() string {
 
 // rowLine is one row of the table, cut to width.
 func rowLine(r Row, width int) string {
-	cells := []string{human.Count(int64(r.CallsPerSec + 0.5)), human.Duration(r.DSelfNs), human.Percent(100 * r.Share),
-		human.Duration(r.DTotalNs), fmt.Sprint(r.Threads), human.Count(r.Calls), human.Duration(r.SelfNs)}
+	cells := Cells(r)
 	var b strings.Builder
-	for i, c := range cells {
+	for i, c := range cells[:len(cells)-1] {
 		fmt.Fprintf(&b, "%*s ", columnWidths[i], c)
 	}
-	b.WriteString(r.Display)
+	b.WriteString(cells[len(cells)-1])
 	return cut(b.String(), width)
 }
 

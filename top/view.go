@@ -44,8 +44,8 @@ type View struct {
 	Rows      []Row         // every function called so far, unsorted
 }
 
-// Scope selects the threads a view covers: Tid 0 is every thread.
-type Scope struct{ Tid int }
+// Scope selects the threads a view covers (Tid 0: every thread).
+type Scope = model.Scope
 
 // Options are how a view names functions.
 type Options struct {
@@ -55,70 +55,68 @@ type Options struct {
 }
 
 // acc sums one function's numbers over threads.
-type acc struct {
-	calls, self, total int64
-	threads            int
+type acc struct{ calls, self, total int64 }
+
+// sums are the numbers of the threads in scope: per function, per (tid,
+// function) calls, and the traced time.
+type sums struct {
+	funcs   map[int]*acc
+	calls   map[[2]int]int64
+	traced  int64
+	threads int
 }
 
-// sums is the per-function numbers of the threads in scope, and their
-// traced time.
-func sums(p *model.Profile, s Scope) (map[int]*acc, int64, int) {
-	m := map[int]*acc{}
-	var traced int64
-	threads := 0
+func sum(p *model.Profile, s Scope) sums {
+	m := sums{funcs: map[int]*acc{}, calls: map[[2]int]int64{}}
 	if p == nil {
-		return m, 0, 0
+		return m
 	}
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
-		if s.Tid != 0 && t.Tid != s.Tid {
-			continue
-		}
-		traced += t.TracedNs
-		threads++
-		seen := map[int]bool{}
-		for ni := range t.Nodes {
-			n := &t.Nodes[ni]
-			if n.Func == model.StartFunc {
+	for _, tv := range p.ScopeThreads(s) {
+		m.traced += tv.TracedNs
+		m.threads++
+		for ni, n := range p.Threads[tv.Thread].Nodes {
+			v, ok := p.NodeVec(tv.ThreadRef, ni)
+			if !ok || n.Func == model.StartFunc {
 				continue
 			}
-			a := m[n.Func]
+			a := m.funcs[n.Func]
 			if a == nil {
 				a = &acc{}
-				m[n.Func] = a
+				m.funcs[n.Func] = a
 			}
-			a.calls += n.Calls
-			a.self += n.SelfNs
-			a.total += n.TotalNs
-			if n.Calls > 0 && !seen[n.Func] {
-				seen[n.Func] = true
-				a.threads++
-			}
+			a.calls += v.Calls
+			a.self += v.SelfNs
+			a.total += v.TotalNs
+			m.calls[[2]int{tv.Tid, n.Func}] += v.Calls
 		}
 	}
-	return m, traced, threads
+	return m
 }
 
 // Compute is the view of cur, with the interval since prev (nil: since
 // the session started). Both are snapshots of one session, so function
 // indices agree.
 func Compute(prev, cur *model.Profile, s Scope, opt Options) View {
-	was, wasTraced, _ := sums(prev, s)
-	is, traced, threads := sums(cur, s)
-	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: threads, TracedNs: traced,
-		DTracedNs: traced - wasTraced}
+	was, is := sum(prev, s), sum(cur, s)
+	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: is.threads, TracedNs: is.traced,
+		DTracedNs: is.traced - was.traced}
 	if prev != nil {
 		v.Interval = time.Duration(cur.Meta.DurationNs - prev.Meta.DurationNs)
 	} else {
 		v.Interval = v.Elapsed
 	}
 	// Threads calling a function in the interval: per-thread deltas.
-	dthreads := intervalThreads(prev, cur, s)
-	for f, a := range is {
+	dthreads := map[int]int{}
+	for k, c := range is.calls {
+		if c > was.calls[k] {
+			dthreads[k[1]]++
+		}
+	}
+	for f, a := range is.funcs {
 		r := Row{Func: f, Name: cur.FuncName(f), Display: cur.DisplayName(f, opt.FullNames),
 			Module: cur.ModuleName(cur.Functions[f].Module), Calls: a.calls, SelfNs: a.self, TotalNs: a.total,
 			Threads: dthreads[f]}
-		if b := was[f]; b != nil {
+		if b := was.funcs[f]; b != nil {
 			r.DCalls, r.DSelfNs, r.DTotalNs = a.calls-b.calls, a.self-b.self, a.total-b.total
 		} else {
 			r.DCalls, r.DSelfNs, r.DTotalNs = a.calls, a.self, a.total
@@ -133,36 +131,6 @@ func Compute(prev, cur *model.Profile, s Scope, opt Options) View {
 		v.Rows = append(v.Rows, r)
 	}
 	return v
-}
-
-// intervalThreads counts, per function, the threads whose calls of it grew.
-func intervalThreads(prev, cur *model.Profile, s Scope) map[int]int {
-	before := map[[2]int]int64{} // (tid, func) -> calls
-	if prev != nil {
-		for ti := range prev.Threads {
-			t := &prev.Threads[ti]
-			for ni := range t.Nodes {
-				before[[2]int{t.Tid, t.Nodes[ni].Func}] += t.Nodes[ni].Calls
-			}
-		}
-	}
-	out := map[int]int{}
-	for ti := range cur.Threads {
-		t := &cur.Threads[ti]
-		if s.Tid != 0 && t.Tid != s.Tid {
-			continue
-		}
-		calls := map[int]int64{}
-		for ni := range t.Nodes {
-			calls[t.Nodes[ni].Func] += t.Nodes[ni].Calls
-		}
-		for f, c := range calls {
-			if f != model.StartFunc && c > before[[2]int{t.Tid, f}] {
-				out[f]++
-			}
-		}
-	}
-	return out
 }
 
 // Column is a sort key of the rows.
