@@ -42,7 +42,6 @@ func liveJobs(c config) []job {
 			line := fmt.Sprintf(x.cmd, c.profile, target.Process.Pid, liveFor, data)
 			cmd := exec.Command("sh", "-c", line+" >/dev/null")
 			cmd.Env = append(os.Environ(), "TERM=screen")
-			cmd.Stdin = nil
 			t0 := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return outcome{}, fmt.Errorf("%s: %v: %s", line, err, out)

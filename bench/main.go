@@ -105,8 +105,7 @@ func run(c config) error {
 		fmt.Println("live:")
 		live := rounds(c.runs, liveJobs(c))
 		loadEnd := loadAverage()
-		when := fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
-			time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
+		when := whenLine(loadStart, loadEnd)
 		fmt.Print(liveTable(c, live, when))
 		return writeSections(c.out, []section{liveSection(c, live, when)})
 	}

@@ -148,8 +148,7 @@ type section struct{ begin, end, text string }
 // update replaces the engine section (the trap table) and the probes
 // section (every row) of the document.
 func update(c config, rs []settingResult, live results, loadStart, loadEnd string) error {
-	when := fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
-		time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
+	when := whenLine(loadStart, loadEnd)
 	var trap strings.Builder
 	fmt.Fprintf(&trap, "Workload (a): `%s %d` (traced: main, run, rec, leaf and the default libc set), %d runs each, medians; "+
 		"per-call figures are marginal: the same runs at size 0 are subtracted, so start-up and writing the profile do not count. %s.\n\n",
@@ -166,6 +165,12 @@ func update(c config, rs []settingResult, live results, loadStart, loadEnd strin
 		{"<!-- probes:begin -->", "<!-- probes:end -->", probes},
 		liveSection(c, live, when),
 	})
+}
+
+// whenLine says when, where and under which load a run measured.
+func whenLine(loadStart, loadEnd string) string {
+	return fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
+		time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
 }
 
 // liveSection is the live rows' part of the document.
