@@ -64,14 +64,9 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if flameGraph {
-				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction"} {
+				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction", "scope", "share"} {
 					if c.Flags().Changed(f) {
 						return usagef("--%s is for the call graph, not --flame", f)
-					}
-				}
-				for _, f := range []string{"scope", "share"} {
-					if c.Flags().Changed(f) { // harmless: said, not refused
-						fmt.Fprintf(c.ErrOrStderr(), "profile: --%s is for the call graph: a flame graph shows wall time of all threads\n", f)
 					}
 				}
 				v, err := export.ParseValue(value)
