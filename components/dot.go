@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/render"
 )
 
-// Shading of the tree's nodes by self time, as render shades functions.
+// Fill of the tree's nodes by self time, on render's heat scale.
 const (
-	hotShare  = 10.0 // percent of the traced time: dark grey
-	warmShare = 3.0  // light grey
+	hotShare  = 10.0 // percent of the traced time: red, as render's --hot
+	warmShare = 3.0  // orange, as render's --warm
 )
 
 // DOT draws the component tree as Graphviz DOT: one box per component
@@ -40,10 +41,8 @@ func DOT(r *Report, title string) []byte {
 		switch {
 		case me == 0:
 			attrs += ", shape=ellipse, style=\"filled,bold\""
-		case n.SelfPct >= hotShare:
-			attrs += ", fillcolor=\"#404040\", fontcolor=white"
-		case n.SelfPct >= warmShare:
-			attrs += ", fillcolor=\"#d3d3d3\""
+		default:
+			attrs += ", " + render.HeatFill(n.SelfPct/100, warmShare/100, hotShare/100)
 		}
 		fmt.Fprintf(&b, "  n%d [%s];\n", me, attrs)
 		for _, c := range n.Children {
@@ -59,7 +58,7 @@ func DOT(r *Report, title string) []byte {
 		"a path's steps: frames grouped by component (" + r.Mode + ")",
 		"edge: entries into the callee component",
 		"% of the traced time " + human.Duration(r.TracedNs),
-		fmt.Sprintf("dark grey: self ≥ %s   light grey: self ≥ %s", human.Percent(hotShare), human.Percent(warmShare))}
+		fmt.Sprintf("fill pale to red by self share: orange from %s, red from %s (as render)", human.Percent(warmShare), human.Percent(hotShare))}
 	fmt.Fprintf(&b, "  legend [shape=note, fillcolor=\"#f8f8f8\", fontsize=9, label=%s];\n",
 		quote(strings.Join(legend, "\n")+"\n"))
 	b.WriteString("}\n")

@@ -42,6 +42,18 @@ func heatStep(share, warm, hot float64) int {
 	}
 }
 
+// HeatFill is the fill of a box with a self share (0..1) on the heat
+// scale of warm and hot, as a DOT attribute list: other drawings of a
+// profile (components) colour their boxes as the call graph does.
+func HeatFill(share, warm, hot float64) string {
+	step := heatStep(share, warm, hot)
+	attrs := `fillcolor="` + heatScale[step] + `"`
+	if darkFill(step) {
+		attrs += ", fontcolor=white"
+	}
+	return attrs
+}
+
 // darkFill reports whether a step is dark enough to need light text:
 // only the two darkest reds; every other fill takes dark text.
 func darkFill(step int) bool { return step >= 7 }

@@ -338,11 +338,7 @@ func (d *drawer) prepareNodes() {
 		case n.waiting:
 			attrs = append(attrs, `fillcolor="`+waitFill+`"`, `color="`+waitLine+`"`)
 		default:
-			step := heatStep(n.selfShare, d.opt.Warm, d.opt.Hot)
-			attrs = append(attrs, `fillcolor="`+heatScale[step]+`"`)
-			if darkFill(step) {
-				attrs = append(attrs, "fontcolor=white")
-			}
+			attrs = append(attrs, HeatFill(n.selfShare, d.opt.Warm, d.opt.Hot))
 			size = fontSize(n.selfShare, maxSelf)
 		}
 		if size != 10 {
