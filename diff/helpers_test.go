@@ -8,11 +8,6 @@ import (
 	"github.com/profile-dev/profile/model/modeltest"
 )
 
-func call(dt int64, f string) modeltest.Step {
-	return modeltest.Step{Dt: dt, Func: f, Kind: model.KindDirect}
-}
-func ret(dt int64) modeltest.Step { return modeltest.Step{Dt: dt} }
-
 // newerSample is modeltest.Sample's program built elsewhere (/build/head/app
 // against /bin/app) and changed: fib recurses one level deeper and is
 // slower (calls 5 -> 4, self 135ns -> 220ns), usleep waits longer,
@@ -23,16 +18,16 @@ func newerSample() *model.Profile {
 	b := modeltest.NewBuilder("/build/head/app")
 	p0 := b.Process(100, model.None, "", 0)
 	b.Thread(p0, 100, 0, "", 0, nil, []modeltest.Step{
-		call(100, "main"),
-		call(50, "fib"), call(20, "fib"), call(20, "fib"), call(20, "fib"), ret(40), ret(30), ret(30), ret(60),
-		{Dt: 5, Func: "libc.so.6:usleep", Kind: model.KindPLT}, ret(900),
-		call(5, "cache_lookup"), ret(40),
-		call(5, "spawn_workers"), call(5, "libc.so.6:pthread_create"), ret(20), ret(5),
-		ret(10),
+		modeltest.Enter(100, "main"),
+		modeltest.Enter(50, "fib"), modeltest.Enter(20, "fib"), modeltest.Enter(20, "fib"), modeltest.Enter(20, "fib"), modeltest.Exit(40), modeltest.Exit(30), modeltest.Exit(30), modeltest.Exit(60),
+		{Dt: 5, Func: "libc.so.6:usleep", Kind: model.KindPLT}, modeltest.Exit(900),
+		modeltest.Enter(5, "cache_lookup"), modeltest.Exit(40),
+		modeltest.Enter(5, "spawn_workers"), modeltest.Enter(5, "libc.so.6:pthread_create"), modeltest.Exit(20), modeltest.Exit(5),
+		modeltest.Exit(10),
 	})
 	b.Thread(p0, 101, 100, "spawn_workers", 1, nil, []modeltest.Step{
 		{Dt: 3, Func: "worker", Kind: model.KindIndirect},
-		call(5, "compute"), ret(150), ret(5),
+		modeltest.Enter(5, "compute"), modeltest.Exit(150), modeltest.Exit(5),
 	})
 	return b.P
 }

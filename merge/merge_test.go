@@ -12,38 +12,30 @@ import (
 	"github.com/profile-dev/profile/model/modeltest"
 )
 
-func in(dt int64, f string) modeltest.Step {
-	return modeltest.Step{Dt: dt, Func: f, Kind: model.KindDirect}
-}
-func plt(dt int64, f string) modeltest.Step {
-	return modeltest.Step{Dt: dt, Func: f, Kind: model.KindPLT}
-}
-func out(dt int64) modeltest.Step { return modeltest.Step{Dt: dt} }
-
 // spawner: threads spawning threads over three levels, one thread root
 // (worker at level 1) spawning a thread itself.
 func spawner() *model.Profile {
 	b := modeltest.NewBuilder("/bin/pool")
 	p := b.Process(300, model.None, "", 0)
 	b.Thread(p, 300, 0, "", 0, nil, []modeltest.Step{
-		in(10, "main"), in(5, "spawn_pool"),
-		plt(5, "libpthread.so.0:pthread_create"), out(20), plt(5, "libpthread.so.0:pthread_create"), out(20), out(5),
-		in(5, "worker"), in(3, "compute"), out(50), out(5),
-		plt(5, "libpthread.so.0:pthread_join"), out(400), out(10),
+		modeltest.Enter(10, "main"), modeltest.Enter(5, "spawn_pool"),
+		modeltest.PLT(5, "libpthread.so.0:pthread_create"), modeltest.Exit(20), modeltest.PLT(5, "libpthread.so.0:pthread_create"), modeltest.Exit(20), modeltest.Exit(5),
+		modeltest.Enter(5, "worker"), modeltest.Enter(3, "compute"), modeltest.Exit(50), modeltest.Exit(5),
+		modeltest.PLT(5, "libpthread.so.0:pthread_join"), modeltest.Exit(400), modeltest.Exit(10),
 	})
 	b.Thread(p, 301, 300, "spawn_pool", 1, nil, []modeltest.Step{
-		in(3, "worker"), in(5, "spawn_helper"), plt(5, "libpthread.so.0:pthread_create"), out(15), out(5),
-		in(5, "compute"), out(200), in(5, "compute"), out(100), out(5),
+		modeltest.Enter(3, "worker"), modeltest.Enter(5, "spawn_helper"), modeltest.PLT(5, "libpthread.so.0:pthread_create"), modeltest.Exit(15), modeltest.Exit(5),
+		modeltest.Enter(5, "compute"), modeltest.Exit(200), modeltest.Enter(5, "compute"), modeltest.Exit(100), modeltest.Exit(5),
 	})
 	b.Thread(p, 302, 300, "spawn_pool", 1, nil, []modeltest.Step{
-		in(3, "worker"), plt(5, "libpthread.so.0:pthread_create"), out(15),
-		in(5, "compute"), in(2, "compute"), out(30), out(70), out(5),
+		modeltest.Enter(3, "worker"), modeltest.PLT(5, "libpthread.so.0:pthread_create"), modeltest.Exit(15),
+		modeltest.Enter(5, "compute"), modeltest.Enter(2, "compute"), modeltest.Exit(30), modeltest.Exit(70), modeltest.Exit(5),
 	})
 	b.Thread(p, 303, 301, "spawn_helper", 2, nil, []modeltest.Step{
-		in(2, "helper"), in(5, "compute"), out(120), out(5),
+		modeltest.Enter(2, "helper"), modeltest.Enter(5, "compute"), modeltest.Exit(120), modeltest.Exit(5),
 	})
 	b.Thread(p, 304, 302, "worker", 2, nil, []modeltest.Step{
-		in(2, "worker"), in(5, "compute"), out(90), out(5),
+		modeltest.Enter(2, "worker"), modeltest.Enter(5, "compute"), modeltest.Exit(90), modeltest.Exit(5),
 	})
 	b.P.Meta.DurationNs, b.P.Meta.Stops, b.P.Meta.TracedCalls = 2_000, 40, 20
 	b.P.Meta.Filters = []string{"compute|worker"}
@@ -60,11 +52,11 @@ func attached() *model.Profile {
 	p := b.Process(500, model.None, "", 0)
 	b.P.Processes[p].ExecOf = sh
 	b.Thread(p, 500, 0, "", 0, []string{"main", "worker"}, []modeltest.Step{
-		in(5, "compute"), out(70), in(5, "compute"), out(30),
-		modeltest.Step{Dt: 5, Func: "helper", Kind: model.KindIndirect}, out(40),
+		modeltest.Enter(5, "compute"), modeltest.Exit(70), modeltest.Enter(5, "compute"), modeltest.Exit(30),
+		modeltest.Step{Dt: 5, Func: "helper", Kind: model.KindIndirect}, modeltest.Exit(40),
 	})
 	b.Thread(p, 501, 500, "spawn_pool", 1, []string{"worker"}, []modeltest.Step{
-		in(5, "compute"), in(3, "worker"), in(2, "compute"), out(10), out(5), out(60),
+		modeltest.Enter(5, "compute"), modeltest.Enter(3, "worker"), modeltest.Enter(2, "compute"), modeltest.Exit(10), modeltest.Exit(5), modeltest.Exit(60),
 	})
 	b.P.Meta.Partial, b.P.Meta.PartialReason = true, "target crashed"
 	b.P.Meta.Crash = &model.Crash{Pid: 500, Tid: 501, Signal: "SIGSEGV", Addr: 0x10, Stack: []string{"compute+0x4"}}
@@ -80,9 +72,9 @@ func attached() *model.Profile {
 func container(childPid int, work string) *model.Profile {
 	b := modeltest.NewBuilder("/bin/init")
 	p0 := b.Process(1, model.None, "", 0)
-	b.Thread(p0, 1, 0, "", 0, nil, []modeltest.Step{in(10, "main"), in(5, "start_child"), out(30), out(5)})
+	b.Thread(p0, 1, 0, "", 0, nil, []modeltest.Step{modeltest.Enter(10, "main"), modeltest.Enter(5, "start_child"), modeltest.Exit(30), modeltest.Exit(5)})
 	p1 := b.Process(childPid, p0, "start_child", 1)
-	b.Thread(p1, childPid, 0, "", 0, []string{"main", "start_child"}, []modeltest.Step{in(5, work), out(50)})
+	b.Thread(p1, childPid, 0, "", 0, []string{"main", "start_child"}, []modeltest.Step{modeltest.Enter(5, work), modeltest.Exit(50)})
 	return b.P
 }
 

@@ -18,11 +18,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func in(dt int64, f string) modeltest.Step {
-	return modeltest.Step{Dt: dt, Func: f, Kind: model.KindDirect}
-}
-func out(dt int64) modeltest.Step { return modeltest.Step{Dt: dt} }
-
 func build(script ...modeltest.Step) *model.Profile {
 	b := modeltest.NewBuilder("/bin/app")
 	p := b.Process(10, model.None, "", 0)
@@ -32,41 +27,41 @@ func build(script ...modeltest.Step) *model.Profile {
 
 // chain is START→A→B→C with B tiny: A self 200, B self 2, C self 500.
 func chain() *model.Profile {
-	return build(in(10, "A"), in(100, "B"), in(1, "C"), out(500), out(1), out(100))
+	return build(modeltest.Enter(10, "A"), modeltest.Enter(100, "B"), modeltest.Enter(1, "C"), modeltest.Exit(500), modeltest.Exit(1), modeltest.Exit(100))
 }
 
 // siblings: A calls C directly and through B and D, which are tiny; the
 // orphaned C contexts merge into A's own C child.
 func siblings() *model.Profile {
-	return build(in(10, "A"),
-		in(100, "B"), in(1, "C"), in(5, "E"), out(80), out(300), out(1),
-		in(1, "D"), in(1, "C"), out(200), out(1),
-		in(1, "C"), out(100),
-		out(50))
+	return build(modeltest.Enter(10, "A"),
+		modeltest.Enter(100, "B"), modeltest.Enter(1, "C"), modeltest.Enter(5, "E"), modeltest.Exit(80), modeltest.Exit(300), modeltest.Exit(1),
+		modeltest.Enter(1, "D"), modeltest.Enter(1, "C"), modeltest.Exit(200), modeltest.Exit(1),
+		modeltest.Enter(1, "C"), modeltest.Exit(100),
+		modeltest.Exit(50))
 }
 
 // metrics: hot has the self time, wrapper only the total time, chatty
 // only the calls.
 func metrics() *model.Profile {
-	s := []modeltest.Step{in(10, "main"), in(5, "hot"), out(600), in(5, "wrapper"), in(1, "inner"), out(300), out(1)}
+	s := []modeltest.Step{modeltest.Enter(10, "main"), modeltest.Enter(5, "hot"), modeltest.Exit(600), modeltest.Enter(5, "wrapper"), modeltest.Enter(1, "inner"), modeltest.Exit(300), modeltest.Exit(1)}
 	for range 40 {
-		s = append(s, in(1, "chatty"), out(1))
+		s = append(s, modeltest.Enter(1, "chatty"), modeltest.Exit(1))
 	}
-	return build(append(s, out(5))...)
+	return build(append(s, modeltest.Exit(5))...)
 }
 
 func spawner() *model.Profile {
 	b := modeltest.NewBuilder("/bin/pool")
 	p := b.Process(300, model.None, "", 0)
 	b.Thread(p, 300, 0, "", 0, nil, []modeltest.Step{
-		in(10, "main"), in(5, "spawn_pool"), in(5, "libpthread.so.0:pthread_create"), out(20),
-		in(5, "libpthread.so.0:pthread_create"), out(20), out(5), in(5, "libpthread.so.0:pthread_join"), out(400), out(10),
+		modeltest.Enter(10, "main"), modeltest.Enter(5, "spawn_pool"), modeltest.Enter(5, "libpthread.so.0:pthread_create"), modeltest.Exit(20),
+		modeltest.Enter(5, "libpthread.so.0:pthread_create"), modeltest.Exit(20), modeltest.Exit(5), modeltest.Enter(5, "libpthread.so.0:pthread_join"), modeltest.Exit(400), modeltest.Exit(10),
 	})
 	b.Thread(p, 301, 300, "spawn_pool", 1, nil, []modeltest.Step{
-		in(3, "worker"), in(5, "parse"), in(5, "compute"), out(200), out(2), in(5, "compute"), out(100), out(5),
+		modeltest.Enter(3, "worker"), modeltest.Enter(5, "parse"), modeltest.Enter(5, "compute"), modeltest.Exit(200), modeltest.Exit(2), modeltest.Enter(5, "compute"), modeltest.Exit(100), modeltest.Exit(5),
 	})
 	b.Thread(p, 302, 300, "spawn_pool", 1, nil, []modeltest.Step{
-		in(3, "worker"), in(5, "parse"), in(2, "compute"), out(30), out(3), in(2, "log"), out(1), out(5),
+		modeltest.Enter(3, "worker"), modeltest.Enter(5, "parse"), modeltest.Enter(2, "compute"), modeltest.Exit(30), modeltest.Exit(3), modeltest.Enter(2, "log"), modeltest.Exit(1), modeltest.Exit(5),
 	})
 	return b.P
 }

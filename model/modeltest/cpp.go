@@ -19,16 +19,16 @@ func CPP() *model.Profile {
 	b := NewBuilder("/bin/cppapp")
 	p := b.Process(300, model.None, "", 0)
 	b.Thread(p, 300, 0, "", 0, nil, []Step{
-		enter(10, "main"),
-		enter(5, pushInt), {Dt: 5, Func: opNew, Kind: model.KindPLT}, exit(40), exit(100),
-		enter(5, pushLong), exit(60),
-		enter(5, visit), enter(5, visit), exit(20), exit(30),
-		enter(5, lambda), exit(15),
-		enter(5, startThrd), exit(25),
-		exit(10),
+		Enter(10, "main"),
+		Enter(5, pushInt), {Dt: 5, Func: opNew, Kind: model.KindPLT}, Exit(40), Exit(100),
+		Enter(5, pushLong), Exit(60),
+		Enter(5, visit), Enter(5, visit), Exit(20), Exit(30),
+		Enter(5, lambda), Exit(15),
+		Enter(5, startThrd), Exit(25),
+		Exit(10),
 	})
 	b.Thread(p, 301, 300, startThrd, 1, nil, []Step{
-		{Dt: 3, Func: lambda, Kind: model.KindIndirect}, enter(2, pushInt), exit(70), exit(8),
+		{Dt: 3, Func: lambda, Kind: model.KindIndirect}, Enter(2, pushInt), Exit(70), Exit(8),
 	})
 	return b.P
 }

@@ -88,8 +88,11 @@ func (b *Builder) Thread(proc, tid, parentTid int, spawnedBy string, level int, 
 	return len(b.P.Threads) - 1
 }
 
-func enter(dt int64, f string) Step { return Step{Dt: dt, Func: f, Kind: model.KindDirect} }
-func exit(dt int64) Step            { return Step{Dt: dt} }
+// Enter is a step calling f directly after dt ns, PLT through the PLT;
+// Exit returns from the innermost call after dt ns.
+func Enter(dt int64, f string) Step { return Step{Dt: dt, Func: f, Kind: model.KindDirect} }
+func PLT(dt int64, f string) Step   { return Step{Dt: dt, Func: f, Kind: model.KindPLT} }
+func Exit(dt int64) Step            { return Step{Dt: dt} }
 
 // Sample is a small profile with every feature: recursion (fib, depth 3),
 // a library call through the PLT, a thread spawning a thread (levels 0, 1
@@ -99,25 +102,25 @@ func Sample() *model.Profile {
 	b := NewBuilder("/bin/app")
 	p0 := b.Process(100, model.None, "", 0)
 	b.Thread(p0, 100, 0, "", 0, nil, []Step{
-		enter(100, "main"),
-		enter(50, "fib"), enter(10, "fib"), enter(10, "fib"), exit(30), exit(20), exit(40),
-		{Dt: 5, Func: "libc.so.6:usleep", Kind: model.KindPLT}, exit(500),
-		enter(5, "worker"), exit(200),
-		enter(5, "spawn_workers"), enter(5, "libc.so.6:pthread_create"), exit(20), exit(5),
-		enter(5, "do_fork"), enter(5, "libc.so.6:fork"), exit(60), exit(5),
-		exit(10),
+		Enter(100, "main"),
+		Enter(50, "fib"), Enter(10, "fib"), Enter(10, "fib"), Exit(30), Exit(20), Exit(40),
+		{Dt: 5, Func: "libc.so.6:usleep", Kind: model.KindPLT}, Exit(500),
+		Enter(5, "worker"), Exit(200),
+		Enter(5, "spawn_workers"), Enter(5, "libc.so.6:pthread_create"), Exit(20), Exit(5),
+		Enter(5, "do_fork"), Enter(5, "libc.so.6:fork"), Exit(60), Exit(5),
+		Exit(10),
 	})
 	b.Thread(p0, 101, 100, "spawn_workers", 1, nil, []Step{
 		{Dt: 3, Func: "worker", Kind: model.KindIndirect},
-		enter(5, "spawn_more"), enter(5, "libc.so.6:pthread_create"), exit(15), exit(5),
-		enter(5, "compute"), exit(300), exit(5),
+		Enter(5, "spawn_more"), Enter(5, "libc.so.6:pthread_create"), Exit(15), Exit(5),
+		Enter(5, "compute"), Exit(300), Exit(5),
 	})
 	b.Thread(p0, 102, 101, "spawn_more", 2, nil, []Step{
-		{Dt: 2, Func: "worker", Kind: model.KindIndirect}, enter(5, "compute"), exit(120), exit(5),
+		{Dt: 2, Func: "worker", Kind: model.KindIndirect}, Enter(5, "compute"), Exit(120), Exit(5),
 	})
 	p1 := b.Process(200, p0, "do_fork", 100)
 	b.Thread(p1, 200, 0, "", 0, []string{"main", "do_fork"}, []Step{
-		enter(20, "child_work"), enter(5, "fib"), enter(5, "fib"), exit(10), exit(10), exit(80),
+		Enter(20, "child_work"), Enter(5, "fib"), Enter(5, "fib"), Exit(10), Exit(10), Exit(80),
 	})
 	return b.P
 }
