@@ -2,9 +2,6 @@ package attach
 
 import (
 	"encoding/binary"
-	"fmt"
-	"os"
-	"strings"
 
 	"github.com/profile-dev/profile/instrument/unwind"
 
@@ -34,10 +31,9 @@ func (e *engine) stepOut(t *thread, is *inlineSpace) {
 		var regs unix.PtraceRegs
 		if err := getRegs(t.tid, &regs); err != nil {
 			// A thread we hold stopped always has readable registers.
-			e.warn("detach: thread %d: registers unreadable after %d steps: %v (state %s)", t.tid, i, err, taskState(t.tid))
+			e.warn("detach: thread %d: registers unreadable after %d steps: %v (state %s)", t.tid, i, err, procStatus(t.tid)["State"])
 			return
 		}
-		t.steppedAt, t.steppedSteps = regs.Rip, i
 		if !is.inside(regs.Rip) {
 			return
 		}
@@ -179,8 +175,8 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 		if as.inl.inside(f.PC) || as.inl.inside(f.RA) {
 			n++
 			if debug || n == 1 {
-				e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x; stepped out at %#x after %d steps; state %s)",
-					t.tid, i, e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub, t.steppedAt, t.steppedSteps, taskState(t.tid))
+				e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
+					e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub)
 			}
 		}
 	}
@@ -231,17 +227,4 @@ func (e *engine) takeCounters(is *inlineSpace, slot int) {
 	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
 	is.dropsSeen -= min(d, is.dropsSeen) // checkDrops counts the live rings' drops
 	r.resetCounters()
-}
-
-// taskState is the state letter of /proc's stat line for task tid.
-func taskState(tid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
-	if err != nil {
-		return "gone"
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2 : i+3]
-	}
-	return "?"
 }

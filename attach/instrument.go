@@ -232,15 +232,7 @@ func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
 	}
 	as.origBytes(ret-uint64(len(code)), code)
 	k, _ := instrument.ClassifyCall(code, ret, as.isPLT)
-	switch k {
-	case instrument.KindDirect:
-		return model.KindDirect
-	case instrument.KindIndirect:
-		return model.KindIndirect
-	case instrument.KindPLT:
-		return model.KindPLT
-	}
-	return model.KindUnknown
+	return k
 }
 
 // insert plans the displaced instruction at addr, writes its out-of-line

@@ -115,6 +115,12 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 	}
 	// Its ring first: its calls happened before this stop.
 	e.drainThread(t)
+	if ws.Stopped() && event(ws) == 0 && !e.detaching {
+		// A thread without a thread pointer at its first stop (a static
+		// program sets its own later) gets its ring at a later signal or
+		// breakpoint stop; for a registered one this is a map lookup.
+		e.registerInline(t)
+	}
 	switch {
 	case ws.Exited() || ws.Signaled():
 		e.taskGone(t, ws)
@@ -191,9 +197,6 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 	if !e.detaching && crashSignal(t, sig) {
 		e.crash(t, sig)
 	}
-	// A thread without a thread pointer at its first stop (a static
-	// program sets its own later) gets its ring at a later stop.
-	e.registerInline(t)
 	e.resume(t, int(sig))
 }
 

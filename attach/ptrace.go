@@ -17,10 +17,25 @@ const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.P
 // siKernel is si_code of a SIGTRAP raised by an int3.
 const siKernel = 0x80
 
-// ptrace issues a request. The requests never block, so the raw form
+// ptrace issues a request whose addr and data are numbers (remote
+// addresses, signals, options). The requests never block, so the raw form
 // skips the runtime's syscall bookkeeping: it shows at two stops per call.
 func ptrace(req int, pid int, addr, data uintptr) error {
 	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// ptracePtr issues a request whose data is a buffer of ours. The pointer
+// is converted in the system call's own argument list, the one place the
+// Go runtime keeps it valid: converted by a caller and passed on as a
+// uintptr, it would still point to the old stack after the call grows the
+// goroutine's stack, and the kernel would read or write freed memory
+// (registers read as zeros, or garbage written into a thread's registers).
+func ptracePtr(req int, pid int, addr uintptr, data unsafe.Pointer) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, uintptr(data), 0, 0)
 	if e != 0 {
 		return e
 	}
@@ -38,11 +53,11 @@ func listen(tid int) error { return ptrace(unix.PTRACE_LISTEN, tid, 0, 0) }
 func detach(tid, sig int) error { return ptrace(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
 
 func getRegs(tid int, r *unix.PtraceRegs) error {
-	return ptrace(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return ptracePtr(unix.PTRACE_GETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 func setRegs(tid int, r *unix.PtraceRegs) error {
-	return ptrace(unix.PTRACE_SETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return ptracePtr(unix.PTRACE_SETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 func eventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
@@ -58,12 +73,12 @@ type sigInfo struct {
 }
 
 func setSigInfo(tid int, si *sigInfo) error {
-	return ptrace(unix.PTRACE_SETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+	return ptracePtr(unix.PTRACE_SETSIGINFO, tid, 0, unsafe.Pointer(si))
 }
 
 func getSigInfo(tid int) (sigInfo, error) {
 	var si sigInfo
-	err := ptrace(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(&si)))
+	err := ptracePtr(unix.PTRACE_GETSIGINFO, tid, 0, unsafe.Pointer(&si))
 	return si, err
 }
 

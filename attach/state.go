@@ -86,10 +86,6 @@ type thread struct {
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop
-	// stepped: where detach's stepOut last found the thread, and after
-	// how many steps (diagnostics of a frame left in the stubs).
-	steppedAt    uint64
-	steppedSteps int
 }
 
 func newEngine(opt Options) *engine {

@@ -52,6 +52,18 @@ var creationCalls = []string{
 	"fork", "posix_spawn", "posix_spawnp", "pthread_create", "system", "vfork",
 }
 
+// creationEntries are further entry points that create threads and
+// processes (what the default ones call, or their aliases): not traced by
+// default, but skipped like them when a spawning subroutine is looked for
+// (§2.3) should --lib trace them.
+var creationEntries = []string{"__libc_fork", "_Fork", "clone", "clone3"}
+
+// IsCreationCall tells whether name creates threads or processes: a
+// spawning subroutine is the innermost traced function that is not one.
+func IsCreationCall(name string) bool {
+	return slices.Contains(creationCalls, name) || slices.Contains(creationEntries, name)
+}
+
 // WaitingCalls returns the names of the waiting calls, sorted; the slice
 // is a copy.
 func WaitingCalls() []string { return slices.Clone(waitingCalls) }

@@ -60,3 +60,15 @@ func TestWaitingFuncs(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCreationCall(t *testing.T) {
+	for name, want := range map[string]bool{
+		"pthread_create": true, "fork": true, "vfork": true, "posix_spawn": true, "system": true,
+		"clone": true, "clone3": true, "_Fork": true, "__libc_fork": true,
+		"pthread_join": false, "read": false, "main": false,
+	} {
+		if got := model.IsCreationCall(name); got != want {
+			t.Errorf("IsCreationCall(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -172,22 +172,12 @@ func (s *Session) ProcessEnded(p *Process, exited bool, code int, signal string)
 	}
 }
 
-// creator reports whether fn is a thread/process creation call, which the
-// spawning subroutine skips (§2.3).
-func (s *Session) creator(fn int) bool {
-	switch s.prof.Functions[fn].Name {
-	case "pthread_create", "clone", "clone3", "fork", "vfork", "__libc_fork", "_Fork", "posix_spawn", "posix_spawnp", "system":
-		return true
-	}
-	return false
-}
-
 // Spawner is the innermost traced function on t's stack that is not a
 // creation call, or None.
 func (s *Session) Spawner(t *Thread) int {
 	st := t.rec.Stack()
 	for i := len(st) - 1; i >= 0; i-- {
-		if !s.creator(st[i]) {
+		if !model.IsCreationCall(s.prof.Functions[st[i]].Name) {
 			return st[i]
 		}
 	}
