@@ -96,10 +96,7 @@ names a file, - for standard output).`,
 			if err != nil {
 				return err
 			}
-			return emit(c, out, func(w io.Writer) error {
-				_, err := w.Write(data)
-				return err
-			})
+			return emitBytes(c, out, data)
 		},
 	}
 	fl := c.Flags()

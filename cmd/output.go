@@ -201,3 +201,11 @@ func emit(c *cobra.Command, out string, write func(io.Writer) error) error {
 	fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)
 	return nil
 }
+
+// emitBytes is emit of data already made (a drawing).
+func emitBytes(c *cobra.Command, out string, data []byte) error {
+	return emit(c, out, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

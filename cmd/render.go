@@ -141,10 +141,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 			if err != nil {
 				return err
 			}
-			return emit(c, out, func(w io.Writer) error {
-				_, err := w.Write(data)
-				return err
-			})
+			return emitBytes(c, out, data)
 		},
 	}
 	fl := c.Flags()
