@@ -50,7 +50,7 @@ func (e *engine) crash(t *thread, sig syscall.Signal) {
 	}
 	e.s.Crash(t.st, signalName(sig), addr, pc)
 	if e.opt.OnCrash != nil {
-		e.opt.OnCrash(e.s.Snapshot(e.now(), e.counters()))
+		e.opt.OnCrash(e.compensated(e.s.Snapshot(e.now(), e.counters())))
 	}
 }
 

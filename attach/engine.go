@@ -48,7 +48,13 @@ type Options struct {
 	// is about to end a traced process, before the signal goes through.
 	OnCrash func(*model.Profile)
 
+	// Compensate measures the probes' cost per call before tracing
+	// (Calibrate) and takes it out of the profile's times, with the time
+	// the tracer held threads to set up (model.Compensate).
+	Compensate bool
+
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
+	quiet  bool     // the recorded program gets no stdin, stdout or stderr
 	dir    string   // the recorded program's working directory (tests)
 }
 
@@ -130,12 +136,27 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		r   *Result
 		err error
 	}
+	var cal *model.Calibration
+	if opt.Compensate {
+		// Under auto, trap probes are measured after the session, and only
+		// if some function got one: few do.
+		kind := ProbesInline
+		if opt.Probes == ProbesTrap {
+			kind = ProbesTrap
+		}
+		var err error
+		if cal, err = Calibrate(ctx, kind); err != nil {
+			opt.Meta.Warnings = append(opt.Meta.Warnings, err.Error()+": times include the probes' cost")
+			fmt.Fprintf(os.Stderr, "profile: %v: times include the probes' cost\n", err)
+		}
+	}
 	ch := make(chan out, 1)
 	go func() {
 		runtime.LockOSThread()
 		// Never unlocked: the thread dies with the goroutine, so no other
 		// goroutine inherits a thread that was a tracer.
 		e := newEngine(opt)
+		e.cal = cal
 		e.spin = spinBudget()
 		if err := e.prepareInline(); err != nil {
 			ch <- out{nil, err}
@@ -160,6 +181,10 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		e.drainDone = true
 		e.mu.Unlock()
 		close(stop)
+		if r != nil {
+			e.calibrateTrapLate()
+			r.Profile = e.compensated(r.Profile)
+		}
 		ch <- out{r, err}
 	}()
 	o := <-ch

@@ -98,6 +98,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 // is about to jump to the program: map the out-of-line area, instrument
 // every module, take the entry breakpoint out and go on.
 func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
+	from := e.now()
 	as := t.proc.as
 	e.remove(t.tid, as, b)
 	delete(as.removed, b.addr)
@@ -127,5 +128,6 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		return
 	}
 	e.moveTo(t, regs)
+	e.held(t, from)
 	e.resume(t, 0)
 }

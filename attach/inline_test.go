@@ -2,6 +2,8 @@ package attach
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -104,16 +106,32 @@ func TestProbeWorkloadsExactCounts(t *testing.T) {
 
 // A static program sets its thread pointer after its entry stop, where
 // the profiler registers threads: its ring is registered at a later stop,
-// and its calls are counted exactly under either probe kind.
+// and its calls are counted exactly under either probe kind. The
+// calibration program is one (calibcode/calib.S).
 func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
+	path, err := writeCalibProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
 	forEachProbe(t, func(t *testing.T, opt Options) {
-		r, _ := recordWorkload(t, "latetls", opt, "5000")
-		got := observe(r.Profile)
-		if got.Functions["calib_inner"].Calls != 5000 || got.Functions["calib_outer"].Calls != 1 {
-			t.Fatalf("calls %v, want calib_inner 5000, calib_outer 1", got.Functions)
+		var out bytes.Buffer
+		r, err := recordTo(context.Background(), []string{path, "300", "7"}, opt, &out)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2 {
-			t.Fatalf("%d inline functions, want 2", r.Stats.InlineFunctions)
+		got := observe(r.Profile)
+		for k := range calibBatches {
+			inner, outer := fmt.Sprintf("calib_inner_%d", k), fmt.Sprintf("calib_outer_%d", k)
+			if got.Functions[inner].Calls != 300 || got.Functions[outer].Calls != 1 {
+				t.Fatalf("%s %d calls, %s %d, want 300 and 1", inner, got.Functions[inner].Calls, outer, got.Functions[outer].Calls)
+			}
+		}
+		if got.Functions["calib_warm_inner"].Calls != 7 {
+			t.Fatalf("calib_warm_inner %d calls, want 7", got.Functions["calib_warm_inner"].Calls)
+		}
+		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2*calibBatches+2 {
+			t.Fatalf("%d inline functions, want %d", r.Stats.InlineFunctions, 2*calibBatches+2)
 		}
 	})
 }

@@ -134,6 +134,7 @@ func (e *engine) hookLinker(tid int, as *space, mod *instrument.Module, bias uin
 // linkMapChanged rescans the maps after dlopen or dlclose: new libraries
 // are instrumented, breakpoints of unmapped ones are forgotten.
 func (e *engine) linkMapChanged(t *thread) {
+	defer e.held(t, e.now())
 	as := t.proc.as
 	maps, err := instrument.ReadMaps(t.proc.pid)
 	if err != nil {

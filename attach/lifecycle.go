@@ -30,6 +30,9 @@ func (e *engine) launch(argv []string) error {
 	if e.opt.stdout != nil {
 		cmd.Stdout = e.opt.stdout
 	}
+	if e.opt.quiet {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
+	}
 	cmd.Dir = e.opt.dir
 	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
 	if err := cmd.Start(); err != nil {
@@ -127,6 +130,7 @@ func (e *engine) attach(pid int) error {
 		}
 	}
 	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
+	began := e.now()
 	var first *thread
 	for tid := range seized {
 		interrupt(tid)
@@ -200,6 +204,7 @@ func (e *engine) attach(pid int) error {
 	}
 	e.start = time.Now()
 	for _, t := range e.threads {
+		e.held(t, began)
 		t.stopped = false
 		switch {
 		case t.held:

@@ -33,7 +33,7 @@ func (e *engine) liveLoop() {
 			if now := time.Now(); next.Before(now) {
 				next = now.Add(every) // fell behind (a stopped machine): no burst
 			}
-			e.opt.Snapshot(e.s.Snapshot(e.now(), e.counters()), e.liveStats())
+			e.opt.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
 		}
 		e.mu.Unlock()
 	}

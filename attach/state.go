@@ -9,6 +9,7 @@ import (
 
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
+	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/session"
 )
 
@@ -46,6 +47,11 @@ type engine struct {
 	inl        []*inlineSpace // spaces with inline probes, drained
 	drainDone  bool
 	dropWarned bool
+
+	// Compensation (Options.Compensate): the measured costs, nil if not
+	// measured, and each traced function's probe kind.
+	cal   *model.Calibration
+	kinds map[int]string
 }
 
 type deferredStop struct {

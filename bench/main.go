@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/attach"
+	"github.com/profile-dev/profile/internal/hostinfo"
 )
 
 type config struct {
@@ -100,7 +101,7 @@ func run(c config) error {
 		return fmt.Errorf("build int3loop: %v: %s", err, out)
 	}
 	loadStart := loadAverage()
-	fmt.Printf("%s, %s, load average %s\n", hostName(), cpuModel(), loadStart)
+	fmt.Printf("%s, %s, load average %s\n", hostName(), hostinfo.CPUModel(), loadStart)
 	if c.liveOnly {
 		fmt.Println("live:")
 		live := rounds(c.runs, liveJobs(c))

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/profile-dev/profile/internal/hostinfo"
 )
 
 // overhead is one row of the probes table under one CPU setting.
@@ -170,7 +172,7 @@ func update(c config, rs []settingResult, live results, loadStart, loadEnd strin
 // whenLine says when, where and under which load a run measured.
 func whenLine(loadStart, loadEnd string) string {
 	return fmt.Sprintf("%s, host %s, %s; load average (1 min) %s at the start, %s at the end",
-		time.Now().UTC().Format("2006-01-02"), hostName(), cpuModel(), loadStart, loadEnd)
+		time.Now().UTC().Format("2006-01-02"), hostName(), hostinfo.CPUModel(), loadStart, loadEnd)
 }
 
 // liveSection is the live rows' part of the document.
@@ -209,15 +211,3 @@ func loadAverage() string {
 	}
 	return "?"
 }
-
-func cpuModel() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":")) + fmt.Sprintf(" (%d CPUs)", countCPUs(string(b)))
-		}
-	}
-	return "unknown CPU"
-}
-
-func countCPUs(cpuinfo string) int { return strings.Count(cpuinfo, "processor\t:") }

@@ -68,6 +68,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 		fmt.Fprintf(w, "stops\t%d (%d traced calls, %d breakpoints, %s per stop)\n",
 			m.Stops, m.TracedCalls, m.Breakpoints, time.Duration(m.StopOverheadNs))
 	}
+	fmt.Fprintf(w, "probe cost\t%s\n", calibrationLine(m.Calibration))
 	nodes := 0
 	for _, t := range p.Threads {
 		nodes += len(t.Nodes)
@@ -149,4 +150,27 @@ func processEnd(pr model.Process) string {
 		return fmt.Sprintf("exit %d", pr.ExitCode)
 	}
 	return "running"
+}
+
+// calibrationLine says what one traced call cost per probe kind and what
+// was taken out of the times.
+func calibrationLine(c *model.Calibration) string {
+	if c == nil {
+		return "not measured: times include the probes' cost (--no-compensate, or an older or imported profile)"
+	}
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		cost model.ProbeCost
+	}{{"inline", c.Inline}, {"trap", c.Trap}} {
+		if k.cost != (model.ProbeCost{}) {
+			kinds = append(kinds, fmt.Sprintf("%s %s in the callee + %s in the caller", k.name,
+				time.Duration(k.cost.InNs), time.Duration(k.cost.OutNs)))
+		}
+	}
+	s := strings.Join(kinds, "; ") + " per call, on " + c.Host
+	if c.Compensated {
+		s += fmt.Sprintf("; taken out: %s of probes, %s of set-up", time.Duration(c.SubtractedNs), time.Duration(c.HeldNs))
+	}
+	return s
 }

@@ -27,6 +27,7 @@ type traceFlags struct {
 	force        bool
 	stats        bool
 	probes       string
+	noCompensate bool
 	duration     time.Duration
 	saved        bool // the output was written once already this session
 }
@@ -63,6 +64,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.BoolVar(&f.force, "force", false, "trace programs that are refused otherwise (Go programs: counts may be wrong)")
 	fl.BoolVar(&f.stats, "stats", false, "print engine statistics when done")
 	fl.StringVar(&f.probes, "probes", attach.ProbesAuto, "probe `KIND`: auto (inline where a function can be patched safely, else trap), inline or trap")
+	fl.BoolVar(&f.noCompensate, "no-compensate", false, "keep the probes' own cost in the times (measured per call at start and taken out by default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
 }
 
@@ -79,6 +81,7 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		NoFollowFork: f.noFollowFork,
 		Force:        f.force,
 		Probes:       f.probes,
+		Compensate:   !f.noCompensate,
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}

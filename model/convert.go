@@ -54,6 +54,10 @@ func encode(p *Profile) *pb.ProfileFile {
 		f.Meta.Sampling = &pb.Sampling{TypeStr: st.id(s.Type), UnitStr: st.id(s.Unit),
 			PeriodTypeStr: st.id(s.PeriodType), PeriodUnitStr: st.id(s.PeriodUnit), Period: s.Period}
 	}
+	if c := m.Calibration; c != nil {
+		f.Meta.Calibration = &pb.Calibration{HostStr: st.id(c.Host), InlineInNs: c.Inline.InNs, InlineOutNs: c.Inline.OutNs,
+			TrapInNs: c.Trap.InNs, TrapOutNs: c.Trap.OutNs, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
+	}
 	if c := m.Crash; c != nil {
 		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
 	}
@@ -179,6 +183,10 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 		if s := m.Sampling; s != nil {
 			p.Meta.Sampling = &Sampling{Type: d.str(s.TypeStr), Unit: d.str(s.UnitStr),
 				PeriodType: d.str(s.PeriodTypeStr), PeriodUnit: d.str(s.PeriodUnitStr), Period: s.Period}
+		}
+		if c := m.Calibration; c != nil {
+			p.Meta.Calibration = &Calibration{Host: d.str(c.HostStr), Inline: ProbeCost{InNs: c.InlineInNs, OutNs: c.InlineOutNs},
+				Trap: ProbeCost{InNs: c.TrapInNs, OutNs: c.TrapOutNs}, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
 		}
 		if c := m.Crash; c != nil {
 			p.Meta.Crash = &Crash{Pid: d.small(c.Pid), Tid: d.small(c.Tid), Signal: d.str(c.SignalStr), Addr: c.Addr, Stack: d.strList(c.StackStr)}

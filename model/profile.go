@@ -49,6 +49,9 @@ type Meta struct {
 	// Sampling is set for a profile imported from a sampling profiler:
 	// its values are sampled, not traced (see Sampling); nil otherwise.
 	Sampling *Sampling
+	// Calibration is the probes' measured cost per call and what was
+	// taken out of the times (see Compensate); nil when not measured.
+	Calibration *Calibration
 }
 
 // Crash records the fatal signal that ended a traced process.

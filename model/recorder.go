@@ -88,6 +88,31 @@ func (r *Recorder) Exit(now int64) bool {
 	return true
 }
 
+// Hold takes out of the open activations the time from..to during which
+// the thread was held stopped by the tracer (setting up probes): it is
+// not the thread's time. The innermost activation open at from loses it
+// from its self time; one opened during the hold is timed from to. It
+// returns the time taken out of the thread's traced time.
+func (r *Recorder) Hold(from, to int64) int64 {
+	if r.done || to <= from {
+		return 0
+	}
+	shift := func(t *int64) {
+		switch {
+		case *t <= from:
+			*t += to - from
+		case *t < to:
+			*t = to
+		}
+	}
+	start := r.start
+	shift(&r.start)
+	for i := range r.stack {
+		shift(&r.stack[i].entry)
+	}
+	return r.start - start
+}
+
 // Depth is the number of open activations.
 func (r *Recorder) Depth() int { return len(r.stack) - 1 }
 

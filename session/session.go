@@ -19,6 +19,7 @@ type Session struct {
 	in          *model.Interner
 	base        time.Time
 	tracedCalls int64
+	heldNs      int64
 	live        map[*Thread]struct{} // threads not finished yet
 
 	// Tests script the clock and the mappings.
@@ -259,6 +260,17 @@ func (s *Session) StackEnd(t *Thread, sp uint64) uint64 {
 	}
 	return 0
 }
+
+// Held takes the time from..to, during which the probe held t stopped to
+// set itself up, out of t's open activations (model.Recorder.Hold).
+func (s *Session) Held(t *Thread, from, to int64) {
+	if !t.done {
+		s.heldNs += t.rec.Hold(from, to)
+	}
+}
+
+// HeldNs is the time Held took out, summed over threads.
+func (s *Session) HeldNs() int64 { return s.heldNs }
 
 // Forked gives child fresh accounting (§2.3): the forking thread's open
 // frames, timed from now, no calls counted.

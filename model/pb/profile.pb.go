@@ -137,7 +137,10 @@ type Meta struct {
 	WarningsStr      []int64                `protobuf:"varint,19,rep,packed,name=warnings_str,json=warningsStr,proto3" json:"warnings_str,omitempty"`
 	// Set only for a profile imported from a sampling profiler (absent in
 	// older files: their values are exact).
-	Sampling      *Sampling `protobuf:"bytes,20,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	Sampling *Sampling `protobuf:"bytes,20,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	// Set when the tracer measured its probes' cost (absent in older files
+	// and with --no-compensate).
+	Calibration   *Calibration `protobuf:"bytes,21,opt,name=calibration,proto3" json:"calibration,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +315,115 @@ func (x *Meta) GetSampling() *Sampling {
 	return nil
 }
 
+func (x *Meta) GetCalibration() *Calibration {
+	if x != nil {
+		return x.Calibration
+	}
+	return nil
+}
+
+// Calibration is the measured cost of one traced call per probe kind,
+// split by whose self time it lands in, and whether it was subtracted.
+type Calibration struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HostStr       int64                  `protobuf:"varint,1,opt,name=host_str,json=hostStr,proto3" json:"host_str,omitempty"`
+	InlineInNs    int64                  `protobuf:"varint,2,opt,name=inline_in_ns,json=inlineInNs,proto3" json:"inline_in_ns,omitempty"`
+	InlineOutNs   int64                  `protobuf:"varint,3,opt,name=inline_out_ns,json=inlineOutNs,proto3" json:"inline_out_ns,omitempty"`
+	TrapInNs      int64                  `protobuf:"varint,4,opt,name=trap_in_ns,json=trapInNs,proto3" json:"trap_in_ns,omitempty"`
+	TrapOutNs     int64                  `protobuf:"varint,5,opt,name=trap_out_ns,json=trapOutNs,proto3" json:"trap_out_ns,omitempty"`
+	Compensated   bool                   `protobuf:"varint,6,opt,name=compensated,proto3" json:"compensated,omitempty"`
+	SubtractedNs  int64                  `protobuf:"varint,7,opt,name=subtracted_ns,json=subtractedNs,proto3" json:"subtracted_ns,omitempty"`
+	HeldNs        int64                  `protobuf:"varint,8,opt,name=held_ns,json=heldNs,proto3" json:"held_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Calibration) Reset() {
+	*x = Calibration{}
+	mi := &file_profile_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Calibration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Calibration) ProtoMessage() {}
+
+func (x *Calibration) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Calibration.ProtoReflect.Descriptor instead.
+func (*Calibration) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Calibration) GetHostStr() int64 {
+	if x != nil {
+		return x.HostStr
+	}
+	return 0
+}
+
+func (x *Calibration) GetInlineInNs() int64 {
+	if x != nil {
+		return x.InlineInNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetInlineOutNs() int64 {
+	if x != nil {
+		return x.InlineOutNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetTrapInNs() int64 {
+	if x != nil {
+		return x.TrapInNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetTrapOutNs() int64 {
+	if x != nil {
+		return x.TrapOutNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetCompensated() bool {
+	if x != nil {
+		return x.Compensated
+	}
+	return false
+}
+
+func (x *Calibration) GetSubtractedNs() int64 {
+	if x != nil {
+		return x.SubtractedNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetHeldNs() int64 {
+	if x != nil {
+		return x.HeldNs
+	}
+	return 0
+}
+
 // Sampling describes sampled values: the source's sample type and unit,
 // and its sampling period when known.
 type Sampling struct {
@@ -327,7 +439,7 @@ type Sampling struct {
 
 func (x *Sampling) Reset() {
 	*x = Sampling{}
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +451,7 @@ func (x *Sampling) String() string {
 func (*Sampling) ProtoMessage() {}
 
 func (x *Sampling) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +464,7 @@ func (x *Sampling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sampling.ProtoReflect.Descriptor instead.
 func (*Sampling) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{2}
+	return file_profile_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Sampling) GetTypeStr() int64 {
@@ -403,7 +515,7 @@ type Crash struct {
 
 func (x *Crash) Reset() {
 	*x = Crash{}
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +527,7 @@ func (x *Crash) String() string {
 func (*Crash) ProtoMessage() {}
 
 func (x *Crash) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +540,7 @@ func (x *Crash) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Crash.ProtoReflect.Descriptor instead.
 func (*Crash) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{3}
+	return file_profile_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Crash) GetPid() int64 {
@@ -477,7 +589,7 @@ type Module struct {
 
 func (x *Module) Reset() {
 	*x = Module{}
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +601,7 @@ func (x *Module) String() string {
 func (*Module) ProtoMessage() {}
 
 func (x *Module) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +614,7 @@ func (x *Module) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Module.ProtoReflect.Descriptor instead.
 func (*Module) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{4}
+	return file_profile_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Module) GetPathStr() int64 {
@@ -536,7 +648,7 @@ type Function struct {
 
 func (x *Function) Reset() {
 	*x = Function{}
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +660,7 @@ func (x *Function) String() string {
 func (*Function) ProtoMessage() {}
 
 func (x *Function) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +673,7 @@ func (x *Function) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Function.ProtoReflect.Descriptor instead.
 func (*Function) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{5}
+	return file_profile_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Function) GetModule() int64 {
@@ -599,7 +711,7 @@ type Process struct {
 
 func (x *Process) Reset() {
 	*x = Process{}
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +723,7 @@ func (x *Process) String() string {
 func (*Process) ProtoMessage() {}
 
 func (x *Process) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +736,7 @@ func (x *Process) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Process.ProtoReflect.Descriptor instead.
 func (*Process) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{6}
+	return file_profile_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Process) GetPid() int64 {
@@ -720,7 +832,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +844,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +857,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{7}
+	return file_profile_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Member) GetRun() int64 {
@@ -821,7 +933,7 @@ type Thread struct {
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -833,7 +945,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -846,7 +958,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{8}
+	return file_profile_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Thread) GetTid() int64 {
@@ -942,7 +1054,7 @@ type Nodes struct {
 
 func (x *Nodes) Reset() {
 	*x = Nodes{}
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1066,7 @@ func (x *Nodes) String() string {
 func (*Nodes) ProtoMessage() {}
 
 func (x *Nodes) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1079,7 @@ func (x *Nodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nodes.ProtoReflect.Descriptor instead.
 func (*Nodes) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{9}
+	return file_profile_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Nodes) GetFunc() []int64 {
@@ -1108,7 +1220,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xb7\x05\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xf2\x05\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1135,7 +1247,19 @@ const file_profile_proto_rawDesc = "" +
 	"\vsources_str\x18\x12 \x03(\x03R\n" +
 	"sourcesStr\x12!\n" +
 	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\x120\n" +
-	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\"\xa8\x01\n" +
+	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\x129\n" +
+	"\vcalibration\x18\x15 \x01(\v2\x17.profile.v1.CalibrationR\vcalibration\"\x8c\x02\n" +
+	"\vCalibration\x12\x19\n" +
+	"\bhost_str\x18\x01 \x01(\x03R\ahostStr\x12 \n" +
+	"\finline_in_ns\x18\x02 \x01(\x03R\n" +
+	"inlineInNs\x12\"\n" +
+	"\rinline_out_ns\x18\x03 \x01(\x03R\vinlineOutNs\x12\x1c\n" +
+	"\n" +
+	"trap_in_ns\x18\x04 \x01(\x03R\btrapInNs\x12\x1e\n" +
+	"\vtrap_out_ns\x18\x05 \x01(\x03R\ttrapOutNs\x12 \n" +
+	"\vcompensated\x18\x06 \x01(\bR\vcompensated\x12#\n" +
+	"\rsubtracted_ns\x18\a \x01(\x03R\fsubtractedNs\x12\x17\n" +
+	"\aheld_ns\x18\b \x01(\x03R\x06heldNs\"\xa8\x01\n" +
 	"\bSampling\x12\x19\n" +
 	"\btype_str\x18\x01 \x01(\x03R\atypeStr\x12\x19\n" +
 	"\bunit_str\x18\x02 \x01(\x03R\aunitStr\x12&\n" +
@@ -1227,34 +1351,36 @@ func file_profile_proto_rawDescGZIP() []byte {
 	return file_profile_proto_rawDescData
 }
 
-var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_profile_proto_goTypes = []any{
 	(*ProfileFile)(nil), // 0: profile.v1.ProfileFile
 	(*Meta)(nil),        // 1: profile.v1.Meta
-	(*Sampling)(nil),    // 2: profile.v1.Sampling
-	(*Crash)(nil),       // 3: profile.v1.Crash
-	(*Module)(nil),      // 4: profile.v1.Module
-	(*Function)(nil),    // 5: profile.v1.Function
-	(*Process)(nil),     // 6: profile.v1.Process
-	(*Member)(nil),      // 7: profile.v1.Member
-	(*Thread)(nil),      // 8: profile.v1.Thread
-	(*Nodes)(nil),       // 9: profile.v1.Nodes
+	(*Calibration)(nil), // 2: profile.v1.Calibration
+	(*Sampling)(nil),    // 3: profile.v1.Sampling
+	(*Crash)(nil),       // 4: profile.v1.Crash
+	(*Module)(nil),      // 5: profile.v1.Module
+	(*Function)(nil),    // 6: profile.v1.Function
+	(*Process)(nil),     // 7: profile.v1.Process
+	(*Member)(nil),      // 8: profile.v1.Member
+	(*Thread)(nil),      // 9: profile.v1.Thread
+	(*Nodes)(nil),       // 10: profile.v1.Nodes
 }
 var file_profile_proto_depIdxs = []int32{
-	1, // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
-	4, // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
-	5, // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
-	6, // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
-	8, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
-	3, // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
-	2, // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
-	7, // 7: profile.v1.Thread.members:type_name -> profile.v1.Member
-	9, // 8: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	1,  // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
+	5,  // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
+	6,  // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
+	7,  // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
+	9,  // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
+	4,  // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
+	3,  // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
+	2,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
+	8,  // 8: profile.v1.Thread.members:type_name -> profile.v1.Member
+	10, // 9: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_profile_proto_init() }
@@ -1268,7 +1394,7 @@ func file_profile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_profile_proto_rawDesc), len(file_profile_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
