@@ -49,11 +49,14 @@ func (d *drawer) legendText(inScope []model.NumberedThread) []string {
 	if d.opt.Wall {
 		basis = "wall time"
 	}
-	l := []string{
-		"node: function (a library's: module:name)",
-		"    self: time in its own code; total: inclusive time",
-		fmt.Sprintf("    %s, shares of %s", basis, human.Duration(d.v.base)),
+	l := []string{"node: function (a library's: module:name)"}
+	if d.v.shortened() {
+		l = append(l, "    C++/Rust names shortened: (…) and <…> elided,",
+			"    full name in the tooltip (--full-names)")
 	}
+	l = append(l,
+		"    self: time in its own code; total: inclusive time",
+		fmt.Sprintf("    %s, shares of %s", basis, human.Duration(d.v.base)))
 	if d.opt.ThreadShare {
 		l = append(l, "    (x% of #N): of thread N's time, the thread where largest")
 	}
@@ -119,4 +122,17 @@ func heatSwatches(warm, hot float64) []swatch {
 		out = append(out, swatch{fill: fill, text: "≥" + human.Percent(100*from), dark: darkFill(step)})
 	}
 	return append(out, swatch{fill: waitFill, text: "waiting"})
+}
+
+// shortened reports whether some node's label shows a shortened name.
+func (v *view) shortened() bool {
+	if v.full {
+		return false
+	}
+	for i := range v.nodes {
+		if f := v.nodes[i].key.Func; v.p.ShortFuncName(f) != v.p.FuncName(f) {
+			return true
+		}
+	}
+	return false
 }
