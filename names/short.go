@@ -106,10 +106,15 @@ func scan(s string, m mode) string {
 			end := closing(s, i)
 			inner := s[i+1 : end]
 			prev := lastByte(&b)
-			if end == len(s) || isIdent(prev) || strings.IndexByte(">)]}", prev) >= 0 ||
-				(prev == ':' && !isQualifiedPath(inner)) {
+			switch {
+			case end < len(s) && isIdent(prev) && literalArgs(inner):
+				// Kept: short and what tells instances apart
+				// ("Leaf<0, 1>", "get<2>").
+				b.WriteString(s[i : end+1])
+			case end == len(s) || isIdent(prev) || strings.IndexByte(">)]}", prev) >= 0 ||
+				(prev == ':' && !isQualifiedPath(inner)):
 				b.WriteString(elided)
-			} else {
+			default:
 				// A Rust qualified path: "<Foo as Trait>",
 				// "<impl Trait for Foo>", "<alloc::vec::Vec<u8>>".
 				b.WriteByte('<')
@@ -178,6 +183,27 @@ func scan(s string, m mode) string {
 		}
 	}
 	return b.String()
+}
+
+// literalArgs reports whether a template argument list holds only a few
+// integer or boolean literals ("0, 1", "3ul", "-1", "true"): those read as
+// short as the elision and tell the instances of a template apart.
+func literalArgs(inner string) bool {
+	if inner == "" || len(inner) > 24 {
+		return false
+	}
+	for _, a := range strings.Split(inner, ",") {
+		a = strings.TrimSpace(a)
+		if a == "true" || a == "false" {
+			continue
+		}
+		a = strings.TrimPrefix(a, "-")
+		a = strings.TrimRight(a, "ulUL")
+		if a == "" || strings.Trim(a, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // endsName reports whether s[i:] goes on with what may follow a name (its
