@@ -48,7 +48,7 @@ func recordJob(c config, s setting, key, probes, size string) job {
 	data := filepath.Join(c.tmp, strings.ReplaceAll(key, " ", "-")+".data")
 	return job{key, func() (outcome, error) {
 		os.Remove(data)
-		o, err := timed("", s.prefix, c.profile, "record", "--probes", probes, "--stats", "-o", data, "--", c.workload, size)
+		o, err := timed("", s.prefix, c.profile, "record", "--probes", probes, "--no-compensate", "--stats", "-o", data, "--", c.workload, size)
 		if err != nil {
 			return o, err
 		}
