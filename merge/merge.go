@@ -45,6 +45,9 @@
 // sorted and joined by "; "; Filters, Excludes and Libs are sorted unions;
 // ToolVersion, Command, Exe and BuildID are kept when all inputs agree and
 // cleared otherwise; Crash is the crash with the smallest (pid, tid) if any.
+// Calibration is kept when every input has one: the first input's costs
+// (each input's times were compensated with its own), Compensated only if
+// every input was, the time taken out summed.
 // Sampled inputs (model.Sampling) merge only with sampled inputs of the
 // same type (model.CompatibleValues); Sampling is kept, its Period cleared
 // when the inputs' periods differ.
@@ -639,7 +642,21 @@ func mergeMeta(out *model.Profile, ins []*input) {
 				s := *x.Sampling
 				m.Sampling = &s
 			}
+			if x.Calibration != nil {
+				c := *x.Calibration
+				m.Calibration = &c
+			}
 		} else {
+			switch c := m.Calibration; {
+			case c == nil:
+			case x.Calibration == nil:
+				m.Calibration = nil
+			default:
+				c.Compensated = c.Compensated && x.Calibration.Compensated
+				c.SubtractedNs += x.Calibration.SubtractedNs
+				c.HeldNs += x.Calibration.HeldNs
+				c.Host = agree(c.Host, x.Calibration.Host)
+			}
 			if m.Sampling != nil && x.Sampling != nil && m.Sampling.Period != x.Sampling.Period {
 				m.Sampling.Period = 0 // rates differ
 			}
