@@ -1,34 +1,13 @@
 package attach
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/profile-dev/profile/model"
 )
-
-// TestCalibProgramMatchesSource: calib.bin is calibcode/calib.S built.
-func TestCalibProgramMatchesSource(t *testing.T) {
-	if _, err := exec.LookPath("as"); err != nil {
-		t.Skip("no assembler")
-	}
-	dir := t.TempDir()
-	obj, bin := dir+"/calib.o", dir+"/calib.bin"
-	for _, c := range [][]string{{"as", "--64", "-o", obj, "calibcode/calib.S"}, {"ld", "-static", "-nostdlib", "--build-id=none", "-o", bin, obj}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
-	want, _ := os.ReadFile(bin)
-	if !bytes.Equal(want, calibProgram) {
-		t.Fatal("attach/calib.bin is not calibcode/calib.S built: run `as --64 -o calib.o calibcode/calib.S && ld -static -nostdlib --build-id=none -o calib.bin calib.o` in attach/")
-	}
-}
 
 // TestCalibrateMeasuresEachProbeKind: both kinds measured under auto, one
 // under a fixed kind; an inline call costs less than a trap's two stops.

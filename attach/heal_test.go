@@ -31,24 +31,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestHealBlobMatchesSource: heal.bin is healcode/heal.S assembled.
-func TestHealBlobMatchesSource(t *testing.T) {
-	if _, err := exec.LookPath("as"); err != nil {
-		t.Skip("no assembler")
-	}
-	dir := t.TempDir()
-	obj, bin := dir+"/heal.o", dir+"/heal.bin"
-	for _, c := range [][]string{{"as", "--64", "-o", obj, "healcode/heal.S"}, {"objcopy", "-O", "binary", "-j", ".text", obj, bin}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
-	want, _ := os.ReadFile(bin)
-	if !bytes.Equal(want, healCode) {
-		t.Fatal("attach/heal.bin is not healcode/heal.S assembled: run `as --64 -o heal.o healcode/heal.S && objcopy -O binary -j .text heal.o heal.bin` in attach/")
-	}
-}
-
 // The profiler SIGKILLed at random moments while attached: the target
 // runs on unharmed every time, its output equals an untraced run's. With
 // trap probes it heals itself: after its next traps no int3 of ours is

@@ -5,32 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/profile-dev/profile/internal/workload"
 )
-
-// TestProbeBlobMatchesSource: probe.bin is inlinecode/probe.S assembled.
-func TestProbeBlobMatchesSource(t *testing.T) {
-	if _, err := exec.LookPath("as"); err != nil {
-		t.Skip("no assembler")
-	}
-	dir := t.TempDir()
-	obj, bin := dir+"/probe.o", dir+"/probe.bin"
-	for _, c := range [][]string{{"as", "--64", "-o", obj, "inlinecode/probe.S"}, {"objcopy", "-O", "binary", "-j", ".text", obj, bin}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
-	want, _ := os.ReadFile(bin)
-	if !bytes.Equal(want, probeCode) {
-		t.Fatal("attach/probe.bin is not inlinecode/probe.S assembled: run `as --64 -o probe.o inlinecode/probe.S && objcopy -O binary -j .text probe.o probe.bin` in attach/")
-	}
-	if len(probeCode) != stubDataPtr+8 {
-		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(probeCode), stubDataPtr)
-	}
-}
 
 // Under auto, a function whose first bytes a branch lands in gets a trap
 // probe, the others inline probes, and the counts stay exact.
