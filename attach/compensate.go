@@ -2,6 +2,8 @@ package attach
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/profile-dev/profile/model"
 )
@@ -56,4 +58,29 @@ func (e *engine) calibrateTrapLate() {
 		return
 	}
 	e.cal.Trap = cal.Trap
+}
+
+// PrepareCompensation measures the probes' cost for opt when it asks for
+// compensation and has no calibration yet: inline probes (also under
+// auto, whose few trap probes are measured after the session) or trap
+// probes. Callers that time the session (--duration) call it before they
+// start the clock. When nothing can be measured it says so, in the
+// profile too, and turns compensation off.
+func PrepareCompensation(ctx context.Context, opt *Options) {
+	if !opt.Compensate || opt.Calibration != nil {
+		return
+	}
+	kind := ProbesInline
+	if opt.Probes == ProbesTrap {
+		kind = ProbesTrap
+	}
+	cal, err := Calibrate(ctx, kind)
+	if err != nil {
+		msg := err.Error() + ": times include the probes' cost"
+		opt.Meta.Warnings = append(opt.Meta.Warnings, msg)
+		fmt.Fprintf(os.Stderr, "profile: %s\n", msg)
+		opt.Compensate = false
+		return
+	}
+	opt.Calibration = cal
 }

@@ -48,10 +48,12 @@ type Options struct {
 	// is about to end a traced process, before the signal goes through.
 	OnCrash func(*model.Profile)
 
-	// Compensate measures the probes' cost per call before tracing
-	// (Calibrate) and takes it out of the profile's times, with the time
-	// the tracer held threads to set up (model.Compensate).
-	Compensate bool
+	// Compensate takes the probes' cost per call out of the profile's
+	// times, with the time the tracer held threads to set up
+	// (model.Compensate). Calibration is the cost; when nil, it is
+	// measured before tracing (PrepareCompensation).
+	Compensate  bool
+	Calibration *model.Calibration
 
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	quiet  bool     // the recorded program gets no stdin, stdout or stderr
@@ -136,19 +138,11 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		r   *Result
 		err error
 	}
+	PrepareCompensation(ctx, &opt)
 	var cal *model.Calibration
-	if opt.Compensate {
-		// Under auto, trap probes are measured after the session, and only
-		// if some function got one: few do.
-		kind := ProbesInline
-		if opt.Probes == ProbesTrap {
-			kind = ProbesTrap
-		}
-		var err error
-		if cal, err = Calibrate(ctx, kind); err != nil {
-			opt.Meta.Warnings = append(opt.Meta.Warnings, err.Error()+": times include the probes' cost")
-			fmt.Fprintf(os.Stderr, "profile: %v: times include the probes' cost\n", err)
-		}
+	if opt.Calibration != nil {
+		c := *opt.Calibration // the late trap measure fills it in
+		cal = &c
 	}
 	ch := make(chan out, 1)
 	go func() {

@@ -85,6 +85,8 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}
+	// Measured now, so that --duration times the tracing only.
+	attach.PrepareCompensation(context.Background(), &opt)
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
 	}
