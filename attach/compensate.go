@@ -38,33 +38,63 @@ func (e *engine) compensated(p *model.Profile) *model.Profile {
 // held takes the time since from, during which the tracer held t stopped
 // to set up its probes, out of t's times (when compensating).
 func (e *engine) held(t *thread, from int64) {
-	if e.cal != nil {
+	if e.opt.Compensate {
 		e.s.Held(t.st, from, e.now())
 	}
 }
 
-// calibrateTrapLate measures the trap probes' cost once the session is
-// over, when auto gave some function a trap probe: the calibration before
-// the session measured inline probes only. The session is over (nothing
-// is traced any more), so its end no longer cancels this.
-func (e *engine) calibrateTrapLate() {
-	if e.cal == nil || e.cal.Trap != (model.ProbeCost{}) || e.stats.TrapFunctions == 0 {
+// finishCompensation measures, once the session is over, what was not
+// measured before it: everything for Attach, and under auto the trap
+// probes when some function got one. A launched program may still run as
+// our child (--duration), and a calibration run would reap it: its trap
+// cost is then taken as one bare stop (measureStop) on each side.
+func (e *engine) finishCompensation() {
+	if !e.opt.Compensate {
 		return
 	}
-	cal, err := Calibrate(context.Background(), ProbesTrap)
-	if err != nil {
-		e.warn("%v: trap-probed functions' times include the probes' cost", err)
-		e.s.Warn(err.Error() + ": trap-probed functions' times include the probes' cost")
+	trap := e.opt.Probes == ProbesTrap || e.stats.TrapFunctions > 0
+	if e.launched {
+		if e.cal != nil && trap && e.cal.Trap == (model.ProbeCost{}) {
+			if stop := e.s.Profile().Meta.StopOverheadNs; stop > 0 {
+				e.cal.Trap = model.ProbeCost{InNs: stop, OutNs: stop}
+			}
+		}
 		return
 	}
-	e.cal.Trap = cal.Trap
+	if e.cal == nil {
+		e.cal = &model.Calibration{}
+	}
+	for _, k := range []struct {
+		kind string
+		want bool
+		cost *model.ProbeCost
+	}{{ProbesInline, e.opt.Probes != ProbesTrap, &e.cal.Inline}, {ProbesTrap, trap, &e.cal.Trap}} {
+		if !k.want || *k.cost != (model.ProbeCost{}) {
+			continue
+		}
+		cal, err := Calibrate(context.Background(), k.kind)
+		if err != nil {
+			msg := err.Error() + ": " + k.kind + "-probed functions' times include the probes' cost"
+			e.warn("%s", msg)
+			e.s.Warn(msg)
+			continue
+		}
+		e.cal.Host = cal.Host
+		*k.cost = cal.Inline
+		if k.kind == ProbesTrap {
+			*k.cost = cal.Trap
+		}
+	}
+	if e.cal.Inline == (model.ProbeCost{}) && e.cal.Trap == (model.ProbeCost{}) {
+		e.cal = nil // nothing measured: the times stay raw
+	}
 }
 
 // PrepareCompensation measures the probes' cost for opt when it asks for
 // compensation and has no calibration yet: inline probes (also under
 // auto, whose few trap probes are measured after the session) or trap
-// probes. Callers that time the session (--duration) call it before they
-// start the clock. When nothing can be measured it says so, in the
+// probes. Record calls it; callers that time the session (--duration) or
+// show it live (top) call it before they start. When nothing can be measured it says so, in the
 // profile too, and turns compensation off.
 func PrepareCompensation(ctx context.Context, opt *Options) {
 	if !opt.Compensate || opt.Calibration != nil {

@@ -50,8 +50,10 @@ type Options struct {
 
 	// Compensate takes the probes' cost per call out of the profile's
 	// times, with the time the tracer held threads to set up
-	// (model.Compensate). Calibration is the cost; when nil, it is
-	// measured before tracing (PrepareCompensation).
+	// (model.Compensate). Calibration is the cost; when nil, Record
+	// measures it before launching (PrepareCompensation) and Attach once
+	// detached, so that attaching is not delayed (a profiler killed while
+	// attaching is the riskiest moment for the target).
 	Compensate  bool
 	Calibration *model.Calibration
 
@@ -124,6 +126,7 @@ var ErrNoFunctions = errors.New("nothing to trace: no function matched the filte
 // Record launches argv under the tracer and traces it from its first
 // instruction until it exits or ctx ends (then it detaches and lets it run).
 func Record(ctx context.Context, argv []string, opt Options) (*Result, error) {
+	PrepareCompensation(ctx, &opt)
 	return run(ctx, opt, func(e *engine) error { return e.launch(argv) })
 }
 
@@ -138,7 +141,6 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		r   *Result
 		err error
 	}
-	PrepareCompensation(ctx, &opt)
 	var cal *model.Calibration
 	if opt.Calibration != nil {
 		c := *opt.Calibration // the late trap measure fills it in
@@ -176,7 +178,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		e.mu.Unlock()
 		close(stop)
 		if r != nil {
-			e.calibrateTrapLate()
+			e.finishCompensation()
 			r.Profile = e.compensated(r.Profile)
 		}
 		ch <- out{r, err}

@@ -73,6 +73,10 @@ them whole.`,
 				return usagef("bad --rows %d: must not be negative", rows)
 			}
 			opt, err := f.options("attach", nil)
+			if err == nil {
+				// The live views are compensated: measured before attaching.
+				attach.PrepareCompensation(context.Background(), &opt)
+			}
 			if err != nil {
 				return err
 			}
