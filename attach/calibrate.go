@@ -35,10 +35,11 @@ const (
 )
 
 // Calibrate measures what one traced call costs on this host under each
-// probe kind that probes ("", auto, inline or trap) may use, by recording
-// the calibration program under it. A kind this host cannot use is left
-// zero; an error only when no kind could be measured.
-func Calibrate(ctx context.Context, probes string) (*model.Calibration, error) {
+// of the probe kinds (ProbesInline, ProbesTrap), by recording the
+// calibration program under it. A kind that cannot be measured (no
+// invariant TSC for inline probes) is left zero; the error is only for
+// none measured.
+func Calibrate(ctx context.Context, kinds ...string) (*model.Calibration, error) {
 	path, err := writeCalibProgram()
 	if err != nil {
 		return nil, err
@@ -46,19 +47,17 @@ func Calibrate(ctx context.Context, probes string) (*model.Calibration, error) {
 	defer os.Remove(path)
 	cal := &model.Calibration{Host: hostinfo.CPUModel()}
 	var errs []error
-	for _, k := range []struct {
-		kind        string
-		calls, warm int
-		cost        *model.ProbeCost
-	}{{ProbesInline, calibInlineCalls, calibInlineWarm, &cal.Inline}, {ProbesTrap, calibTrapCalls, 0, &cal.Trap}} {
-		if probes == k.kind || probes == "" || probes == ProbesAuto {
-			c, err := measureProbe(ctx, path, k.kind, k.calls, k.warm)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s probes: %w", k.kind, err))
-				continue
-			}
-			*k.cost = c
+	for _, kind := range kinds {
+		calls, warm, cost := calibTrapCalls, 0, &cal.Trap
+		if kind == ProbesInline {
+			calls, warm, cost = calibInlineCalls, calibInlineWarm, &cal.Inline
 		}
+		c, err := measureProbe(ctx, path, kind, calls, warm)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s probes: %w", kind, err))
+			continue
+		}
+		*cost = c
 	}
 	if cal.Inline == (model.ProbeCost{}) && cal.Trap == (model.ProbeCost{}) {
 		return nil, fmt.Errorf("calibrate the probes: %w", errors.Join(errs...))

@@ -9,10 +9,10 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// TestCalibrateMeasuresEachProbeKind: both kinds measured under auto, one
-// under a fixed kind; an inline call costs less than a trap's two stops.
+// TestCalibrateMeasuresEachProbeKind: the kinds asked for and only them;
+// an inline call costs less than a trap's two stops.
 func TestCalibrateMeasuresEachProbeKind(t *testing.T) {
-	cal, err := Calibrate(context.Background(), ProbesAuto)
+	cal, err := Calibrate(context.Background(), ProbesInline, ProbesTrap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestCalibrateMeasuresEachProbeKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cal.Inline.InNs <= 0 || cal.Trap != (model.ProbeCost{}) {
-		t.Fatalf("--probes inline: calibration %+v, want inline only", cal)
+		t.Fatalf("inline asked for: calibration %+v, want inline only", cal)
 	}
 }
 

@@ -16,6 +16,9 @@ func (e *engine) compensated(p *model.Profile) *model.Profile {
 	if e.cal == nil {
 		return p
 	}
+	// By index (e.kinds), not by name as Stats.Probe: a function's
+	// display name changes when its module turns out to be an exec'd
+	// program's.
 	cost := make([]model.ProbeCost, len(p.Functions))
 	for fn, kind := range e.kinds {
 		if fn >= len(cost) {
@@ -43,59 +46,17 @@ func (e *engine) held(t *thread, from int64) {
 	}
 }
 
-// finishCompensation measures, once the session is over, what was not
-// measured before it: everything for Attach, and under auto the trap
-// probes when some function got one. A launched program may still run as
-// our child (--duration), and a calibration run would reap it: its trap
-// cost is then taken as one bare stop (measureStop) on each side.
-func (e *engine) finishCompensation() {
-	if !e.opt.Compensate {
-		return
-	}
-	trap := e.opt.Probes == ProbesTrap || e.stats.TrapFunctions > 0
-	if e.launched {
-		if e.cal != nil && trap && e.cal.Trap == (model.ProbeCost{}) {
-			if stop := e.s.Profile().Meta.StopOverheadNs; stop > 0 {
-				e.cal.Trap = model.ProbeCost{InNs: stop, OutNs: stop}
-			}
-		}
-		return
-	}
-	if e.cal == nil {
-		e.cal = &model.Calibration{}
-	}
-	for _, k := range []struct {
-		kind string
-		want bool
-		cost *model.ProbeCost
-	}{{ProbesInline, e.opt.Probes != ProbesTrap, &e.cal.Inline}, {ProbesTrap, trap, &e.cal.Trap}} {
-		if !k.want || *k.cost != (model.ProbeCost{}) {
-			continue
-		}
-		cal, err := Calibrate(context.Background(), k.kind)
-		if err != nil {
-			msg := err.Error() + ": " + k.kind + "-probed functions' times include the probes' cost"
-			e.warn("%s", msg)
-			e.s.Warn(msg)
-			continue
-		}
-		e.cal.Host = cal.Host
-		*k.cost = cal.Inline
-		if k.kind == ProbesTrap {
-			*k.cost = cal.Trap
-		}
-	}
-	if e.cal.Inline == (model.ProbeCost{}) && e.cal.Trap == (model.ProbeCost{}) {
-		e.cal = nil // nothing measured: the times stay raw
-	}
+// uncompensated is what to say when the probes' cost could not be measured.
+func uncompensated(err error) string {
+	return err.Error() + ": times include the probes' cost"
 }
 
 // PrepareCompensation measures the probes' cost for opt when it asks for
 // compensation and has no calibration yet: inline probes (also under
-// auto, whose few trap probes are measured after the session) or trap
-// probes. Record calls it; callers that time the session (--duration) or
-// show it live (top) call it before they start. When nothing can be measured it says so, in the
-// profile too, and turns compensation off.
+// auto, whose few trap probes finishCompensation sees to) or trap probes.
+// Record calls it; callers that time the session (--duration) or show it
+// live (top) call it before they start. When nothing can be measured it
+// says so, in the profile too, and turns compensation off.
 func PrepareCompensation(ctx context.Context, opt *Options) {
 	if !opt.Compensate || opt.Calibration != nil {
 		return
@@ -106,11 +67,57 @@ func PrepareCompensation(ctx context.Context, opt *Options) {
 	}
 	cal, err := Calibrate(ctx, kind)
 	if err != nil {
-		msg := err.Error() + ": times include the probes' cost"
-		opt.Meta.Warnings = append(opt.Meta.Warnings, msg)
-		fmt.Fprintf(os.Stderr, "profile: %s\n", msg)
+		opt.Meta.Warnings = append(opt.Meta.Warnings, uncompensated(err))
+		fmt.Fprintf(os.Stderr, "profile: %s\n", uncompensated(err))
 		opt.Compensate = false
 		return
 	}
 	opt.Calibration = cal
+}
+
+// finishCompensation measures, once the session is over, what was not
+// measured before it: everything for Attach (not to delay attaching), and
+// under auto the trap probes when some function got one. A launched
+// program may still run as our child (--duration), and a calibration run
+// would reap it: its trap cost is then taken as one bare stop
+// (measureStop) on each side.
+func (e *engine) finishCompensation() {
+	if !e.opt.Compensate {
+		return
+	}
+	if e.cal == nil {
+		e.cal = &model.Calibration{}
+	}
+	var kinds []string
+	if e.opt.Probes != ProbesTrap && e.cal.Inline == (model.ProbeCost{}) {
+		kinds = append(kinds, ProbesInline)
+	}
+	if (e.opt.Probes == ProbesTrap || e.stats.TrapFunctions > 0) && e.cal.Trap == (model.ProbeCost{}) {
+		kinds = append(kinds, ProbesTrap)
+	}
+	switch {
+	case len(kinds) == 0:
+	case e.launched:
+		if stop := e.s.Profile().Meta.StopOverheadNs; stop > 0 && e.cal.Trap == (model.ProbeCost{}) {
+			e.cal.Trap = model.ProbeCost{InNs: stop, OutNs: stop}
+		}
+	default:
+		cal, err := Calibrate(context.Background(), kinds...)
+		if err != nil {
+			e.warn("%s", uncompensated(err))
+			e.s.Warn(uncompensated(err))
+			break
+		}
+		// Only the kinds still zero were measured.
+		e.cal.Host = cal.Host
+		if cal.Inline != (model.ProbeCost{}) {
+			e.cal.Inline = cal.Inline
+		}
+		if cal.Trap != (model.ProbeCost{}) {
+			e.cal.Trap = cal.Trap
+		}
+	}
+	if e.cal.Inline == (model.ProbeCost{}) && e.cal.Trap == (model.ProbeCost{}) {
+		e.cal = nil // nothing measured: the times stay raw
+	}
 }

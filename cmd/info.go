@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -165,12 +166,15 @@ func calibrationLine(c *model.Calibration) string {
 	}{{"inline", c.Inline}, {"trap", c.Trap}} {
 		if k.cost != (model.ProbeCost{}) {
 			kinds = append(kinds, fmt.Sprintf("%s %s in the callee + %s in the caller", k.name,
-				time.Duration(k.cost.InNs), time.Duration(k.cost.OutNs)))
+				human.Duration(k.cost.InNs), human.Duration(k.cost.OutNs)))
 		}
 	}
-	s := strings.Join(kinds, "; ") + " per call, on " + c.Host
-	if c.Compensated {
-		s += fmt.Sprintf("; taken out: %s of probes, %s of set-up", time.Duration(c.SubtractedNs), time.Duration(c.HeldNs))
+	s := strings.Join(kinds, "; ") + " per call"
+	if c.Host != "" {
+		s += " on " + c.Host
 	}
-	return s
+	if !c.Compensated {
+		return s + "; not taken out of the times (not in every merged run)"
+	}
+	return s + fmt.Sprintf("; taken out: %s of probes, %s of set-up", human.Duration(c.SubtractedNs), human.Duration(c.HeldNs))
 }

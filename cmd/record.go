@@ -30,6 +30,8 @@ SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
 			if err != nil {
 				return err
 			}
+			// Measured now, so that --duration times the tracing only.
+			attach.PrepareCompensation(context.Background(), &opt)
 			signalIgnoreInterrupt()
 			ctx, done := f.traceContext(syscall.SIGTERM, syscall.SIGHUP)
 			defer done()

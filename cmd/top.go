@@ -73,13 +73,11 @@ them whole.`,
 				return usagef("bad --rows %d: must not be negative", rows)
 			}
 			opt, err := f.options("attach", nil)
-			if err == nil {
-				// The live views are compensated: measured before attaching.
-				attach.PrepareCompensation(context.Background(), &opt)
-			}
 			if err != nil {
 				return err
 			}
+			// The live views are compensated: measured before attaching.
+			attach.PrepareCompensation(context.Background(), &opt)
 			opt.Progress = nil // the view shows the numbers
 			opt.SnapshotEvery = interval
 			snaps := make(chan snapshot, 1)

@@ -85,11 +85,6 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}
-	if mode == "record" {
-		// Measured now, so that --duration times the tracing only;
-		// attach measures once detached, not to delay attaching.
-		attach.PrepareCompensation(context.Background(), &opt)
-	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
 	}

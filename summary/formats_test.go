@@ -171,13 +171,13 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				t.Errorf("totals key %q", s("key"))
 			}
 		case "functions":
-			r.Functions = append(r.Functions, summary.Function{Name: s("name"), Module: s("module"), Calls: n("calls"),
-				RecursiveCalls: n("recursive_calls"), SelfNs: n("self_ns"), TotalNs: n("total_ns"),
-				SelfPct: f("self_pct"), TotalPct: f("total_pct")})
+			r.Functions = append(r.Functions, summary.Function{Name: s("name"), Module: s("module"), FuncNumbers: summary.FuncNumbers{
+				Calls: n("calls"), RecursiveCalls: n("recursive_calls"), SelfNs: n("self_ns"), TotalNs: n("total_ns"),
+				SelfPct: f("self_pct"), TotalPct: f("total_pct")}})
 		case "edges":
 			r.Edges = append(r.Edges, summary.Edge{Caller: s("caller"), Callee: s("callee"), CallerModule: s("caller_module"),
-				CalleeModule: s("callee_module"), Kind: s("kind"), Calls: n("calls"), RecursiveCalls: n("recursive_calls"),
-				TotalNs: n("total_ns"), TotalPct: f("total_pct")})
+				CalleeModule: s("callee_module"), Kind: s("kind"), EdgeNumbers: summary.EdgeNumbers{Calls: n("calls"),
+					RecursiveCalls: n("recursive_calls"), TotalNs: n("total_ns"), TotalPct: f("total_pct")}})
 		case "modules":
 			r.Modules = append(r.Modules, summary.Module{Module: s("module"), SelfNs: n("self_ns"), SelfPct: f("self_pct")})
 		case "threads":

@@ -57,12 +57,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.str(f.Name)
 		j.key(3, "module", false)
 		j.str(f.Module)
-		j.intField(3, "calls", f.Calls)
-		j.intField(3, "recursive_calls", f.RecursiveCalls)
-		j.intField(3, "self_ns", f.SelfNs)
-		j.intField(3, "total_ns", f.TotalNs)
-		j.floatField(3, "self_pct", f.SelfPct)
-		j.floatField(3, "total_pct", f.TotalPct)
+		j.funcNumbers(3, &f.FuncNumbers)
 		writeFunctionShares(j, f.Threads)
 	})
 	array(j, "edges", r.Edges, func(e *Edge) {
@@ -76,10 +71,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.str(e.CalleeModule)
 		j.key(3, "kind", false)
 		j.str(e.Kind)
-		j.intField(3, "calls", e.Calls)
-		j.intField(3, "recursive_calls", e.RecursiveCalls)
-		j.intField(3, "total_ns", e.TotalNs)
-		j.floatField(3, "total_pct", e.TotalPct)
+		j.edgeNumbers(3, &e.EdgeNumbers)
 		writeEdgeShares(j, e.Threads)
 	})
 	array(j, "modules", r.Modules, func(x *Module) {
@@ -255,4 +247,22 @@ func (j *jsonWriter) flush(final bool) error {
 		j.b = j.b[:0]
 	}
 	return j.err
+}
+
+// funcNumbers and edgeNumbers write the numbers of a function or an edge,
+// in the scope or in one thread, as fields at depth d.
+func (j *jsonWriter) funcNumbers(d int, n *FuncNumbers) {
+	j.intField(d, "calls", n.Calls)
+	j.intField(d, "recursive_calls", n.RecursiveCalls)
+	j.intField(d, "self_ns", n.SelfNs)
+	j.intField(d, "total_ns", n.TotalNs)
+	j.floatField(d, "self_pct", n.SelfPct)
+	j.floatField(d, "total_pct", n.TotalPct)
+}
+
+func (j *jsonWriter) edgeNumbers(d int, n *EdgeNumbers) {
+	j.intField(d, "calls", n.Calls)
+	j.intField(d, "recursive_calls", n.RecursiveCalls)
+	j.intField(d, "total_ns", n.TotalNs)
+	j.floatField(d, "total_pct", n.TotalPct)
 }

@@ -95,14 +95,9 @@ type Totals struct {
 // Function is one function, all its calling contexts and nesting levels
 // summed.
 type Function struct {
-	Name           string  `json:"name"`
-	Module         string  `json:"module"`
-	Calls          int64   `json:"calls"`
-	RecursiveCalls int64   `json:"recursive_calls"`
-	SelfNs         int64   `json:"self_ns"`
-	TotalNs        int64   `json:"total_ns"`
-	SelfPct        float64 `json:"self_pct"`
-	TotalPct       float64 `json:"total_pct"`
+	Name   string `json:"name"`
+	Module string `json:"module"`
+	FuncNumbers
 	// Threads is the function's share per thread (Options.Threads).
 	Threads []FunctionShare `json:"by_thread,omitempty"`
 
@@ -111,17 +106,34 @@ type Function struct {
 	Display string `json:"-"`
 }
 
-// Edge is one (caller, callee, kind) pair of functions.
-type Edge struct {
-	Caller         string  `json:"caller"`
-	Callee         string  `json:"callee"`
-	CallerModule   string  `json:"caller_module"`
-	CalleeModule   string  `json:"callee_module"`
-	Kind           string  `json:"kind"`
+// FuncNumbers are a function's numbers in the scope (Function) or in one
+// thread (FunctionShare).
+type FuncNumbers struct {
+	Calls          int64   `json:"calls"`
+	RecursiveCalls int64   `json:"recursive_calls"`
+	SelfNs         int64   `json:"self_ns"`
+	TotalNs        int64   `json:"total_ns"`
+	SelfPct        float64 `json:"self_pct"`
+	TotalPct       float64 `json:"total_pct"`
+}
+
+// EdgeNumbers are an edge's numbers in the scope (Edge) or in one thread
+// (EdgeShare).
+type EdgeNumbers struct {
 	Calls          int64   `json:"calls"`
 	RecursiveCalls int64   `json:"recursive_calls"`
 	TotalNs        int64   `json:"total_ns"`
 	TotalPct       float64 `json:"total_pct"`
+}
+
+// Edge is one (caller, callee, kind) pair of functions.
+type Edge struct {
+	Caller       string `json:"caller"`
+	Callee       string `json:"callee"`
+	CallerModule string `json:"caller_module"`
+	CalleeModule string `json:"callee_module"`
+	Kind         string `json:"kind"`
+	EdgeNumbers
 	// Threads is the edge's share per thread (Options.Threads).
 	Threads []EdgeShare `json:"by_thread,omitempty"`
 
@@ -346,7 +358,8 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		ag := &aggs[o.i]
 		from, to := &fn[ag.from], &fn[ag.to]
 		r.Edges[i] = Edge{Caller: from.Name, Callee: to.Name, CallerModule: from.Module, CalleeModule: to.Module,
-			Kind: ag.kind.String(), Calls: ag.calls, RecursiveCalls: ag.rc, TotalNs: ag.total, TotalPct: pct(ag.total),
+			Kind:          ag.kind.String(),
+			EdgeNumbers:   EdgeNumbers{Calls: ag.calls, RecursiveCalls: ag.rc, TotalNs: ag.total, TotalPct: pct(ag.total)},
 			CallerDisplay: from.Display, CalleeDisplay: to.Display}
 		if shares != nil {
 			r.Edges[i].Threads = shares.edge(ag.from, ag.to, ag.kind)

@@ -19,25 +19,17 @@ import (
 
 // FunctionShare is one thread's share of a function.
 type FunctionShare struct {
-	Thread         int     `json:"thread"` // the thread's number (Thread.Number)
-	Calls          int64   `json:"calls"`
-	RecursiveCalls int64   `json:"recursive_calls"`
-	SelfNs         int64   `json:"self_ns"`
-	TotalNs        int64   `json:"total_ns"`
-	SelfPct        float64 `json:"self_pct"`
-	TotalPct       float64 `json:"total_pct"`
+	Thread int `json:"thread"` // the thread's number (Thread.Number)
+	FuncNumbers
 }
 
 // EdgeShare is one thread's share of an edge. For a spawn or fork edge,
 // Thread is the thread created and Creator the thread that created it (-1
 // when that thread is not in the profile); Creator is nil for a call edge.
 type EdgeShare struct {
-	Thread         int     `json:"thread"`
-	Creator        *int    `json:"creator,omitempty"`
-	Calls          int64   `json:"calls"`
-	RecursiveCalls int64   `json:"recursive_calls"`
-	TotalNs        int64   `json:"total_ns"`
-	TotalPct       float64 `json:"total_pct"`
+	Thread  int  `json:"thread"`
+	Creator *int `json:"creator,omitempty"`
+	EdgeNumbers
 }
 
 // threadShares dissects the scope's functions and edges by thread.
@@ -65,7 +57,7 @@ func newThreadShares(p *model.Profile, numbers *model.ThreadNumbers, g *model.Gr
 		k := shareKey{int32(funcOf[e.From]), int32(funcOf[e.To]), e.Kind}
 		for _, tv := range e.Threads {
 			n := numbers.Number(tv.Ref)
-			sh := EdgeShare{Thread: n, Calls: tv.Calls, RecursiveCalls: tv.RecursiveCalls, TotalNs: tv.TotalNs}
+			sh := EdgeShare{Thread: n, EdgeNumbers: EdgeNumbers{Calls: tv.Calls, RecursiveCalls: tv.RecursiveCalls, TotalNs: tv.TotalNs}}
 			if e.Kind != model.EdgeCall {
 				c := numbers.Creator(n, e.Kind)
 				sh.Creator = &c
@@ -201,12 +193,7 @@ func writeFunctionShares(j *jsonWriter, shares []FunctionShare) {
 	writeShares(j, shares, func(x *FunctionShare) {
 		j.key(5, "thread", true)
 		j.int(int64(x.Thread))
-		j.intField(5, "calls", x.Calls)
-		j.intField(5, "recursive_calls", x.RecursiveCalls)
-		j.intField(5, "self_ns", x.SelfNs)
-		j.intField(5, "total_ns", x.TotalNs)
-		j.floatField(5, "self_pct", x.SelfPct)
-		j.floatField(5, "total_pct", x.TotalPct)
+		j.funcNumbers(5, &x.FuncNumbers)
 	})
 }
 
@@ -217,10 +204,7 @@ func writeEdgeShares(j *jsonWriter, shares []EdgeShare) {
 		if x.Creator != nil {
 			j.intField(5, "creator", int64(*x.Creator))
 		}
-		j.intField(5, "calls", x.Calls)
-		j.intField(5, "recursive_calls", x.RecursiveCalls)
-		j.intField(5, "total_ns", x.TotalNs)
-		j.floatField(5, "total_pct", x.TotalPct)
+		j.edgeNumbers(5, &x.EdgeNumbers)
 	})
 }
 

@@ -75,10 +75,12 @@ _start:
 	jmp	1b
 2:	ret
 
+/* CALLER name, callee: name(n) calls callee n times. */
+	.macro	CALLER name, callee
 	.p2align 4
-	.globl	calib_warm
-	.type	calib_warm, @function
-calib_warm:
+	.globl	\name
+	.type	\name, @function
+\name:
 	push	%rbp
 	mov	%rsp, %rbp
 	push	%rbx
@@ -86,58 +88,35 @@ calib_warm:
 	mov	%rdi, %rbx
 	test	%rbx, %rbx
 	jz	2f
-1:	call	calib_warm_inner
+1:	call	\callee
 	dec	%rbx
 	jnz	1b
 2:	add	$8, %rsp
 	pop	%rbx
 	pop	%rbp
 	ret
-	.size	calib_warm, .-calib_warm
+	.size	\name, .-\name
+	.endm
 
+/* EMPTY name: a function that does nothing, with an ordinary prologue. */
+	.macro	EMPTY name
 	.p2align 4
-	.globl	calib_warm_inner
-	.type	calib_warm_inner, @function
-calib_warm_inner:
+	.globl	\name
+	.type	\name, @function
+\name:
 	push	%rbp
 	mov	%rsp, %rbp
 	nop
 	pop	%rbp
 	ret
-	.size	calib_warm_inner, .-calib_warm_inner
+	.size	\name, .-\name
+	.endm
 
+	CALLER	calib_warm, calib_warm_inner
+	EMPTY	calib_warm_inner
 	.irp	k, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
-	.p2align 4
-	.globl	calib_outer_\k
-	.type	calib_outer_\k, @function
-calib_outer_\k:
-	push	%rbp
-	mov	%rsp, %rbp
-	push	%rbx
-	sub	$8, %rsp
-	mov	%rdi, %rbx
-	test	%rbx, %rbx
-	jz	2f
-1:	call	calib_inner_\k
-	dec	%rbx
-	jnz	1b
-2:	add	$8, %rsp
-	pop	%rbx
-	pop	%rbp
-	ret
-	.size	calib_outer_\k, .-calib_outer_\k
-
-	.p2align 4
-	.globl	calib_inner_\k
-	.type	calib_inner_\k, @function
-calib_inner_\k:
-	push	%rbp
-	mov	%rsp, %rbp
-	nop
-	pop	%rbp
-	ret
-	.size	calib_inner_\k, .-calib_inner_\k
-
+	CALLER	calib_outer_\k, calib_inner_\k
+	EMPTY	calib_inner_\k
 	.endr
 
 	.bss

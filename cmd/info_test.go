@@ -1,0 +1,25 @@
+package cmd
+
+import (
+	"testing"
+
+	"github.com/profile-dev/profile/model"
+)
+
+func TestCalibrationLine(t *testing.T) {
+	cost := model.ProbeCost{InNs: 13, OutNs: 21}
+	for _, tc := range []struct {
+		cal  *model.Calibration
+		want string
+	}{
+		{nil, "not measured: times include the probes' cost (--no-compensate, or an older or imported profile)"},
+		{&model.Calibration{Host: "AMD EPYC (2 CPUs)", Inline: cost, Compensated: true, SubtractedNs: 4_700_000, HeldNs: 18_000_000},
+			"inline 13ns in the callee + 21ns in the caller per call on AMD EPYC (2 CPUs); taken out: 4.70ms of probes, 18.0ms of set-up"},
+		{&model.Calibration{Inline: cost, Trap: model.ProbeCost{InNs: 27_000, OutNs: 26_000}},
+			"inline 13ns in the callee + 21ns in the caller; trap 27.0µs in the callee + 26.0µs in the caller per call; not taken out of the times (not in every merged run)"},
+	} {
+		if got := calibrationLine(tc.cal); got != tc.want {
+			t.Errorf("calibrationLine(%+v)\n got %s\nwant %s", tc.cal, got, tc.want)
+		}
+	}
+}
