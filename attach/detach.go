@@ -22,7 +22,7 @@ func (e *engine) detachAll() {
 		if t.stopped {
 			continue
 		}
-		if err := interrupt(t.tid); err != nil {
+		if err := e.stopForDetach(t); err != nil {
 			if !errors.Is(err, unix.ESRCH) {
 				e.warn("detach: cannot stop thread %d: %v", t.tid, err)
 			}
@@ -100,6 +100,17 @@ func (e *engine) restoreText(tid int, as *space) {
 			e.warn("could not restore the original byte at %#x: %v", b.addr, err)
 		}
 	}
+}
+
+// stopForDetach asks a thread to stop so that it can be let go. A vfork
+// child is not stopped: its parent waits in the kernel, unable to stop,
+// until the child execs or exits, so the child runs on to there (its
+// probes handled as usual) and is let go at its exec.
+func (e *engine) stopForDetach(t *thread) error {
+	if t.vforkOf != nil {
+		return nil
+	}
+	return interrupt(t.tid)
 }
 
 func (e *engine) allStopped() bool {

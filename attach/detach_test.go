@@ -1,10 +1,13 @@
 package attach
 
 import (
+	"bytes"
+	"context"
 	"testing"
 	"time"
 
 	"github.com/profile-dev/profile/internal/proctext"
+	"github.com/profile-dev/profile/internal/workload"
 )
 
 func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
@@ -48,6 +51,69 @@ func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
 		ref.Wait()
 		if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
 			t.Fatalf("checksum %s, untraced %s", got, want)
+		}
+	})
+}
+
+// A stop requested while a vfork child runs traced code: its parent waits
+// in the kernel and cannot stop until the child execs, so detaching must
+// let the child run there, not hold it (which hung the tracer for good).
+// The program then ends as it would untraced.
+func TestDetachWhileAVforkChildRuns(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		bin, err := workload.Path("vforkwait")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+		defer cancel()
+		type out struct {
+			r   *Result
+			err error
+		}
+		var stdout bytes.Buffer
+		done := make(chan out, 1)
+		go func() {
+			r, err := recordTo(ctx, []string{bin, "700", "2"}, opt, &stdout)
+			done <- out{r, err}
+		}()
+		var o out
+		select {
+		case o = <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the tracer did not let go within 60 s")
+		}
+		if o.err != nil {
+			t.Fatal(o.err)
+		}
+		if o.r.Exited {
+			t.Fatalf("the program ended while traced (exit %d): the stop came too late to test anything", o.r.ExitCode)
+		}
+		if err := o.r.Profile.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		code, sig, err := WaitExit(o.r.Pid)
+		if err != nil || code != 0 || sig != 0 {
+			t.Fatalf("program: exit %d, signal %v, %v", code, sig, err)
+		}
+		if want := "round 1: exit 0\nround 2: exit 0\ndone\n"; stdout.String() != want {
+			t.Fatalf("output %q, want %q", stdout.String(), want)
+		}
+		// The child was traced up to the stop: its spin is in the profile.
+		p := o.r.Profile
+		spins := int64(0)
+		for _, th := range p.Threads {
+			if p.Processes[th.Process].Pid == o.r.Pid {
+				continue
+			}
+			for _, n := range th.Nodes {
+				if n.Func >= 0 && p.Functions[n.Func].Name == "spin" {
+					spins += n.Calls
+				}
+			}
+		}
+		if spins != 1 {
+			t.Errorf("the vfork child's spin counted %d times, want 1", spins)
 		}
 	})
 }

@@ -90,7 +90,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 	e.moveTo(t, regs)
 	e.resume(t, 0)
 	if e.detaching {
-		interrupt(t.tid) // stop again, now past the breakpoint
+		e.stopForDetach(t) // stop again, now past the breakpoint
 	}
 }
 

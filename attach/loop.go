@@ -153,6 +153,14 @@ func (e *engine) event(t *thread, ev int) {
 		}
 	case unix.PTRACE_EVENT_VFORK_DONE:
 		e.vforkDone(t)
+		if e.detaching {
+			// Its vfork child has exec'd or exited: the parent can stop
+			// now, once out of the vfork call (this stop is inside it,
+			// where code injected to clean up would run as its return).
+			e.resume(t, 0)
+			e.stopForDetach(t)
+			return
+		}
 	case unix.PTRACE_EVENT_EXIT:
 		e.unregisterInline(t)
 		e.finishThread(t)

@@ -19,12 +19,18 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
 	if isThread {
 		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))
+		if e.detaching {
+			// Created as we let go: it has run nothing yet, and its
+			// first stop is one to detach from.
+			nt.stopped = true
+			return
+		}
 		e.registerInline(nt)
 		e.resume(nt, 0)
 		return
 	}
 	shared := ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t)
-	if e.opt.NoFollowFork && !shared {
+	if (e.opt.NoFollowFork || e.detaching) && !shared {
 		// Clean the child's copy of every breakpoint and probe, then let
 		// it go.
 		for _, b := range t.proc.as.bps {
@@ -43,6 +49,9 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	// with --no-follow-fork, but only until it execs.
 	np.noFollow = e.opt.NoFollowFork
 	nt := e.newThread(child, np, t, model.None)
+	if ev == unix.PTRACE_EVENT_VFORK {
+		nt.vforkOf = t
+	}
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted (§2.3).
 	e.s.Forked(t.st, nt.st, e.now())
@@ -79,8 +88,9 @@ func (e *engine) execed(t *thread) bool {
 		}
 	}
 
-	if old.noFollow {
-		// Its own image now, free of breakpoints: let it go.
+	if old.noFollow || e.detaching {
+		// Its own image now, free of breakpoints: let it go (a vfork
+		// child under --no-follow-fork, or any image as we detach).
 		detach(pid, 0)
 		return false
 	}

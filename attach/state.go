@@ -92,6 +92,11 @@ type thread struct {
 	stopped   bool // in a ptrace-stop we know of (detach)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop
+
+	// vforkOf is the parent a vfork child borrows its memory from until
+	// it execs or exits; the parent cannot stop meanwhile, so detach lets
+	// the child run there rather than stop it.
+	vforkOf *thread
 }
 
 func newEngine(opt Options) *engine {
