@@ -166,8 +166,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.IntVar(&tid, "tid", 0, "draw only thread `TID`")
 	completeFlag(c, "diff", profileArgs(-1))
 	choices(c, "value", valueChoices...)
-	choices(c, "scope", cobra.CompletionWithDesc("busy", "waiting calls' time left out"),
-		cobra.CompletionWithDesc("wall", "all traced time"))
+	scopeChoices(c)
 	choices(c, "share", cobra.CompletionWithDesc("scope", "of all the scope's threads' time"),
 		cobra.CompletionWithDesc("thread", "of one thread's time, where the share is largest"))
 	return c
@@ -186,12 +185,11 @@ func renderScale(opt *render.Options, nodeCount int, edgeFrac, timeKind, shareKi
 		return usagef("bad --edgefraction: %w", err)
 	}
 	opt.EdgeFraction = cmp.Or(f, -1)
-	switch timeKind {
-	case "busy", "wall":
-		opt.Wall = timeKind == "wall"
-	default:
-		return usagef("bad --scope %q: give busy or wall", timeKind)
+	busy, err := busyScope(timeKind)
+	if err != nil {
+		return err
 	}
+	opt.Wall = !busy
 	switch shareKind {
 	case "scope", "thread":
 		opt.ThreadShare = shareKind == "thread"
@@ -243,4 +241,19 @@ func renderedName(path, format string) string {
 		path = strings.TrimSuffix(path, ext)
 	}
 	return path + "." + format
+}
+
+// busyScope reads a --scope flag: busy (the time blocked in waiting calls
+// left out) or wall.
+func busyScope(kind string) (bool, error) {
+	switch kind {
+	case "busy", "wall":
+		return kind == "busy", nil
+	}
+	return false, usagef("bad --scope %q: give busy or wall", kind)
+}
+
+func scopeChoices(c *cobra.Command) {
+	choices(c, "scope", cobra.CompletionWithDesc("busy", "waiting calls' time left out"),
+		cobra.CompletionWithDesc("wall", "all traced time"))
 }

@@ -24,6 +24,7 @@ func newSummaryCmd() *cobra.Command {
 		top, pid, tid int
 		threads       bool
 		fullNames     bool
+		timeKind      string
 	)
 	c := &cobra.Command{
 		Use:     "summary FILE",
@@ -38,6 +39,12 @@ coverage of each library and the time blocked in waiting calls.
 csv carries the same numbers; table and markdown are for people.
 Percentages are of the traced time of the scope (--pid, --tid).
 
+--scope busy takes the time blocked in waiting calls (sleeps, I/O, locks,
+condition variables: docs/summary-json.md lists them) out of every time, so
+that an idle thread pool's pthread_cond_wait no longer tops the tables;
+percentages are then of the busy time. The blocked time is still reported.
+--scope wall (the default) keeps it, as earlier versions did.
+
 --threads breaks every function and edge down by thread (table, markdown and
 json): threads are numbered as render --threads numbers them, and spawn and
 fork edges say who created whom as "0→1" (thread 0 spawned thread 1).
@@ -47,7 +54,8 @@ arguments as <…> ("std::vector<…>::push_back"); --full-names shows them
 whole. JSON and CSV always carry the full names.`,
 		Example: `  profile summary profile.data --top 20
   profile summary profile.data --format json > summary.json
-  profile summary profile.data --threads --pid 4242`,
+  profile summary profile.data --threads --pid 4242
+  profile summary profile.data --scope busy --top 10`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -64,12 +72,16 @@ whole. JSON and CSV always carry the full names.`,
 			if err := checkScope(pid, tid); err != nil {
 				return err
 			}
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
+			}
 			p, err := readProfile(args[0])
 			if err != nil {
 				return err
 			}
 			r, err := summary.Compute(p, summary.Options{Top: top, Pid: pid, Tid: tid, Threads: threads,
-				FullNames: fullNames})
+				FullNames: fullNames, Busy: busy})
 			if err != nil {
 				return err
 			}
@@ -87,6 +99,8 @@ whole. JSON and CSV always carry the full names.`,
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
 	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json and csv always are)")
+	fl.StringVar(&timeKind, "scope", "wall", "times of `KIND` wall, or busy (waiting calls' time left out)")
+	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("table", "aligned tables"),
 		cobra.CompletionWithDesc("markdown", "Markdown tables"),

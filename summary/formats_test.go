@@ -151,6 +151,10 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 			}
 		case "totals":
 			tt := &r.Totals
+			if s("key") == "times" {
+				tt.Times = s("value")
+				continue
+			}
 			if s("key") == "sampled" {
 				var err error
 				tt.Sampled, err = strconv.ParseBool(s("value"))

@@ -25,6 +25,7 @@ func TestGolden(t *testing.T) {
 		"sample-top3-pid100": {modeltest.Sample, summary.Options{Top: 3, Pid: 100}},
 		"sampled":            {modeltest.Sampled, summary.Options{}}, // values sampled: no call counts
 		"cpp":                {modeltest.CPP, summary.Options{}},     // short names in the tables
+		"sample-busy":        {modeltest.Sample, summary.Options{Busy: true}},
 	}
 	for name, c := range cases {
 		r := mustCompute(t, c.p(), c.opt)

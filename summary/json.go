@@ -49,6 +49,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.key(2, kv.k, i == 0)
 		j.int(kv.v)
 	}
+	j.key(2, "times", false)
+	j.str(t.Times)
 	j.key(2, "sampled", false)
 	j.raw(strconv.FormatBool(t.Sampled))
 	j.end(1, '}')

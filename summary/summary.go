@@ -29,6 +29,10 @@ type Options struct {
 	Tid int // only this thread (0: every thread)
 	// Threads breaks every function and edge down by thread (threads.go).
 	Threads bool
+	// Busy takes the time blocked in waiting calls out of every time and
+	// percentage (model.Profile.Busy): the tables rank what computes. The
+	// blocked time itself is still reported, as a share of wall time.
+	Busy bool
 	// FullNames shows function names in full in the tables; by default
 	// they are shortened (names.Short). JSON and CSV, which carry Name,
 	// Caller, Callee, SpawnedBy and ForkedBy, are always in full.
@@ -87,6 +91,9 @@ type Totals struct {
 	MaxRecursionDepth int   `json:"max_recursion_depth"`
 	TracedNs          int64 `json:"traced_ns"`
 	BlockedNs         int64 `json:"blocked_ns"`
+	// Times says what the times are: "wall", or "busy" (Options.Busy:
+	// blocked time taken out, traced_ns the busy time).
+	Times string `json:"times"`
 	// Sampled: the values are sampled (an imported pprof profile), not
 	// traced; there are no call counts (every calls field is 0).
 	Sampled bool `json:"sampled"`
@@ -219,6 +226,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 	if opt.Top < 0 {
 		return nil, fmt.Errorf("summary: --top must not be negative (got %d)", opt.Top)
+	}
+	wall := p
+	if opt.Busy {
+		p = p.Busy()
 	}
 	scope := model.Scope{Pid: opt.Pid, Tid: opt.Tid}
 	numbers := p.ThreadNumbers()
@@ -370,7 +381,16 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	w := walkCCTs(p, refs)
 	r.Totals.DirectCalls, r.Totals.IndirectCalls, r.Totals.PLTCalls = w.direct, w.indirect, w.plt
 	r.Totals.MaxRecursionDepth = w.maxDepth
-	r.Totals.BlockedNs = bd.WaitNs
+	// blocked time: of the wall-time profile, a share of wall time
+	gw, bdw := g, bd
+	if opt.Busy {
+		gw = wall.Graph(scope)
+		bdw = wall.Breakdown(gw, scope)
+	}
+	r.Totals.BlockedNs, r.Totals.Times = bdw.WaitNs, "wall"
+	if opt.Busy {
+		r.Totals.Times = "busy"
+	}
 	for f, d := range w.depth {
 		if fn := r.Functions[fidx[f]]; d > 1 || fn.RecursiveCalls > 0 {
 			r.Recursion = append(r.Recursion, Recursion{Display: fn.Display, Calls: fn.Calls,
@@ -387,7 +407,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 		return a.full < b.full
 	})
-	r.Blocking = blockedFuncs(p, g, bd, pct, opt.FullNames)
+	r.Blocking = blockedFuncs(wall, gw, bdw, func(ns int64) float64 { return 100 * gw.Coverage(ns) }, opt.FullNames)
 	// threads, levels, processes
 	levels := map[int]*Level{}
 	for _, t := range refs {

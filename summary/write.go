@@ -49,7 +49,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 		{"direct_calls", t.DirectCalls}, {"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls},
 		{"threads", t.Threads}, {"processes", t.Processes}, {"max_nesting_level", t.MaxNestingLevel},
 		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
-		{"sampled", t.Sampled}} {
+		{"times", t.Times}, {"sampled", t.Sampled}} {
 		c.rec("totals", "key", kv[0], "value", kv[1])
 	}
 	col := c.col
@@ -227,6 +227,10 @@ func sections(r *Report) []tables.Table {
 	case r.Scope.Tid != 0:
 		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
 	}
+	timeRow, wallNs := []string{"traced time", d(t.TracedNs)}, t.TracedNs
+	if t.Times == "busy" {
+		timeRow, wallNs = []string{"busy time (blocked taken out)", d(t.TracedNs)}, t.TracedNs+t.BlockedNs
+	}
 	out := []tables.Table{
 		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
 			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
@@ -237,8 +241,8 @@ func sections(r *Report) []tables.Table {
 			{"nodes", i(t.Nodes)}, {"edges", i(t.Edges)}, {"calls", calls(t.Calls)},
 			{"direct calls", calls(t.DirectCalls)}, {"indirect calls", calls(t.IndirectCalls)}, {"PLT calls", calls(t.PLTCalls)},
 			{"threads", i(t.Threads)}, {"processes", i(t.Processes)}, {"max nesting level", i(t.MaxNestingLevel)},
-			{"max recursion depth", i(t.MaxRecursionDepth)}, {"traced time", d(t.TracedNs)},
-			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.TracedNs))},
+			{"max recursion depth", i(t.MaxRecursionDepth)}, timeRow,
+			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, wallNs))},
 		}},
 	}
 	if t.Sampled {
