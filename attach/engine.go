@@ -28,11 +28,17 @@ type Options struct {
 	// second with the running numbers.
 	Progress func(Stats)
 	// Snapshot, when set, receives a live profile (as if every thread
-	// ended now; tracing goes on) and the running numbers every
-	// SnapshotEvery (default 1 s). It is called with the engine held:
-	// it must hand the profile off, not work on it.
+	// ended now; tracing goes on) and the running numbers: every
+	// SnapshotEvery when positive, at each return of the Checkpoint
+	// function (at most once a second of the target's time), and on each
+	// request from SnapshotNow. It is called with the engine held: it
+	// must hand the profile off, not work on it.
 	Snapshot      func(*model.Profile, Stats)
 	SnapshotEvery time.Duration
+	// Checkpoint names a function, as a symbol ("handle_request") or
+	// module:symbol.
+	Checkpoint  string
+	SnapshotNow <-chan struct{}
 
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
@@ -171,7 +177,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 			go e.drainLoop()
 		}
 		if opt.Progress != nil || opt.Snapshot != nil {
-			go e.liveLoop()
+			go e.liveLoop(stop)
 		}
 		r, err := e.loop()
 		e.drainDone = true

@@ -26,6 +26,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	var last uint64
 	if b.isReturn {
 		last = e.s.Return(t.st, regs.Rsp, now)
+		e.checkpointed(now)
 	}
 	// An address that is both a return site and a function entry (a call
 	// to a noreturn function just before the next function) is an entry

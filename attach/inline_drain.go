@@ -30,6 +30,7 @@ func (e *engine) inlineEvent(t *thread, ev ringEvent) {
 	t.lastNs = now
 	if ev.id == exitID {
 		e.s.Return(t.st, ev.sp+8, now)
+		e.checkpointed(now)
 		return
 	}
 	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)

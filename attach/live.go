@@ -2,23 +2,32 @@ package attach
 
 import "time"
 
-// liveLoop reports progress and takes live snapshots on time, whether or
-// not the target stops: with inline probes a busy target may not stop for
-// seconds, and an idle one never does.
-func (e *engine) liveLoop() {
+// liveLoop reports progress and takes live snapshots on time and on
+// request, whether or not the target stops: with inline probes a busy
+// target may not stop for seconds, and an idle one never does. It ends
+// when stop is closed.
+func (e *engine) liveLoop(stop <-chan struct{}) {
 	every := e.opt.SnapshotEvery
-	if every <= 0 {
-		every = time.Second
-	}
 	next := time.Now().Add(every)
 	for {
 		// Wake for the next snapshot, or the next progress line (four a
 		// second), whichever comes first: nothing in between.
-		wait := time.Until(next)
+		wait := time.Hour
+		if every > 0 {
+			wait = time.Until(next)
+		}
 		if e.opt.Progress != nil {
 			wait = min(wait, 250*time.Millisecond)
 		}
-		time.Sleep(max(wait, 10*time.Millisecond))
+		timer := time.NewTimer(max(wait, 10*time.Millisecond))
+		asked := false
+		select {
+		case <-timer.C:
+		case <-e.opt.SnapshotNow:
+			asked = true
+		case <-stop:
+		}
+		timer.Stop()
 		e.mu.Lock()
 		if e.drainDone {
 			e.mu.Unlock()
@@ -28,13 +37,38 @@ func (e *engine) liveLoop() {
 			e.drainAll() // the snapshot and the numbers include every call so far
 		}
 		e.report()
-		if e.opt.Snapshot != nil && !time.Now().Before(next) && !e.detaching {
+		due := every > 0 && !time.Now().Before(next)
+		if due {
 			next = next.Add(every)
 			if now := time.Now(); next.Before(now) {
 				next = now.Add(every) // fell behind (a stopped machine): no burst
 			}
-			e.opt.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
+		}
+		if e.opt.Snapshot != nil && (due || asked) && !e.detaching {
+			e.snapshot()
 		}
 		e.mu.Unlock()
 	}
+}
+
+// snapshot hands Options.Snapshot the profile so far. The caller holds
+// e.mu.
+func (e *engine) snapshot() {
+	e.opt.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
+}
+
+// checkpointed takes a snapshot if the checkpoint function returned since
+// the last look (now: the time of that return), at most once a second of
+// the target's time. The caller holds e.mu.
+func (e *engine) checkpointed(now int64) {
+	c := e.s.Checkpoints()
+	if c == e.checkpoints {
+		return
+	}
+	e.checkpoints = c
+	if e.opt.Snapshot == nil || e.detaching || (e.snapped && now-e.lastCheckpoint < int64(time.Second)) {
+		return
+	}
+	e.snapped, e.lastCheckpoint = true, now
+	e.snapshot()
 }

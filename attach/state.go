@@ -52,6 +52,12 @@ type engine struct {
 	// measured, and each traced function's probe kind.
 	cal   *model.Calibration
 	kinds map[int]string
+
+	// Checkpoint snapshots: the checkpoint returns seen, and the time of
+	// the last one that took a snapshot (snapped: there was one).
+	checkpoints    int64
+	lastCheckpoint int64
+	snapped        bool
 }
 
 type deferredStop struct {
@@ -101,6 +107,9 @@ type thread struct {
 
 func newEngine(opt Options) *engine {
 	s := session.New(opt.Meta)
+	if opt.Checkpoint != "" {
+		s.SetCheckpoint(opt.Checkpoint)
+	}
 	return &engine{
 		opt: opt, s: s, start: s.Base(),
 		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,10 +18,16 @@ func newAttachCmd() *cobra.Command {
 		Long: `attach traces every thread of a running process (and the threads and
 children it creates) until Ctrl-C, SIGTERM, SIGHUP, --duration or the
 process's exit; then it detaches, leaving the process running as before,
-and writes the profile.`,
+and writes the profile.
+
+Snapshots, each a complete profile of everything so far while tracing goes
+on: SIGUSR1 to profile writes one, --checkpoint FUNC one each time FUNC
+returns (at most one a second), --snapshot-every D one every D. They are
+FILE.1, FILE.2, ... beside the output FILE.`,
 		Example: `  profile attach --pid 4242
   profile attach --pid 4242 --duration 10s -o server.data
-  profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3`,
+  profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3
+  profile attach --pid 4242 --checkpoint handle_request -o server.data   # server.data.1, .2, ...`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -30,6 +37,10 @@ and writes the profile.`,
 			opt, err := f.options("attach", nil)
 			if err != nil {
 				return err
+			}
+			if f.snapshotting() {
+				// Snapshots are compensated too: measured before attaching.
+				attach.PrepareCompensation(context.Background(), &opt)
 			}
 			ctx, done := f.traceContext(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer done()

@@ -22,6 +22,7 @@ var metavars = map[string]bool{
 	"AMOUNT": true, // a percentage or a duration
 	"REGEX":  true, // a regular expression
 	"NAME":   true, // a name
+	"FUNC":   true, // a function: symbol or module:symbol
 	"EXPR":   true, // an expression (diff --fail-on)
 	"TITLE":  true, // free text
 	// Enumerated: completed with their values (enumerated below).

@@ -19,11 +19,16 @@ func newRecordCmd() *cobra.Command {
 		Long: `record launches CMD traced from its first instruction, follows its threads
 and forked children, writes the profile when it exits, and exits with CMD's
 exit status (128+signal if a signal killed it). Ctrl-C reaches CMD as usual;
-SIGTERM or SIGHUP to profile detaches and writes what was recorded.`,
+SIGTERM or SIGHUP to profile detaches and writes what was recorded.
+
+Snapshots, each a complete profile of everything so far while tracing goes
+on: SIGUSR1 to profile writes one, --checkpoint FUNC one each time FUNC
+returns (at most one a second), --snapshot-every D one every D. They are
+FILE.1, FILE.2, ... beside the output FILE.`,
 		Example: `  profile record -- ./server --port 8080
-  profile record --stats -o run1.data -- ./app
   profile record --probes trap --duration 5s -- ./server
-  profile record --filter '^parse' --lib libz.so.1 -- ./app input.txt`,
+  profile record --filter '^parse' --lib libz.so.1 -- ./app input.txt
+  profile record --stats --snapshot-every 10s -o long.data -- ./batch   # long.data.1, .2, ...`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opt, err := f.options("record", args)

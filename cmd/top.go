@@ -72,6 +72,9 @@ them whole.`,
 			if rows < 0 {
 				return usagef("bad --rows %d: must not be negative", rows)
 			}
+			if f.snapshotting() {
+				return usagef("--checkpoint and --snapshot-every write snapshots of record and attach; top shows its own every --interval")
+			}
 			opt, err := f.options("attach", nil)
 			if err != nil {
 				return err
@@ -113,6 +116,8 @@ them whole.`,
 	fl.IntVar(&rows, "rows", 25, "piped text: the first `N` functions of each table (0: all)")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full (json always does; the filter matches them)")
 	f.register(c)
+	c.Flags().MarkHidden("checkpoint")
+	c.Flags().MarkHidden("snapshot-every")
 	completeFlag(c, "pid", completePids)
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "a table per interval"),

@@ -29,7 +29,10 @@ type traceFlags struct {
 	probes       string
 	noCompensate bool
 	duration     time.Duration
-	saved        bool // the output was written once already this session
+	checkpoint   string
+	snapEvery    time.Duration
+	saved        bool           // the output was written once already this session
+	snaps        *snapshotFiles // the snapshots' writer
 }
 
 // save writes the profile; the first write of a session keeps an existing
@@ -47,6 +50,9 @@ func (f *traceFlags) save(p *model.Profile) error {
 func (f *traceFlags) validate() error {
 	if f.duration < 0 {
 		return usagef("--duration must be positive, not %s", f.duration)
+	}
+	if f.snapEvery < 0 {
+		return usagef("--snapshot-every must be positive, not %s", f.snapEvery)
 	}
 	if err := attach.CheckProbes(f.probes); err != nil {
 		return usagef("--probes: %v", err)
@@ -66,7 +72,13 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.probes, "probes", attach.ProbesAuto, "probe `KIND`: auto (inline where a function can be patched safely, else trap), inline or trap")
 	fl.BoolVar(&f.noCompensate, "no-compensate", false, "keep the probes' own cost in the times (measured per call at start and taken out by default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
+	fl.StringVar(&f.checkpoint, "checkpoint", "", "write a snapshot FILE.1, FILE.2, ... each time `FUNC` returns (at most one a second; SIGUSR1 writes one too)")
+	fl.DurationVar(&f.snapEvery, "snapshot-every", 0, "write a snapshot FILE.1, FILE.2, ... every `D`, tracing on")
 }
+
+// snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
+// can always ask).
+func (f *traceFlags) snapshotting() bool { return f.checkpoint != "" || f.snapEvery > 0 }
 
 func (f *traceFlags) options(mode string, command []string) (attach.Options, error) {
 	if err := f.validate(); err != nil {
@@ -88,6 +100,8 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
 	}
+	opt.Checkpoint, opt.SnapshotEvery = f.checkpoint, f.snapEvery
+	f.snaps = startSnapshots(&opt, f.out, os.Stderr)
 	opt.OnCrash = func(p *model.Profile) {
 		// Saved before the crash goes through, in case nothing else is.
 		if err := f.save(p); err != nil {
@@ -136,6 +150,7 @@ func progressLine(w io.Writer) func(attach.Stats) {
 
 // finishTrace writes the profile and the statistics of a session.
 func (f *traceFlags) finishTrace(c *cobra.Command, r *attach.Result) error {
+	f.snaps.close()
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}

@@ -22,6 +22,13 @@ type Session struct {
 	heldNs      int64
 	live        map[*Thread]struct{} // threads not finished yet
 
+	// The checkpoint function (SetCheckpoint): its name, whether each
+	// function index is it (+1: yes, -1: no, 0: not looked at yet), and
+	// its returns so far.
+	checkpoint  string
+	isCheckFn   []int8
+	checkpoints int64
+
 	// Tests script the clock and the mappings.
 	clock    func() int64
 	readMaps func(pid int) ([]instrument.Mapping, error)
@@ -237,9 +244,36 @@ func (s *Session) pop(t *Thread, sp uint64, now int64, atEntry bool) uint64 {
 	for len(t.frames) > cut {
 		last = t.frames[len(t.frames)-1].ret
 		t.frames = t.frames[:len(t.frames)-1]
+		if s.checkpoint != "" && s.isCheckpoint(t.rec.Top()) {
+			s.checkpoints++
+		}
 		t.rec.Exit(now)
 	}
 	return last
+}
+
+// SetCheckpoint names the function whose returns Checkpoints counts: a
+// symbol ("handle_request") or module:symbol ("libc.so.6:write").
+func (s *Session) SetCheckpoint(name string) { s.checkpoint = name }
+
+// Checkpoints counts the returns (and abandoned activations) of the
+// checkpoint function so far.
+func (s *Session) Checkpoints() int64 { return s.checkpoints }
+
+func (s *Session) isCheckpoint(fn int) bool {
+	if fn < 0 {
+		return false
+	}
+	if fn >= len(s.isCheckFn) {
+		s.isCheckFn = append(s.isCheckFn, make([]int8, fn+1-len(s.isCheckFn))...)
+	}
+	if s.isCheckFn[fn] == 0 {
+		s.isCheckFn[fn] = -1
+		if s.prof.Functions[fn].Name == s.checkpoint || s.prof.FuncName(fn) == s.checkpoint {
+			s.isCheckFn[fn] = 1
+		}
+	}
+	return s.isCheckFn[fn] > 0
 }
 
 // StackEnd identifies the stack sp is on by the end of its mapping (a
@@ -312,6 +346,7 @@ func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
 	}
 	emptyCCTs(&p)
 	p.Meta.DurationNs = now
+	s.describe(&p.Meta)
 	s.counters(&p.Meta, counters)
 	return &p
 }
@@ -324,16 +359,21 @@ func (s *Session) Finish(now int64, counters Counters) *model.Profile {
 	// Threads that never got a CCT (gone before any stop) keep an empty one.
 	emptyCCTs(s.prof)
 	s.prof.Meta.DurationNs = now
-	if len(s.prof.Processes) > 0 {
-		if s.prof.Meta.Exe == "" {
-			s.prof.Meta.Exe = s.prof.Processes[0].Exe
-		}
-		if len(s.prof.Meta.Command) == 0 {
-			s.prof.Meta.Command = s.prof.Processes[0].Argv
-		}
-	}
+	s.describe(&s.prof.Meta)
 	s.counters(&s.prof.Meta, counters)
 	return s.prof
+}
+
+// describe names the run in m after its first process, unless named.
+func (s *Session) describe(m *model.Meta) {
+	if len(s.prof.Processes) > 0 {
+		if m.Exe == "" {
+			m.Exe = s.prof.Processes[0].Exe
+		}
+		if len(m.Command) == 0 {
+			m.Command = s.prof.Processes[0].Argv
+		}
+	}
 }
 
 func emptyCCTs(p *model.Profile) {

@@ -1,0 +1,70 @@
+package attach
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// callsByName sums each function's calls over every thread, by FuncName.
+func callsByName(p *model.Profile) map[string]int64 {
+	c := map[string]int64{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes[1:] {
+			c[p.FuncName(n.Func)] += n.Calls
+		}
+	}
+	return c
+}
+
+// A snapshot as the checkpoint function returns (testdata/src/
+// checkpoints.c: three phases of 100 calls of work, each ending in
+// checkpoint, 1.1 s apart, then 50 more calls): each is a valid profile of
+// everything up to that return, counts never decrease from one to the
+// next, and the final profile's counts are the last snapshot's plus what
+// came after.
+func TestCheckpointSnapshots(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		var snaps []*model.Profile
+		opt.Checkpoint = "checkpoint"
+		opt.Snapshot = func(p *model.Profile, _ Stats) { snaps = append(snaps, p) }
+		r, out := recordWorkload(t, "checkpoints", opt, "3", "100")
+		if want := "phase 1: work 100\nphase 2: work 200\nphase 3: work 300\nend: work 350\n"; out != want {
+			t.Fatalf("output %q, want %q", out, want)
+		}
+		if len(snaps) != 3 {
+			t.Fatalf("%d snapshots, want one per checkpoint return (3)", len(snaps))
+		}
+		prev := map[string]int64{}
+		for k, s := range append(snaps, r.Profile) {
+			if err := s.Validate(); err != nil {
+				t.Fatalf("snapshot %d: %v", k+1, err)
+			}
+			c := callsByName(s)
+			phase := int64(min(k+1, 3))
+			want := map[string]int64{"work": 100 * phase, "checkpoint": phase, "main": 1}
+			if k == 3 {
+				want["work"] = 350 // the final profile: 50 calls after the last checkpoint
+			}
+			for name, n := range want {
+				if c[name] != n {
+					t.Errorf("%s: %s called %d times, want %d", which(k), name, c[name], n)
+				}
+			}
+			for name, n := range prev {
+				if c[name] < n {
+					t.Errorf("%s: %s called %d times, fewer than the %d before", which(k), name, c[name], n)
+				}
+			}
+			prev = c
+		}
+	})
+}
+
+func which(k int) string {
+	if k == 3 {
+		return "final profile"
+	}
+	return fmt.Sprintf("snapshot %d", k+1)
+}

@@ -1,0 +1,82 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/profile-dev/profile/attach"
+	"github.com/profile-dev/profile/model"
+)
+
+// snapshotFiles writes the snapshots of a trace (--checkpoint,
+// --snapshot-every, SIGUSR1) to OUT.1, OUT.2, ... on a goroutine of its
+// own: the engine, which is held while it hands one off, only queues it.
+type snapshotFiles struct {
+	out   string
+	w     io.Writer
+	queue chan *model.Profile
+	done  chan struct{}
+	stop  func()
+}
+
+// startSnapshots starts the writer and wires opt's snapshots to it, with
+// SIGUSR1 asking for one.
+func startSnapshots(opt *attach.Options, out string, w io.Writer) *snapshotFiles {
+	s := &snapshotFiles{out: out, w: w, queue: make(chan *model.Profile, 16), done: make(chan struct{})}
+	ask := make(chan struct{}, 1)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			select {
+			case ask <- struct{}{}:
+			default: // one is asked for already
+			}
+		}
+	}()
+	s.stop = func() { signal.Stop(usr1) }
+	opt.SnapshotNow = ask
+	opt.Snapshot = s.take
+	go s.run()
+	return s
+}
+
+// take queues a snapshot; with 16 queued it waits rather than lose one.
+func (s *snapshotFiles) take(p *model.Profile, _ attach.Stats) {
+	p.Meta.Partial = true
+	p.Meta.PartialReason = "snapshot: tracing went on"
+	s.queue <- p
+}
+
+func (s *snapshotFiles) run() {
+	defer close(s.done)
+	n := 0
+	clear := ""
+	if f, ok := s.w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		clear = "\r\033[K" // over the progress line
+	}
+	for p := range s.queue {
+		n++
+		name := fmt.Sprintf("%s.%d", s.out, n)
+		if err := model.WriteFile(name, p); err != nil {
+			fmt.Fprintf(s.w, "%sprofile: snapshot: %v\n", clear, err)
+			continue
+		}
+		fmt.Fprintf(s.w, "%sprofile: snapshot %s (%d calls)\n", clear, name, p.Meta.TracedCalls)
+	}
+}
+
+// close writes what is queued and stops taking requests.
+func (s *snapshotFiles) close() {
+	if s == nil {
+		return
+	}
+	s.stop()
+	close(s.queue)
+	<-s.done
+}
