@@ -51,12 +51,11 @@ func (p *Profile) Breakdown(g *Graph, s Scope) *Breakdown {
 // threadWalk holds the per-context state of one thread's walk, reused
 // from thread to thread.
 type threadWalk struct {
-	gn     []int32 // context -> 1 + graph node, 0: not reached
-	inWait []bool  // the context is a waiting call or runs inside one
-	outer  []bool  // an outermost waiting call
-	total  []int64 // the thread's total of the context
-	acc    []int64 // waiting time of the context's subtree, summed from the children
-	share  []int32 // graph node -> 1 + index of this thread's share, 0: none yet
+	gn    []int32 // context -> 1 + graph node, 0: not reached
+	in    []bool  // the context is a waiting call or runs inside one (inWaiting)
+	total []int64 // the thread's total of the context, 0 if not reached
+	wait  []int64 // waiting time inside the context (waitInside)
+	share []int32 // graph node -> 1 + index of this thread's share, 0: none yet
 }
 
 // run walks thread ref of b.Threads[ti] and returns its waiting time.
@@ -64,10 +63,9 @@ func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b 
 	t := &p.Threads[ref.Thread]
 	n := len(t.Nodes)
 	w.gn = grow(w.gn, n)
-	w.inWait = grow(w.inWait, n)
-	w.outer = grow(w.outer, n)
+	w.in = inWaiting(t, waiting, grow(w.in, n))
 	w.total = grow(w.total, n)
-	w.acc = grow(w.acc, n)
+	w.wait = grow(w.wait, n)
 	w.share = grow(w.share, len(g.Nodes))
 	first := len(b.Shares)
 	for c := range p.Contexts(ref) {
@@ -77,16 +75,13 @@ func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b 
 			continue // not in g: g is of another scope
 		}
 		w.gn[i] = int32(gn) + 1
-		above := i > 0 && w.gn[par] != 0 && w.inWait[par]
-		w.inWait[i] = above || waiting[c.Node.Func]
-		w.outer[i] = w.inWait[i] && !above
 		w.total[i] = c.TotalNs
 		var nw NodeWait
-		if w.inWait[i] {
+		if w.in[i] {
 			nw.SelfNs = c.SelfNs
-		}
-		if w.outer[i] {
-			nw.OuterCalls, nw.OuterNs = c.Calls, c.TotalNs
+			if i == 0 || !w.in[par] { // an outermost waiting call
+				nw.OuterCalls, nw.OuterNs = c.Calls, c.TotalNs
+			}
 		}
 		if w.share[gn] == 0 {
 			b.Shares = append(b.Shares, NodeShare{Thread: ti, Node: gn})
@@ -96,49 +91,61 @@ func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b 
 		sh.Vec.add(c.Vec)
 		sh.Wait.Add(nw)
 	}
-	// bottom-up (children follow their parents): the waiting time of each
-	// subtree, counted into a node's total where its context is the
-	// outermost activation of its function, as total times are
+	waitInside(t, w.in, func(i int) int64 { return w.total[i] }, w.wait)
+	// Each context's waiting time counts into its node's total where the
+	// context is the outermost activation of its function, as total times
+	// are, and into the edge from its parent's node.
 	for i := n - 1; i >= 0; i-- {
-		if w.gn[i] == 0 {
+		own := w.wait[i]
+		if w.gn[i] == 0 || own == 0 || (i > 0 && !outermost(t, i)) {
 			continue
-		}
-		// own: waiting time inside the context; up: what it adds to its
-		// parent's (a context inside an outer waiting call adds nothing:
-		// the outer one's total holds it)
-		own, up := w.acc[i], w.acc[i]
-		switch {
-		case w.outer[i]:
-			own, up = w.total[i], w.total[i]
-		case w.inWait[i]:
-			own, up = w.total[i], 0
 		}
 		gn := int(w.gn[i] - 1)
-		if i == 0 {
-			b.Shares[w.share[gn]-1].Wait.TotalNs += own
-			continue
-		}
-		par := t.Nodes[i].Parent
-		w.acc[par] += up
-		if own == 0 || !outermost(t, i) {
-			continue
-		}
 		b.Shares[w.share[gn]-1].Wait.TotalNs += own
-		if pg := w.gn[par]; pg != 0 {
+		if i == 0 {
+			continue
+		}
+		if pg := w.gn[t.Nodes[i].Parent]; pg != 0 {
 			if ei, ok := g.edgeIdx[edgeID(int(pg-1), gn, EdgeCall)]; ok {
 				b.Edges[ei] += own
 			}
 		}
 	}
-	waitNs := w.acc[0]
 	for k := first; k < len(b.Shares); k++ {
 		sh := &b.Shares[k]
 		b.Nodes[sh.Node].Add(sh.Wait)
 		w.share[sh.Node] = 0
 	}
 	clear(w.gn[:n])
-	clear(w.acc[:n])
-	return waitNs
+	clear(w.total[:n])
+	return w.wait[0]
+}
+
+// inWaiting marks in in (one per context of t) the contexts that are a
+// waiting call or run inside one, and returns it.
+func inWaiting(t *Thread, waiting []bool, in []bool) []bool {
+	in[0] = false
+	for i := 1; i < len(t.Nodes); i++ {
+		in[i] = in[t.Nodes[i].Parent] || waiting[t.Nodes[i].Func]
+	}
+	return in
+}
+
+// waitInside sets wait[i] to the waiting time inside context i of t: the
+// whole total of a context inside a waiting call (in[i]); for any other,
+// the sum of its children's (an outermost waiting call's total holds the
+// waiting calls inside it). total(i) is context i's total. Busy and
+// Breakdown take their waiting time from here.
+func waitInside(t *Thread, in []bool, total func(i int) int64, wait []int64) {
+	clear(wait[:len(t.Nodes)])
+	for i := len(t.Nodes) - 1; i >= 0; i-- {
+		if in[i] {
+			wait[i] = total(i)
+		}
+		if i > 0 && !in[t.Nodes[i].Parent] {
+			wait[t.Nodes[i].Parent] += wait[i]
+		}
+	}
 }
 
 // outermost reports whether context i of t has no ancestor of its own
