@@ -275,6 +275,9 @@ func (e *engine) finish() *Result {
 			e.s.Warn(msg)
 		}
 	}
+	if e.opt.Checkpoint != "" && e.s.Checkpoints() == 0 {
+		e.warn("--checkpoint %s: no traced function of that name returned: no snapshot was taken", e.opt.Checkpoint)
+	}
 	prof := e.s.Finish(e.now(), e.counters())
 	e.stats.TracedCalls = e.s.TracedCalls()
 	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}

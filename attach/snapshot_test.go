@@ -4,19 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
-
-// callsByName sums each function's calls over every thread, by FuncName.
-func callsByName(p *model.Profile) map[string]int64 {
-	c := map[string]int64{}
-	for _, th := range p.Threads {
-		for _, n := range th.Nodes[1:] {
-			c[p.FuncName(n.Func)] += n.Calls
-		}
-	}
-	return c
-}
 
 // A snapshot as the checkpoint function returns (testdata/src/
 // checkpoints.c: three phases of 100 calls of work, each ending in
@@ -36,25 +26,25 @@ func TestCheckpointSnapshots(t *testing.T) {
 		if len(snaps) != 3 {
 			t.Fatalf("%d snapshots, want one per checkpoint return (3)", len(snaps))
 		}
-		prev := map[string]int64{}
+		prev := map[string]workload.Counts{}
 		for k, s := range append(snaps, r.Profile) {
 			if err := s.Validate(); err != nil {
 				t.Fatalf("snapshot %d: %v", k+1, err)
 			}
-			c := callsByName(s)
-			phase := int64(min(k+1, 3))
-			want := map[string]int64{"work": 100 * phase, "checkpoint": phase, "main": 1}
+			c := observe(s).Functions
+			phase := uint64(min(k+1, 3))
+			want := map[string]uint64{"work": 100 * phase, "checkpoint": phase, "main": 1}
 			if k == 3 {
 				want["work"] = 350 // the final profile: 50 calls after the last checkpoint
 			}
 			for name, n := range want {
-				if c[name] != n {
-					t.Errorf("%s: %s called %d times, want %d", which(k), name, c[name], n)
+				if c[name].Calls != n {
+					t.Errorf("%s: %s called %d times, want %d", which(k), name, c[name].Calls, n)
 				}
 			}
 			for name, n := range prev {
-				if c[name] < n {
-					t.Errorf("%s: %s called %d times, fewer than the %d before", which(k), name, c[name], n)
+				if c[name].Calls < n.Calls {
+					t.Errorf("%s: %s called %d times, fewer than the %d before", which(k), name, c[name].Calls, n.Calls)
 				}
 			}
 			prev = c

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"os"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 				// Snapshots are compensated too: measured before attaching.
 				attach.PrepareCompensation(context.Background(), &opt)
 			}
+			f.startSnapshots(&opt, os.Stderr)
 			ctx, done := f.traceContext(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer done()
 			r, err := attach.Attach(ctx, pid, opt)

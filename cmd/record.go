@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 			}
 			// Measured now, so that --duration times the tracing only.
 			attach.PrepareCompensation(context.Background(), &opt)
+			f.startSnapshots(&opt, os.Stderr)
 			signalIgnoreInterrupt()
 			ctx, done := f.traceContext(syscall.SIGTERM, syscall.SIGHUP)
 			defer done()

@@ -24,10 +24,13 @@ type snapshotFiles struct {
 	stop  func()
 }
 
-// startSnapshots starts the writer and wires opt's snapshots to it, with
-// SIGUSR1 asking for one.
-func startSnapshots(opt *attach.Options, out string, w io.Writer) *snapshotFiles {
-	s := &snapshotFiles{out: out, w: w, queue: make(chan *model.Profile, 16), done: make(chan struct{})}
+// startSnapshots starts the writer of record's and attach's snapshots
+// (finishTrace closes it) and wires opt to it: --checkpoint,
+// --snapshot-every, and SIGUSR1 asking for one.
+func (f *traceFlags) startSnapshots(opt *attach.Options, w io.Writer) {
+	opt.Checkpoint, opt.SnapshotEvery = f.checkpoint, f.snapEvery
+	s := &snapshotFiles{out: f.out, w: w, queue: make(chan *model.Profile, 16), done: make(chan struct{})}
+	f.snaps = s
 	ask := make(chan struct{}, 1)
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
@@ -43,7 +46,6 @@ func startSnapshots(opt *attach.Options, out string, w io.Writer) *snapshotFiles
 	opt.SnapshotNow = ask
 	opt.Snapshot = s.take
 	go s.run()
-	return s
 }
 
 // take queues a snapshot; with 16 queued it waits rather than lose one.
@@ -56,18 +58,18 @@ func (s *snapshotFiles) take(p *model.Profile, _ attach.Stats) {
 func (s *snapshotFiles) run() {
 	defer close(s.done)
 	n := 0
-	clear := ""
+	erase := ""
 	if f, ok := s.w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		clear = "\r\033[K" // over the progress line
+		erase = "\r\033[K" // over the progress line
 	}
 	for p := range s.queue {
 		n++
 		name := fmt.Sprintf("%s.%d", s.out, n)
 		if err := model.WriteFile(name, p); err != nil {
-			fmt.Fprintf(s.w, "%sprofile: snapshot: %v\n", clear, err)
+			fmt.Fprintf(s.w, "%sprofile: snapshot: %v\n", erase, err)
 			continue
 		}
-		fmt.Fprintf(s.w, "%sprofile: snapshot %s (%d calls)\n", clear, name, p.Meta.TracedCalls)
+		fmt.Fprintf(s.w, "%sprofile: snapshot %s (%d calls)\n", erase, name, p.Meta.TracedCalls)
 	}
 }
 

@@ -13,28 +13,16 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// workCalls reads a profile file and returns the calls of work and
-// checkpoint (testdata/src/checkpoints.c).
+// workCalls reads a profile file (ReadFile validates it) and returns the
+// calls of work and checkpoint (testdata/src/checkpoints.c).
 func workCalls(t *testing.T, path string) (work, checkpoint int64) {
 	t.Helper()
 	p, err := model.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Validate(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for _, th := range p.Threads {
-		for _, n := range th.Nodes[1:] {
-			switch p.FuncName(n.Func) {
-			case "work":
-				work += n.Calls
-			case "checkpoint":
-				checkpoint += n.Calls
-			}
-		}
-	}
-	return work, checkpoint
+	c := functionCalls(p)
+	return c["work"], c["checkpoint"]
 }
 
 // record --checkpoint writes FILE.1, FILE.2, ... as the function returns,
@@ -59,6 +47,11 @@ func TestRecordCheckpointWritesSnapshots(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "c.data.4")); err == nil {
 		t.Error("a fourth snapshot: checkpoint returned three times")
+	}
+	// A function that is not there is said, not silently ignored.
+	_, stderr, code = run(t, dir, "record", "--checkpoint", "no_such_function", "-o", "n.data", "--", wl(t, "checkpoints"), "1", "10")
+	if code != 0 || !strings.Contains(stderr, "--checkpoint no_such_function: no traced function of that name returned") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
 

@@ -100,8 +100,6 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
 	}
-	opt.Checkpoint, opt.SnapshotEvery = f.checkpoint, f.snapEvery
-	f.snaps = startSnapshots(&opt, f.out, os.Stderr)
 	opt.OnCrash = func(p *model.Profile) {
 		// Saved before the crash goes through, in case nothing else is.
 		if err := f.save(p); err != nil {
