@@ -23,7 +23,7 @@ STRESS_FUZZTIME ?= 100000x
 
 stress: testdata
 	$(GO) vet -tags stress ./stress/
-	$(GO) test -tags stress -count=1 -v -timeout 15m ./stress/
+	$(GO) test -tags stress -count=1 -v -timeout 40m ./stress/
 	$(MAKE) fuzz FUZZTIME=$(STRESS_FUZZTIME)
 
 # Regenerate model/pb from model/proto (needs protoc and protoc-gen-go).

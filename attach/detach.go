@@ -68,6 +68,7 @@ func (e *engine) detachAll() {
 				}
 			}
 		}
+		e.removeChain(t.tid, as)
 		as.bps, as.areas = map[uint64]*bp{}, nil
 	}
 	for _, t := range e.threads {

@@ -104,6 +104,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	e.remove(t.tid, as, b)
 	delete(as.removed, b.addr)
 	setRegs(t.tid, regs)
+	e.setupChain(t.tid, as)
 	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
 		e.warn("pid %d: %v", t.proc.pid, err)
 	} else {

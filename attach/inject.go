@@ -16,6 +16,12 @@ var syscallTrap = []byte{0x0f, 0x05, 0xcc}
 // result. The thread's registers and the bytes at site are restored, so a
 // thread stopped inside an interrupted call restarts it as before.
 func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
+	t := e.threads[tid]
+	if t != nil && t.proc.as.chain != 0 {
+		if r, ok, err := e.injectChained(t, tid, t.proc.as.chain, nr, args); ok {
+			return r, err
+		}
+	}
 	var saved, regs unix.PtraceRegs
 	if err := getRegs(tid, &saved); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
@@ -28,7 +34,6 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	defer pokeText(tid, site, orig)
-	t := e.threads[tid]
 	restore := restoreRegs(t, saved)
 	if t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
 		// Should we die before restoring them, the handler or the

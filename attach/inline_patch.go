@@ -231,12 +231,16 @@ func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 // int3 guards the first byte while the others change, and the heal table
 // holds the original bytes meanwhile (the handler puts them all back and
 // rewinds). A word of text is written at once; a patch may span two.
+// The table lists the bytes last first: the handler restores in table
+// order, so the guard goes last, and another thread running into the
+// function meanwhile traps (and waits for the handler) rather than run a
+// jump whose displacement is half restored.
 func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error {
 	if len(new) == 1 || as.heal == nil {
 		return pokeText(tid, addr, new)
 	}
-	for i, b := range old {
-		e.healAdd(tid, as, addr+uint64(i), b)
+	for i := len(old) - 1; i >= 0; i-- {
+		e.healAdd(tid, as, addr+uint64(i), old[i])
 	}
 	defer e.healDrop(tid, as, addr, addr+uint64(len(old)))
 	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed

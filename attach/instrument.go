@@ -1,10 +1,8 @@
 package attach
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/profile-dev/profile/instrument"
@@ -296,14 +294,12 @@ func (e *engine) remove(tid int, as *space, b *bp) error {
 
 // entryPoint returns the runtime address of the main executable's entry.
 func entryPoint(pid int) (uint64, error) {
-	auxv, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	aux, err := auxv(pid)
 	if err != nil {
 		return 0, err
 	}
-	for i := 0; i+16 <= len(auxv); i += 16 {
-		if binary.LittleEndian.Uint64(auxv[i:]) == 9 { // AT_ENTRY
-			return binary.LittleEndian.Uint64(auxv[i+8:]), nil
-		}
+	if e, ok := aux[atEntry]; ok {
+		return e, nil
 	}
 	return 0, fmt.Errorf("no AT_ENTRY in auxv of %d", pid)
 }

@@ -178,6 +178,7 @@ func (e *engine) attach(pid int) error {
 		return err
 	}
 	p.as.entry = entry
+	e.setupChain(first.tid, p.as)
 	if _, err := e.mapArea(first.tid, p.as, entry, entry); err != nil {
 		e.detachAll()
 		return fmt.Errorf("attach to pid %d: %w", pid, err)

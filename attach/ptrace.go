@@ -11,8 +11,10 @@ import (
 // engine's locked OS thread (see loop.go): ptrace requests for a tracee
 // from any other thread fail with ESRCH.
 
+// PTRACE_O_TRACESYSGOOD marks system-call stops (SIGTRAP|0x80), which
+// only the injection chain asks for (PTRACE_SYSCALL).
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
-	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_TRACEVFORKDONE
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_TRACEVFORKDONE | unix.PTRACE_O_TRACESYSGOOD
 
 // siKernel is si_code of a SIGTRAP raised by an int3.
 const siKernel = 0x80
@@ -21,6 +23,7 @@ const siKernel = 0x80
 // addresses, signals, options). The requests never block, so the raw form
 // skips the runtime's syscall bookkeeping: it shows at two stops per call.
 func ptrace(req int, pid int, addr, data uintptr) error {
+	faultPoint()
 	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
 	if e != 0 {
 		return e
@@ -35,6 +38,7 @@ func ptrace(req int, pid int, addr, data uintptr) error {
 // goroutine's stack, and the kernel would read or write freed memory
 // (registers read as zeros, or garbage written into a thread's registers).
 func ptracePtr(req int, pid int, addr uintptr, data unsafe.Pointer) error {
+	faultPoint()
 	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, uintptr(data), 0, 0)
 	if e != 0 {
 		return e
@@ -106,6 +110,7 @@ func readMem(pid int, addr uint64, buf []byte) error {
 // writeMem writes buf at addr with one process_vm_writev (writable
 // mappings only: the stack, the out-of-line area).
 func writeMem(pid int, addr uint64, buf []byte) error {
+	faultPoint()
 	local := []unix.Iovec{{Base: &buf[0]}}
 	local[0].SetLen(len(buf))
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
@@ -122,6 +127,7 @@ func writeMem(pid int, addr uint64, buf []byte) error {
 // pokeText writes buf at addr through ptrace, which may write read-only
 // text: read-modify-write of aligned words.
 func pokeText(tid int, addr uint64, buf []byte) error {
+	faultPoint()
 	start := addr &^ 7
 	end := (addr + uint64(len(buf)) + 7) &^ 7
 	for w := start; w < end; w += 8 {
@@ -242,3 +248,21 @@ func waitTid(tid int) (unix.WaitStatus, error) {
 // WaitStatus.TrapCause it also reads group-stops, whose signal is not
 // SIGTRAP.
 func event(ws unix.WaitStatus) int { return int(uint32(ws) >> 16) }
+
+// traceSyscall resumes tid to its next system-call entry or exit stop.
+func traceSyscall(tid int) error { return ptrace(unix.PTRACE_SYSCALL, tid, 0, 0) }
+
+// Ops of PTRACE_GET_SYSCALL_INFO: what kind of stop a thread is in.
+const (
+	syscallNone  = 0
+	syscallEntry = 1
+	syscallExit  = 2
+)
+
+// syscallOp tells whether stopped thread tid is at a system-call entry or
+// exit stop (PTRACE_GET_SYSCALL_INFO: op is its first byte).
+func syscallOp(tid int) (byte, error) {
+	var info [88]byte
+	err := ptracePtr(unix.PTRACE_GET_SYSCALL_INFO, tid, uintptr(len(info)), unsafe.Pointer(&info[0]))
+	return info[0], err
+}

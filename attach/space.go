@@ -20,6 +20,10 @@ type space struct {
 	inl     *inlineSpace
 	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
 	anon    [][2]uint64               // anonymous executable mappings, during a scan
+	// chain: the injection chain's address in text slack (chain.go), 0
+	// when there is none; chainOrig: the slack's own bytes.
+	chain     uint64
+	chainOrig []byte
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool
@@ -87,6 +91,7 @@ func (s *space) clone() *space {
 		c.areas = append(c.areas, &cp)
 	}
 	c.entry = s.entry
+	c.chain, c.chainOrig = s.chain, s.chainOrig
 	c.heal = s.heal.clone()
 	return c
 }

@@ -37,6 +37,9 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 			pokeText(child, b.addr, []byte{b.orig})
 		}
 		e.releaseInlineChild(t, child)
+		if as := t.proc.as; as.chain != 0 {
+			pokeText(child, as.chain, as.chainOrig)
+		}
 		detach(child, 0)
 		return
 	}

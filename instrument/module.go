@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
-	"syscall"
 )
 
 // Symbol is one function of a Module.
@@ -63,20 +61,11 @@ type segment struct {
 // Open reads the function symbols, PLT stubs and layout of the ELF file at
 // path. The file is not kept open: Code and ReadAt reopen it.
 func Open(path string) (*Module, error) {
-	f, err := elf.Open(path)
+	f, m, err := openELF(path)
 	if err != nil {
-		return nil, fmt.Errorf("open module %s: %w", path, err)
+		return nil, err
 	}
 	defer f.Close()
-	if f.Class != elf.ELFCLASS64 || f.Machine != elf.EM_X86_64 {
-		return nil, fmt.Errorf("open module %s: not an x86-64 ELF file (%v %v)", path, f.Class, f.Machine)
-	}
-	m := &Module{Path: path, PIE: f.Type == elf.ET_DYN}
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			m.loads = append(m.loads, segment{p.Vaddr, p.Off, p.Filesz, p.Memsz, p.Flags})
-		}
-	}
 	m.BuildID = buildID(f)
 	syms, ifuncs, dynamic, err := readSymbols(f)
 	if err != nil {
@@ -89,14 +78,6 @@ func Open(path string) (*Module, error) {
 	m.Symbols = syms
 	if err := m.readPLT(f, ifuncs); err != nil {
 		return nil, fmt.Errorf("open module %s: %w", path, err)
-	}
-	if st, err := os.Stat(path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			m.ino = sys.Ino
-		}
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		m.real = real
 	}
 	return m, nil
 }

@@ -6,7 +6,7 @@
 //
 // The tests carry the build tag "stress", so that "make test" skips them:
 //
-//	make stress    # go test -tags stress -count=1 -v -timeout 15m ./stress/
+//	make stress    # go test -tags stress -count=1 -v -timeout 40m ./stress/
 //
 // STRESS_SEED=N changes the seed of the random kill moments (default 8,
 // printed by the scenarios that use it).

@@ -24,8 +24,9 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// profileBin is the profile binary built for this run.
-var profileBin string
+// profileBin is the profile binary built for this run; faultBin the same
+// built with fault injection (attach/faults_on.go).
+var profileBin, faultBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "profile-stress-")
@@ -34,12 +35,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	profileBin = filepath.Join(dir, "profile")
-	build := exec.Command("go", "build", "-o", profileBin, "github.com/profile-dev/profile")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "stress: building profile:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	faultBin = filepath.Join(dir, "profile-faultinject")
+	for _, b := range [][]string{{"-o", profileBin}, {"-tags", "faultinject", "-o", faultBin}} {
+		build := exec.Command("go", append(append([]string{"build"}, b...), "github.com/profile-dev/profile")...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "stress: building profile:", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	if err := workload.Build(); err != nil {
 		fmt.Fprintln(os.Stderr, "stress:", err)

@@ -18,9 +18,12 @@
 	.text
 
 	.set SI_KERNEL, 0x80
+	.set TRAP_TRACE, 2              /* si_code of a single-step trap */
+	.set EFLAGS_TF, 0x100
 	.set MAGIC, 0x464f5250          /* "PROF": si_errno of a thread moved on */
 	.set UC_GREGS, 40               /* ucontext_t.uc_mcontext.gregs */
 	.set UC_RIP, UC_GREGS + 16*8
+	.set UC_EFL, UC_GREGS + 17*8
 	.set NGREGS_SAVED, 18           /* r8 ... rip, eflags */
 	.set SYS_mprotect, 10
 	.set SYS_rt_sigaction, 13
@@ -33,7 +36,18 @@
 /* 0x000: the handler: rdi = signal, rsi = siginfo, rdx = ucontext. */
 handler:
 	mov	r8, [rdx + UC_RIP]
-	cmp	dword ptr [rsi + 8], SI_KERNEL
+	/* A thread the tracer single-stepped keeps the trap flag (the kernel
+	 * clears it when the tracer resumes or detaches the thread, not when
+	 * the tracer dies): its next instruction traps. A program without a
+	 * SIGTRAP handler of its own cannot have set the flag itself and
+	 * lived, so then the flag is ours: clear it and go on. */
+	cmp	dword ptr [rsi + 8], TRAP_TRACE
+	jne	0f
+	cmp	qword ptr [rip + old_handler], 1
+	ja	chain
+	and	qword ptr [rdx + UC_EFL], ~EFLAGS_TF
+	ret
+0:	cmp	dword ptr [rsi + 8], SI_KERNEL
 	jne	chain
 	/* A thread the tracer rewound to the breakpoint before reaping its
 	 * stop: the tracer marked its siginfo with that rip. */

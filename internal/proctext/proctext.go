@@ -5,6 +5,7 @@ package proctext
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 
@@ -12,9 +13,10 @@ import (
 )
 
 // MatchesDisk reports the first difference between pid's executable file
-// mappings and their files, or else any anonymous executable mapping.
+// mappings and their files, every byte of them, or else any anonymous
+// executable mapping.
 func MatchesDisk(pid int) error {
-	if err := FileText(pid); err != nil {
+	if err := compareText(pid, false); err != nil {
 		return err
 	}
 	anon, err := AnonExec(pid)
@@ -27,8 +29,13 @@ func MatchesDisk(pid int) error {
 	return nil
 }
 
-// FileText compares every executable file mapping of pid with the file.
-func FileText(pid int) error {
+// FileText compares the code of every executable file mapping of pid with
+// the file: the bytes of the file's PT_LOAD segments. The tail of a last
+// page past its segment is not code; a profiler killed while it kept its
+// injection code there may leave it behind.
+func FileText(pid int) error { return compareText(pid, true) }
+
+func compareText(pid int, codeOnly bool) error {
 	maps, err := instrument.ReadMaps(pid)
 	if err != nil {
 		return err
@@ -54,11 +61,36 @@ func FileText(pid int) error {
 		if _, err := mem.ReadAt(got, int64(m.Start)); err != nil {
 			return fmt.Errorf("read %s at %#x: %w", m.Path, m.Start, err)
 		}
+		if codeOnly {
+			maskNonCode(m, got, want)
+		}
 		if i := firstDiff(got, want); i >= 0 {
 			return fmt.Errorf("%s: byte at %#x is %#x in memory, %#x on disk", m.Path, m.Start+uint64(i), got[i], want[i])
 		}
 	}
 	return nil
+}
+
+// maskNonCode makes got equal want outside the file's PT_LOAD segments
+// (file offsets m.Offset onwards). A file that is not ELF is compared whole.
+func maskNonCode(m instrument.Mapping, got, want []byte) {
+	f, err := elf.Open(m.Path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	masked := append([]byte(nil), want...)
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		lo := max(p.Off, m.Offset) - m.Offset
+		hi := min(p.Off+p.Filesz, m.Offset+uint64(len(got)))
+		if hi > m.Offset && lo < hi-m.Offset {
+			copy(masked[lo:hi-m.Offset], got[lo:hi-m.Offset])
+		}
+	}
+	copy(got, masked)
 }
 
 // AnonExec lists pid's anonymous executable mappings as lo-hi ranges

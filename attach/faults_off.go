@@ -1,0 +1,7 @@
+//go:build !faultinject
+
+package attach
+
+// faultPoint marks an operation on the target: a test build counts them
+// and can kill the profiler at any one (faults_on.go).
+func faultPoint() {}
