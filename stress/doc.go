@@ -1,8 +1,8 @@
 // Package stress holds the stress suite of issue #8: scenarios that prove
 // the profiler never hurts its target (attach/detach cycles under load, 32
 // threads, SIGSTOP/SIGCONT, a target killed or crashing, the profiler
-// interrupted or SIGKILLed), each run through the profile binary the way a
-// user runs it.
+// interrupted or SIGKILLed, at random moments and at every step of attach
+// and detach), each run through the profile binary the way a user runs it.
 //
 // The tests carry the build tag "stress", so that "make test" skips them:
 //
