@@ -112,7 +112,7 @@ func (e *engine) checkDrops(is *inlineSpace) {
 // filling slowly (a quarter of a ring or less since the last pass). A
 // ring (32,768 events) fills within one pause only above 65 million
 // events a second, a call every 30 ns: empty functions called back to
-// back come close (the stubs cost 34-42 ns a call in the calibration on
+// back come close (the stubs cost 20-26 ns a call in the calibration on
 // our VM), and a stub then waits (--stats: ring stalls). 250 us was tried
 // and stalled no less on `overhead busy`.
 const drainPause = 500 * time.Microsecond
