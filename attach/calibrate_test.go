@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/profile-dev/profile/model"
 )
@@ -37,9 +38,12 @@ func TestCalibrateMeasuresEachProbeKind(t *testing.T) {
 // compensation, is within 5 points of the share the workload measures
 // itself untraced (clock_gettime). Two workloads: 1,000 tiny calls then a
 // 1 ms sleep (about 0.6%), and a busy loop where the tiny function is a
-// third of the time. Inline probes (the default). Not asserted: trap
-// probes, whose cost per call changes 2-3x from run to run on a virtual
-// machine.
+// third of the time. Inline probes (the default). A pair of runs (untraced,
+// traced) is tried up to 3 times: on a loaded machine (this package's tests
+// run beside others') preemption moves even the untraced share by 5-10
+// points, while a compensation that is off fails every try (the busy loop
+// read 17-25% for 33% before the stubs' fix). Not asserted: trap probes,
+// whose cost per call changes 2-3x from run to run on a virtual machine.
 func TestCompensationMatchesTheWorkloadsOwnShare(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -50,26 +54,39 @@ func TestCompensationMatchesTheWorkloadsOwnShare(t *testing.T) {
 		{"busy", []string{"busy", "--rounds", "3"}, "with_calls"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, _ := untraced(t, "overhead", c.args...)
-			var want float64
-			if _, err := fmt.Sscanf(out, "share %f", &want); err != nil {
-				t.Fatalf("workload said %q: %v", out, err)
+			var got, want float64
+			for try := 1; try <= 3; try++ {
+				got, want = compensatedShare(t, c.args, c.scope)
+				if math.Abs(got-want) <= 0.05 {
+					return
+				}
 			}
-			opt := defaultOptions(t)
-			opt.Probes, opt.Compensate = ProbesInline, true
-			r, _ := recordWorkload(t, "overhead", opt, c.args...)
-			cal := r.Profile.Meta.Calibration
-			if cal == nil || !cal.Compensated || cal.SubtractedNs <= 0 {
-				t.Fatalf("calibration %+v: want the probes' cost taken out", cal)
-			}
-			work, scope := funcTimes(r.Profile, "work"), funcTimes(r.Profile, c.scope)
-			got := float64(work.self) / float64(scope.total)
-			t.Logf("work: %.2f%% of %s traced with compensation, %.2f%% untraced (calibration %+v)", 100*got, c.scope, 100*want, *cal)
-			if math.Abs(got-want) > 0.05 {
-				t.Fatalf("work is %.2f%% of %s, the workload measures %.2f%% untraced: more than 5 points apart", 100*got, c.scope, 100*want)
-			}
+			t.Fatalf("work is %.2f%% of %s, the workload measures %.2f%% untraced: more than 5 points apart (3 tries)", 100*got, c.scope, 100*want)
 		})
 	}
+}
+
+// compensatedShare runs the overhead workload untraced and traced with
+// compensation: work's self share of scope's total traced, and the share
+// the workload measured untraced.
+func compensatedShare(t *testing.T, args []string, scope string) (got, want float64) {
+	t.Helper()
+	out, _ := untraced(t, "overhead", args...)
+	if _, err := fmt.Sscanf(out, "share %f", &want); err != nil {
+		t.Fatalf("workload said %q: %v", out, err)
+	}
+	opt := defaultOptions(t)
+	opt.Probes, opt.Compensate = ProbesInline, true
+	r, _ := recordWorkload(t, "overhead", opt, args...)
+	cal := r.Profile.Meta.Calibration
+	if cal == nil || !cal.Compensated || cal.SubtractedNs <= 0 {
+		t.Fatalf("calibration %+v: want the probes' cost taken out", cal)
+	}
+	work, total := funcTimes(r.Profile, "work"), funcTimes(r.Profile, scope)
+	got = float64(work.self) / float64(total.total)
+	t.Logf("work: %.2f%% of %s traced with compensation, %.2f%% untraced (calibration %+v; ring stalls %d, %v)",
+		100*got, scope, 100*want, *cal, r.Stats.Stalls, time.Duration(r.Stats.StallNs))
+	return got, want
 }
 
 type times struct{ self, total int64 }

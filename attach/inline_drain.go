@@ -27,6 +27,14 @@ func (e *engine) inlineEvent(t *thread, ev ringEvent) {
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
+	if ev.id == stallID {
+		// The thread waited for room in its ring from now to the end
+		// (in sp): the tracer's doing, taken out like a hold.
+		if end := e.clock.Ns(ev.sp); end > now && e.opt.Compensate {
+			e.s.Held(t.st, now, end)
+		}
+		return
+	}
 	t.lastNs = now
 	if ev.id == exitID {
 		e.s.Return(t.st, ev.sp+8, now)

@@ -51,6 +51,7 @@ const (
 	stubDataPtr = 0x5f8
 
 	exitID      = 0xffffffff
+	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end
 	flagRestore = 0x80000000
 )
 
@@ -67,7 +68,7 @@ func (r ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off
 
 // ringEvent is one decoded ring entry.
 type ringEvent struct {
-	id      uint32 // function id, exitID for a return
+	id      uint32 // function id, exitID for a return, stallID for a wait
 	tick    uint64
 	sp, ret uint64
 }

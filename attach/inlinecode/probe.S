@@ -54,6 +54,7 @@
 	.set RING_ROOM, 32768 - 64   /* slack for signal handlers nesting */
 
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
+	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
 
 /* Every register a stub touches, kept (flags excepted). */
 .macro SAVE
@@ -143,7 +144,7 @@
 	 * tracer that has not beaten for D_STALL_LIMIT ticks is gone, and the
 	 * process records nothing from then on. Red zone: [rsp-8] sp,
 	 * [rsp-16] return address, [rsp-24] start, [rsp-32] last beat seen
-	 * at; r9 the beat. */
+	 * at, [rsp-40] end; r9 the beat. */
 	mov	[rsp - 8], rdx
 	mov	[rsp - 16], r10
 	rdtsc
@@ -176,9 +177,29 @@
 17:	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
+	mov	[rsp - 40], rax
 	sub	rax, [rsp - 24]
 	add	[rdi + R_STALL_TICKS], rax
 	inc	qword ptr [rdi + R_STALLS]
+	/* A stall event (start, end): the tracer takes the wait out of the
+	 * thread's times, as it does the time it held a thread stopped;
+	 * otherwise the call the thread is in would look slower. The room
+	 * just made has a slot for it (RING_ROOM leaves slack). */
+	mov	eax, 1
+	xadd	[rdi + R_HEAD], rax
+	mov	rcx, rax
+	and	eax, RING_MASK
+	shl	rax, 5
+	lea	r9, [rdi + rax + R_EVENTS]
+	mov	rax, [rsp - 40]
+	mov	[r9 + 16], rax
+	mov	qword ptr [r9 + 24], 0
+	mov	rax, [rsp - 24]
+	mov	[r9 + 8], rax
+	inc	ecx
+	mov	rax, STALL_WORD
+	or	rcx, rax
+	mov	[r9], rcx
 	mov	rdx, [rsp - 8]
 	mov	r10, [rsp - 16]
 	jmp	10b
