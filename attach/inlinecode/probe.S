@@ -106,6 +106,17 @@
 3:
 .endm
 
+/* Reserve the next slot of the ring at rdi: r9 = the slot, rcx = its
+ * index (its commit word is index + 1). Clobbers rax. */
+.macro RESERVE
+	mov	eax, 1
+	xadd	[rdi + R_HEAD], rax
+	mov	rcx, rax
+	and	eax, RING_MASK
+	shl	rax, 5
+	lea	r9, [rdi + rax + R_EVENTS]
+.endm
+
 /* Append an event: r8 = data, rsi = state, rax = word0 high half (id or
  * ~0), rdx = sp, r10 = return address. Clobbers rax, rcx, rdx, rdi, r9,
  * r10, r11. */
@@ -119,12 +130,7 @@
 	sub	rax, [rdi + R_TAIL]
 	cmp	rax, RING_ROOM
 	jae	13f
-	mov	eax, 1
-	xadd	[rdi + R_HEAD], rax
-	mov	rcx, rax
-	and	eax, RING_MASK
-	shl	rax, 5
-	lea	r9, [rdi + rax + R_EVENTS]
+	RESERVE
 	/* Ask for the line 32 events ahead, for writing: the tracer read it
 	 * on the ring's last round, and taking it back is a cross-core miss
 	 * that would stall this thread's stores (here about 50 ns a call in a
@@ -185,12 +191,7 @@
 	 * thread's times, as it does the time it held a thread stopped;
 	 * otherwise the call the thread is in would look slower. The room
 	 * just made has a slot for it (RING_ROOM leaves slack). */
-	mov	eax, 1
-	xadd	[rdi + R_HEAD], rax
-	mov	rcx, rax
-	and	eax, RING_MASK
-	shl	rax, 5
-	lea	r9, [rdi + rax + R_EVENTS]
+	RESERVE
 	mov	rax, [rsp - 40]
 	mov	[r9 + 16], rax
 	mov	qword ptr [r9 + 24], 0
