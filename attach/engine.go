@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"syscall"
 	"time"
 
+	"github.com/profile-dev/profile/detail"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -39,6 +41,13 @@ type Options struct {
 	// module:symbol.
 	Checkpoint  string
 	SnapshotNow <-chan struct{}
+
+	// Detail records in detail the calls of the traced functions whose
+	// name or module:name matches DetailFuncs that meet DetailRule
+	// (entry and exit times, arguments, return value), with their
+	// ancestors; nil DetailFuncs: none.
+	DetailFuncs *regexp.Regexp
+	DetailRule  detail.Rule
 
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta

@@ -25,7 +25,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	}
 	var last uint64
 	if b.isReturn {
-		last = e.s.Return(t.st, regs.Rsp, now)
+		last = e.s.Return(t.st, regs.Rsp, regs.Rax, now)
 		e.checkpointed(now)
 	}
 	// An address that is both a return site and a function entry (a call
@@ -51,6 +51,9 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 		kind = rb.kind
 	}
 	e.s.Enter(t.st, b.fn, kind, regs.Rsp, ret, now)
+	if e.s.Selected(b.fn) {
+		e.s.Args(t.st, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
+	}
 }
 
 // step executes the instruction displaced by b and resumes the thread.

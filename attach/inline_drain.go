@@ -37,11 +37,14 @@ func (e *engine) inlineEvent(t *thread, ev ringEvent) {
 	}
 	t.lastNs = now
 	if ev.id == exitID {
-		e.s.Return(t.st, ev.sp+8, now)
+		e.s.Return(t.st, ev.sp+8, ev.ret, now)
 		e.checkpointed(now)
 		return
 	}
 	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)
+	if ev.hasArgs {
+		e.s.Args(t.st, &ev.args)
+	}
 }
 
 // inlineKind classifies the call that made a probed call from its return

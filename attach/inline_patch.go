@@ -60,6 +60,9 @@ func (e *engine) probed(fn int, kind string) {
 	case ProbesTrap:
 		e.stats.TrapFunctions++
 	}
+	if (kind == ProbesInline || kind == ProbesTrap) && e.s.Selected(fn) {
+		e.detailProbed++
+	}
 	if e.stats.Probe == nil {
 		e.stats.Probe = map[string]string{}
 	}
@@ -159,11 +162,20 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	fn := model.None
 	if id&flagRestore == 0 {
-		fn = int(id)
+		fn = int(id &^ flagDetail)
 	}
 	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
 	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
+}
+
+// inlineID is the id function fn's trampoline passes to the entry stub:
+// its index, flagged when its arguments are recorded (--detail).
+func (e *engine) inlineID(fn int) uint32 {
+	if e.s.Selected(fn) {
+		return uint32(fn) | flagDetail
+	}
+	return uint32(fn)
 }
 
 // padLen is the number of bytes between a function's end and the next

@@ -47,12 +47,14 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0x300
-	stubDataPtr = 0x5f8
+	stubRet     = 0x500
+	stubDataPtr = 0x7f8
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end
+	argsID      = 0xfffffffd // the argument registers of the entry before
 	flagRestore = 0x80000000
+	flagDetail  = 0x40000000 // record the arguments (--detail)
 )
 
 // tableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
@@ -70,7 +72,10 @@ func (r ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off
 type ringEvent struct {
 	id      uint32 // function id, exitID for a return, stallID for a wait
 	tick    uint64
-	sp, ret uint64
+	sp, ret uint64 // ret: the return address at an entry, rax at an exit
+	// args holds the argument registers of a detail entry (hasArgs).
+	args    [6]uint64
+	hasArgs bool
 }
 
 // drain hands every committed event to f, in order, and frees them. It
@@ -89,8 +94,15 @@ func (r ring) drain(f func(ringEvent)) int {
 			break
 		}
 		b := r.mem[off:]
-		f(ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
-			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])})
+		ev := ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
+			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}
+		if ev.id < argsID && ev.id&flagDetail != 0 {
+			// Its two argument slots were committed before it.
+			ev.id &^= flagDetail
+			ev.hasArgs = r.args(tail, &ev.args)
+			tail += 2
+		}
+		f(ev)
 		n++
 		if n%4096 == 0 {
 			atomic.StoreUint64(r.word(rTail), tail+1) // room for a waiting stub
@@ -98,6 +110,21 @@ func (r ring) drain(f func(ringEvent)) int {
 	}
 	atomic.StoreUint64(r.word(rTail), tail)
 	return n
+}
+
+// args reads the two argument slots after the entry at index i.
+func (r ring) args(i uint64, out *[6]uint64) bool {
+	for k := uint64(1); k <= 2; k++ {
+		off := rEvents + int((i+k)%ringEvents)*eventSize
+		w0 := atomic.LoadUint64(r.word(off))
+		if w0 != uint64(argsID)<<32|uint64(uint32(i+k+1)) {
+			return false
+		}
+		for j := range 3 {
+			out[3*(k-1)+uint64(j)] = binary.LittleEndian.Uint64(r.mem[off+8+8*j:])
+		}
+	}
+	return true
 }
 
 // counters returns the ring's drop and stall counts.

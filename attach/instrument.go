@@ -81,7 +81,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			}
 			fn := e.s.Interner().Func(l.modIdx, sym.Name)
 			if as.inl != nil {
-				err := e.patchInline(tid, as, l, sym, uint32(fn), rips)
+				err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
 				if err == nil {
 					e.probed(fn, ProbesInline)
 					inserted++

@@ -278,6 +278,11 @@ func (e *engine) finish() *Result {
 	if e.opt.Checkpoint != "" && e.s.Checkpoints() == 0 {
 		e.warn("--checkpoint %s: no traced function of that name returned: no snapshot was taken", e.opt.Checkpoint)
 	}
+	if e.opt.DetailFuncs != nil && e.detailProbed == 0 {
+		msg := fmt.Sprintf("--detail %s matched no traced function: no call was recorded in detail", e.opt.DetailFuncs)
+		e.warn("%s", msg)
+		e.s.Warn(msg)
+	}
 	prof := e.s.Finish(e.now(), e.counters())
 	e.stats.TracedCalls = e.s.TracedCalls()
 	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}

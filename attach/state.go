@@ -55,7 +55,9 @@ type engine struct {
 
 	// Checkpoint snapshots: the checkpoint returns seen, and the time of
 	// the last one that took a snapshot (snapped: there was one).
-	checkpoints    int64
+	checkpoints int64
+	// detailProbed counts the probed functions recorded in detail.
+	detailProbed   int
 	lastCheckpoint int64
 	snapped        bool
 }
@@ -109,6 +111,9 @@ func newEngine(opt Options) *engine {
 	s := session.New(opt.Meta)
 	if opt.Checkpoint != "" {
 		s.SetCheckpoint(opt.Checkpoint)
+	}
+	if opt.DetailFuncs != nil {
+		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
 	}
 	return &engine{
 		opt: opt, s: s, start: s.Base(),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"sort"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profile-dev/profile/attach"
+	"github.com/profile-dev/profile/detail"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -31,6 +33,10 @@ type traceFlags struct {
 	duration     time.Duration
 	checkpoint   string
 	snapEvery    time.Duration
+	detail       string
+	slow         time.Duration
+	detailIf     string
+	detailLimit  int
 	saved        bool           // the output was written once already this session
 	snaps        *snapshotFiles // the snapshots' writer
 }
@@ -54,6 +60,15 @@ func (f *traceFlags) validate() error {
 	if f.snapEvery < 0 {
 		return usagef("--snapshot-every must be positive, not %s", f.snapEvery)
 	}
+	if f.detail == "" && (f.slow != 0 || f.detailIf != "") {
+		return usagef("--slow and --detail-if choose among the calls of --detail REGEX: give --detail")
+	}
+	if f.slow < 0 {
+		return usagef("--slow must be positive, not %s", f.slow)
+	}
+	if f.detailLimit < 1 {
+		return usagef("--detail-limit must be at least 1, not %d", f.detailLimit)
+	}
 	if err := attach.CheckProbes(f.probes); err != nil {
 		return usagef("--probes: %v", err)
 	}
@@ -74,6 +89,10 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.DurationVar(&f.duration, "duration", 0, "stop tracing after `D` (e.g. 10s)")
 	fl.StringVar(&f.checkpoint, "checkpoint", "", "write a snapshot FILE.1, FILE.2, ... each time `FUNC` returns (at most one a second; SIGUSR1 writes one too)")
 	fl.DurationVar(&f.snapEvery, "snapshot-every", 0, "write a snapshot FILE.1, FILE.2, ... every `D`, tracing on")
+	fl.StringVar(&f.detail, "detail", "", "record in detail (times, arguments, return value, ancestors) the calls of functions matching `REGEX`; see profile trees")
+	fl.DurationVar(&f.slow, "slow", 0, "with --detail, keep only calls that lasted at least `D` (e.g. 10ms)")
+	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `COND` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
+	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
 }
 
 // snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
@@ -97,6 +116,9 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		Meta: model.Meta{ToolVersion: Version, Mode: mode, Command: command,
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}
+	if err := f.detailOptions(&opt); err != nil {
+		return attach.Options{}, err
+	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		opt.Progress = progressLine(os.Stderr)
 	}
@@ -107,6 +129,27 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 		}
 	}
 	return opt, nil
+}
+
+// detailOptions reads --detail, --slow, --detail-if and --detail-limit.
+func (f *traceFlags) detailOptions(opt *attach.Options) error {
+	if f.detail == "" {
+		return nil
+	}
+	re, err := regexp.Compile(f.detail)
+	if err != nil {
+		return usagef("--detail: %v", err)
+	}
+	opt.DetailFuncs = re
+	opt.DetailRule = detail.Rule{SlowNs: int64(f.slow), Limit: f.detailLimit}
+	if f.detailIf != "" {
+		c, err := detail.ParseCond(f.detailIf)
+		if err != nil {
+			return usagef("--detail-if: %v", err)
+		}
+		opt.DetailRule.If = &c
+	}
+	return nil
 }
 
 // traceContext ends on the given signals or after the duration. A second

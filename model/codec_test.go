@@ -37,6 +37,14 @@ func TestRoundTripDeepEqual(t *testing.T) {
 	p.Meta.Crash = &model.Crash{Pid: 100, Tid: 101, Signal: "SIGSEGV", Addr: 0x10, Stack: []string{"app:crash_here+0x4", "app:main+0x20"}}
 	p.Meta.BuildID, p.Meta.StopOverheadNs, p.Meta.Stops = "abcdef", 13_000, 42
 	p.Processes[1].Signal, p.Processes[1].Exited = "SIGKILL", false
+	p.Meta.Detail = &model.DetailRule{Funcs: "^handle", SlowNs: 10e6, If: "ret<0", Limit: 100}
+	p.Threads[0].DroppedTrees = 3
+	p.Threads[0].Trees = []model.DetailTree{{Calls: []model.DetailCall{
+		{Func: 1, Depth: 0, StartNs: 10, EndNs: 900, Flags: model.DetailReturned | model.DetailInFlight},
+		{Func: 2, Depth: 1, StartNs: 20, EndNs: 800, Args: [6]uint64{1, 2, 3, 4, 5, 1 << 63}, Ret: 0xffffffff,
+			Flags: model.DetailKept | model.DetailArgs | model.DetailReturned},
+		{Func: 1, Depth: 2, StartNs: 30, EndNs: 900, Flags: model.DetailOpen},
+	}}, {Calls: []model.DetailCall{{Func: 2, StartNs: 5, EndNs: 5}}}}
 	for name, prof := range map[string]*model.Profile{
 		"sample":    p,
 		"empty":     model.New(),

@@ -58,6 +58,9 @@ func encode(p *Profile) *pb.ProfileFile {
 		f.Meta.Calibration = &pb.Calibration{HostStr: st.id(c.Host), InlineInNs: c.Inline.InNs, InlineOutNs: c.Inline.OutNs,
 			TrapInNs: c.Trap.InNs, TrapOutNs: c.Trap.OutNs, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
 	}
+	if r := m.Detail; r != nil {
+		f.Meta.Detail = &pb.DetailRule{FuncsStr: st.id(r.Funcs), SlowNs: r.SlowNs, IfStr: st.id(r.If), Limit: int64(r.Limit)}
+	}
 	if c := m.Crash; c != nil {
 		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
 	}
@@ -123,7 +126,23 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 		}
 	}
 	out.Nodes = c
+	for _, tr := range t.Trees {
+		out.Trees = append(out.Trees, encodeTree(tr))
+	}
+	out.DroppedTrees = t.DroppedTrees
 	return out
+}
+
+func encodeTree(tr DetailTree) *pb.DetailTree {
+	n := len(tr.Calls)
+	c := &pb.DetailTree{Func: make([]int64, n), Depth: make([]int64, n), StartNs: make([]int64, n),
+		EndNs: make([]int64, n), Args: make([]uint64, 0, 6*n), Ret: make([]uint64, n), Flags: make([]uint32, n)}
+	for i, x := range tr.Calls {
+		c.Func[i], c.Depth[i], c.StartNs[i], c.EndNs[i] = int64(x.Func), int64(x.Depth), x.StartNs, x.EndNs
+		c.Args = append(c.Args, x.Args[:]...)
+		c.Ret[i], c.Flags[i] = x.Ret, uint32(x.Flags)
+	}
+	return c
 }
 
 // decoder turns a decoded message into a Profile, checking every index it
@@ -188,6 +207,9 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 			p.Meta.Calibration = &Calibration{Host: d.str(c.HostStr), Inline: ProbeCost{InNs: c.InlineInNs, OutNs: c.InlineOutNs},
 				Trap: ProbeCost{InNs: c.TrapInNs, OutNs: c.TrapOutNs}, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
 		}
+		if r := m.Detail; r != nil {
+			p.Meta.Detail = &DetailRule{Funcs: d.str(r.FuncsStr), SlowNs: r.SlowNs, If: d.str(r.IfStr), Limit: d.small(r.Limit)}
+		}
 		if c := m.Crash; c != nil {
 			p.Meta.Crash = &Crash{Pid: d.small(c.Pid), Tid: d.small(c.Tid), Signal: d.str(c.SignalStr), Addr: c.Addr, Stack: d.strList(c.StackStr)}
 		}
@@ -224,7 +246,27 @@ func (d *decoder) thread(t *pb.Thread) Thread {
 		})
 	}
 	out.Nodes = d.nodes(t.Nodes)
+	for _, tr := range t.Trees {
+		out.Trees = append(out.Trees, d.tree(tr))
+	}
+	out.DroppedTrees = t.DroppedTrees
 	return out
+}
+
+func (d *decoder) tree(c *pb.DetailTree) DetailTree {
+	n := len(c.Func)
+	if len(c.Depth) != n || len(c.StartNs) != n || len(c.EndNs) != n || len(c.Ret) != n || len(c.Flags) != n || len(c.Args) != 6*n {
+		d.fail("detail tree columns of different lengths")
+		return DetailTree{}
+	}
+	tr := DetailTree{Calls: make([]DetailCall, n)}
+	for i := range tr.Calls {
+		x := &tr.Calls[i]
+		x.Func, x.Depth, x.StartNs, x.EndNs = d.small(c.Func[i]), d.small(c.Depth[i]), c.StartNs[i], c.EndNs[i]
+		copy(x.Args[:], c.Args[6*i:])
+		x.Ret, x.Flags = c.Ret[i], DetailFlags(c.Flags[i])
+	}
+	return tr
 }
 
 func (d *decoder) nodes(c *pb.Nodes) []Node {

@@ -52,6 +52,9 @@ type Meta struct {
 	// Calibration is the probes' measured cost per call and what was
 	// taken out of the times (see Compensate); nil when not measured.
 	Calibration *Calibration
+	// Detail is the rule of the threads' detail trees; nil when no
+	// detail was asked for.
+	Detail *DetailRule
 }
 
 // Crash records the fatal signal that ended a traced process.
@@ -106,6 +109,10 @@ type Thread struct {
 	// Members lists the source threads of a composite thread (after
 	// merge); empty for a recorded thread, which is its own only member.
 	Members []Member
+	// Trees are the calls kept in detail (record --detail), oldest first;
+	// DroppedTrees counts older ones dropped beyond the rule's limit.
+	Trees        []DetailTree
+	DroppedTrees int64
 }
 
 // Member identifies a source thread inside a composite thread.

@@ -133,6 +133,31 @@ func (p *Profile) validateThread(ti int) error {
 	if self != t.TracedNs {
 		return broken(where, "self times add up to %d ns, traced time is %d ns", self, t.TracedNs)
 	}
+	if t.DroppedTrees < 0 {
+		return broken(where, "negative dropped tree count")
+	}
+	for i := range t.Trees {
+		if err := p.validateTree(&t.Trees[i]); err != nil {
+			return broken(fmt.Sprintf("%s detail tree %d", where, i), "%v", err)
+		}
+	}
+	return nil
+}
+
+// validateTree checks a detail tree: functions in range, pre-order depths
+// from 0, no call ending before it starts.
+func (p *Profile) validateTree(tr *DetailTree) error {
+	for i, c := range tr.Calls {
+		if c.Func <= StartFunc || c.Func >= len(p.Functions) {
+			return fmt.Errorf("call %d: function %d out of range", i, c.Func)
+		}
+		if c.EndNs < c.StartNs {
+			return fmt.Errorf("call %d ends before it starts", i)
+		}
+		if i == 0 && c.Depth != 0 || i > 0 && (c.Depth < 1 || c.Depth > tr.Calls[i-1].Depth+1) {
+			return fmt.Errorf("call %d: depth %d out of order", i, c.Depth)
+		}
+	}
 	return nil
 }
 

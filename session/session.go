@@ -5,9 +5,12 @@
 package session
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"time"
 
+	"github.com/profile-dev/profile/detail"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -28,6 +31,13 @@ type Session struct {
 	checkpoint  string
 	isCheckFn   []int8
 	checkpoints int64
+
+	// Detail recording (SetDetail): the selected functions' pattern, the
+	// rule, and whether each function index is selected (as isCheckFn).
+	detailRE   *regexp.Regexp
+	detailRule *detail.Rule
+	isDetailFn []int8
+	detailLost int64
 
 	// Tests script the clock and the mappings.
 	clock    func() int64
@@ -59,6 +69,7 @@ type Thread struct {
 	rec    *model.Recorder
 	frames []frame
 	done   bool
+	det    *detail.Thread // nil without detail recording
 
 	// The stack mapping sp was last seen in: a signal handler on a
 	// sigaltstack runs on another one.
@@ -128,6 +139,9 @@ func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, exe
 // function spawnedBy, starting its clock now.
 func (s *Session) NewThread(tid int, p *Process, parent *Thread, spawnedBy int, name string) *Thread {
 	t := &Thread{Tid: tid, Proc: p, rec: model.NewRecorder(s.Now())}
+	if s.detailRule != nil {
+		t.det = detail.NewThread(s.detailRule)
+	}
 	mt := model.Thread{Tid: tid, Process: p.Idx, Name: name, SpawnedBy: spawnedBy}
 	if parent != nil && parent.Proc == p {
 		mt.ParentTid = parent.Tid
@@ -162,6 +176,10 @@ func (s *Session) FinishThread(t *Thread, name string, now int64) {
 	nodes, traced := t.rec.Finish(now)
 	mt := &s.prof.Threads[t.Idx]
 	mt.Nodes, mt.TracedNs = nodes, traced
+	if t.det != nil {
+		mt.Trees, mt.DroppedTrees = t.det.Finish(now)
+		s.detailLost += t.det.Lost()
+	}
 	if name != "" {
 		mt.Name = name
 	}
@@ -199,24 +217,39 @@ func (s *Session) Stack(t *Thread) []int { return t.rec.Stack() }
 // return address ret. Frames below sp were abandoned (longjmp,
 // exceptions), and one at sp too (a tail call): they close first.
 func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, now int64) {
-	s.pop(t, sp, now, true)
+	s.pop(t, sp, 0, now, true)
 	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
 	t.rec.Enter(fn, now, kind)
+	if t.det != nil {
+		t.det.Enter(fn, now, s.Selected(fn))
+	}
 	s.tracedCalls++
+}
+
+// Args gives the activation Enter just opened its integer argument
+// registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
+func (s *Session) Args(t *Thread, args *[6]uint64) {
+	if t.det != nil {
+		t.det.SetArgs(args)
+	}
 }
 
 // EnterInFlight opens an activation already running when tracing began:
 // timed from now, no call counted.
 func (s *Session) EnterInFlight(t *Thread, fn int, sp, ret uint64, now int64) {
 	t.rec.EnterInFlight(fn, now)
+	if t.det != nil {
+		t.det.EnterInFlight(fn, now, s.Selected(fn))
+	}
 	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
 }
 
 // Return closes every open frame whose entry stack pointer lies below sp:
-// returns, and frames abandoned by longjmp or exceptions, close here. It
-// returns the return address of the outermost frame closed, 0 if none.
-func (s *Session) Return(t *Thread, sp uint64, now int64) uint64 {
-	return s.pop(t, sp, now, false)
+// returns, and frames abandoned by longjmp or exceptions, close here; rax
+// is the value the outermost one returned. It returns the return address
+// of the outermost frame closed, 0 if none.
+func (s *Session) Return(t *Thread, sp, rax uint64, now int64) uint64 {
+	return s.pop(t, sp, rax, now, false)
 }
 
 // pop closes the frames sp has passed; at an entry, a frame at exactly sp
@@ -224,7 +257,7 @@ func (s *Session) Return(t *Thread, sp uint64, now int64) uint64 {
 // handler's sigaltstack) are compared only when a frame below them on this
 // stack closes: then they were abandoned too (siglongjmp out of the
 // handler).
-func (s *Session) pop(t *Thread, sp uint64, now int64, atEntry bool) uint64 {
+func (s *Session) pop(t *Thread, sp, rax uint64, now int64, atEntry bool) uint64 {
 	if len(t.frames) == 0 {
 		return 0
 	}
@@ -248,8 +281,42 @@ func (s *Session) pop(t *Thread, sp uint64, now int64, atEntry bool) uint64 {
 			s.checkpoints++
 		}
 		t.rec.Exit(now)
+		if t.det != nil {
+			// Only the outermost frame closed by a return returned (rax);
+			// the others were left.
+			t.det.Exit(now, rax, !atEntry && len(t.frames) == cut)
+		}
 	}
 	return last
+}
+
+// SetDetail records in detail the calls of the functions whose name (or
+// module:name) matches re that meet rule (DESIGN §3.5; seed 000). Set
+// before the first thread.
+func (s *Session) SetDetail(re *regexp.Regexp, rule *detail.Rule) {
+	s.detailRE, s.detailRule = re, rule
+	r := &model.DetailRule{Funcs: re.String(), SlowNs: rule.SlowNs, Limit: rule.Limit}
+	if rule.If != nil {
+		r.If = rule.If.Text
+	}
+	s.prof.Meta.Detail = r
+}
+
+// Selected tells whether fn's calls are recorded in detail.
+func (s *Session) Selected(fn int) bool {
+	if s.detailRE == nil || fn < 0 {
+		return false
+	}
+	if fn >= len(s.isDetailFn) {
+		s.isDetailFn = append(s.isDetailFn, make([]int8, fn+1-len(s.isDetailFn))...)
+	}
+	if s.isDetailFn[fn] == 0 {
+		s.isDetailFn[fn] = -1
+		if s.detailRE.MatchString(s.prof.Functions[fn].Name) || s.detailRE.MatchString(s.prof.FuncName(fn)) {
+			s.isDetailFn[fn] = 1
+		}
+	}
+	return s.isDetailFn[fn] > 0
 }
 
 // SetCheckpoint names the function whose returns Checkpoints counts: a
@@ -311,6 +378,9 @@ func (s *Session) HeldNs() int64 { return s.heldNs }
 func (s *Session) Forked(parent, child *Thread, now int64) {
 	for _, fn := range parent.rec.Stack() {
 		child.rec.EnterInFlight(fn, now)
+		if child.det != nil {
+			child.det.EnterInFlight(fn, now, s.Selected(fn))
+		}
 	}
 	child.frames = append([]frame(nil), parent.frames...)
 }
@@ -343,6 +413,9 @@ func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
 	p.Processes = append([]model.Process(nil), s.prof.Processes...)
 	for t := range s.live {
 		p.Threads[t.Idx].Nodes, p.Threads[t.Idx].TracedNs = t.rec.Snapshot(now)
+		if t.det != nil {
+			p.Threads[t.Idx].Trees, p.Threads[t.Idx].DroppedTrees = t.det.Trees(now)
+		}
 	}
 	emptyCCTs(&p)
 	p.Meta.DurationNs = now
@@ -355,6 +428,9 @@ func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
 func (s *Session) Finish(now int64, counters Counters) *model.Profile {
 	for t := range s.live {
 		s.FinishThread(t, "", now)
+	}
+	if s.detailLost > 0 {
+		s.Warn(fmt.Sprintf("--detail: %d calls that met the rule were not kept: a thread held a million kept calls inside one selected call", s.detailLost))
 	}
 	// Threads that never got a CCT (gone before any stop) keep an empty one.
 	emptyCCTs(s.prof)

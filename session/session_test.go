@@ -109,7 +109,7 @@ func run(t *testing.T, evs []ev, end int64) (*Session, *model.Profile, []string)
 		case "inflight":
 			s.EnterInFlight(th, fn(s, e.fn), e.sp, e.ret, e.at)
 		case "return":
-			if got := s.Return(th, e.sp, e.at); got != e.want {
+			if got := s.Return(th, e.sp, 0, e.at); got != e.want {
 				t.Errorf("event %d: Return = %#x, want %#x", i, got, e.want)
 			}
 		}
@@ -320,16 +320,16 @@ func TestForked(t *testing.T) {
 	if got := names(s, s.Stack(child)); !reflect.DeepEqual(got, []string{"main", "spawn", "fork"}) {
 		t.Errorf("child stack %v", got)
 	}
-	if got := s.Return(child, c+8, 40); got != 0x33 { // fork returns 0 in the child
+	if got := s.Return(child, c+8, 0, 40); got != 0x33 { // fork returns 0 in the child
 		t.Errorf("child Return = %#x, want 0x33", got)
 	}
-	if got := s.Return(child, a+8, 70); got != 0x11 {
+	if got := s.Return(child, a+8, 0, 70); got != 0x11 {
 		t.Errorf("child Return = %#x, want 0x11", got)
 	}
 	s.FinishThread(child, "", 100)
 	s.ProcessEnded(cp, true, 3, "")
-	s.Return(parent, c+8, 50)
-	s.Return(parent, b+8, 60)
+	s.Return(parent, c+8, 0, 50)
+	s.Return(parent, b+8, 0, 60)
 	p2 := s.Finish(100, Counters{Stops: 7, Breakpoints: 2})
 
 	check(t, p2, 0, map[string]want{
@@ -387,7 +387,7 @@ func TestSnapshot(t *testing.T) {
 		t.Errorf("the session's own thread got %d nodes from a snapshot", n)
 	}
 
-	s.Return(th, b+8, 50)
+	s.Return(th, b+8, 0, 50)
 	s.Enter(th, fn(s, "g"), model.KindIndirect, b, 0x22, 60)
 	now = 80
 	fin := s.Finish(80, Counters{Stops: 9, TracedCalls: 42})

@@ -8,6 +8,10 @@
  * thread's shadow stack. The return stub appends an exit event and goes
  * to the original return address. No system call, no stop.
  *
+ * A function recorded in detail (--detail) has F_DETAIL in its id: its
+ * entry event takes three slots, the next two holding its argument
+ * registers, and an exit event carries rax for every function.
+ *
  * A thread finds its state from its thread pointer (%fs:0) through a hash
  * table the tracer fills at each thread's first stop. Every register is
  * preserved (GCC's IPA-RA lets callers of local functions keep values in
@@ -54,7 +58,9 @@
 	.set RING_ROOM, 32768 - 64   /* slack for signal handlers nesting */
 
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
+	.set F_DETAIL, 0x40000000    /* id flag: record the arguments */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
+	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
 
 /* Every register a stub touches, kept (flags excepted). */
 .macro SAVE
@@ -106,10 +112,10 @@
 3:
 .endm
 
-/* Reserve the next slot of the ring at rdi: r9 = the slot, rcx = its
+/* Reserve the next n slots of the ring at rdi: r9 = the first, rcx = its
  * index (its commit word is index + 1). Clobbers rax. */
-.macro RESERVE
-	mov	eax, 1
+.macro RESERVE n=1
+	mov	eax, \n
 	xadd	[rdi + R_HEAD], rax
 	mov	rcx, rax
 	and	eax, RING_MASK
@@ -117,10 +123,31 @@
 	lea	r9, [rdi + rax + R_EVENTS]
 .endm
 
+/* Write the argument slot at index rcx + \k (three of the registers saved
+ * at rsp + \a, \b, \c) and commit it. Clobbers rax, rdx, r10. */
+.macro ARGSLOT k, a, b, c
+	lea	eax, [rcx + \k]
+	and	eax, RING_MASK
+	shl	rax, 5
+	lea	rax, [rdi + rax + R_EVENTS]
+	mov	r10, [rsp + \a]
+	mov	[rax + 8], r10
+	mov	r10, [rsp + \b]
+	mov	[rax + 16], r10
+	mov	r10, [rsp + \c]
+	mov	[rax + 24], r10
+	lea	edx, [rcx + \k + 1]
+	mov	r10, ARGS_WORD
+	or	rdx, r10
+	mov	[rax], rdx
+.endm
+
 /* Append an event: r8 = data, rsi = state, rax = word0 high half (id or
- * ~0), rdx = sp, r10 = return address. Clobbers rax, rcx, rdx, rdi, r9,
- * r10, r11. */
-.macro EVENT
+ * ~0), rdx = sp, r10 = return address (entry) or rax (exit). With n = 3
+ * (an entry stub's detail entry) two argument slots follow, committed
+ * before the event so that the tracer finds them with it. Clobbers rax,
+ * rcx, rdx, rdi, r9, r10, r11. */
+.macro EVENT n=1
 	cmp	qword ptr [r8 + D_DROPPING], 0
 	jne	12f
 	mov	rdi, [rsi + T_RING]
@@ -130,7 +157,7 @@
 	sub	rax, [rdi + R_TAIL]
 	cmp	rax, RING_ROOM
 	jae	13f
-	RESERVE
+	RESERVE \n
 	/* Ask for the line 32 events ahead, for writing: the tracer read it
 	 * on the ring's last round, and taking it back is a cross-core miss
 	 * that would stall this thread's stores (here about 50 ns a call in a
@@ -138,6 +165,10 @@
 	prefetchw [r9 + 1024]
 	mov	[r9 + 16], rdx
 	mov	[r9 + 24], r10
+	.if \n == 3
+	ARGSLOT 1, E_RDI, E_RSI, E_RDX
+	ARGSLOT 2, E_RCX, E_R8, E_R9
+	.endif
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
@@ -215,6 +246,12 @@ entry:
 	SAVE
 	.set E_ID, 80
 	.set E_S, 88
+	.set E_R9, 16                /* the argument registers, as saved */
+	.set E_R8, 24
+	.set E_RDI, 32
+	.set E_RSI, 40
+	.set E_RDX, 48
+	.set E_RCX, 56
 	mov	r8, [rip + data_ptr]
 	LOOKUP
 	test	rsi, rsi
@@ -224,9 +261,12 @@ entry:
 	jnz	restore
 	lea	rdx, [rsp + E_S]
 	mov	r10, [rsp + E_S]
+	test	eax, F_DETAIL
+	jnz	detail_entry
 	EVENT
 	/* hijack the return, unless the slot already goes to the return stub
 	 * (a tail call from a probed function: its exit closes both) */
+hijack:
 	mov	rax, [rsp + E_S]
 	cmp	rax, [r8 + D_RETSTUB]
 	je	entry_done
@@ -266,6 +306,9 @@ entry:
 entry_done:
 	RESTORE
 	ret	8
+detail_entry:
+	EVENT 3
+	jmp	hijack
 unregistered:
 	lock inc qword ptr [r8 + D_UNREGISTERED]
 	jmp	entry_done
@@ -293,12 +336,13 @@ restore:
 23:	mov	qword ptr [rsi + T_DEPTH], 0
 	jmp	entry_done
 
-	.org 0x300
-/* 0x300: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0x500
+/* 0x500: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
 	.set R_S, 72
+	.set R_RAX, 64
 	mov	r8, [rip + data_ptr]
 	LOOKUP
 	test	rsi, rsi
@@ -344,6 +388,7 @@ retstub:
 33:	mov	[rsi + T_DEPTH], r9
 	mov	eax, 0xffffffff
 	lea	rdx, [rsp + R_S]
+	mov	r10, [rsp + R_RAX]      /* the return value */
 	EVENT
 	RESTORE
 	/* Back to the caller by an indirect jump, not a ret: the function's
@@ -358,6 +403,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0x5f8
+	.org 0x7f8
 data_ptr:
 	.quad 0

@@ -140,7 +140,9 @@ type Meta struct {
 	Sampling *Sampling `protobuf:"bytes,20,opt,name=sampling,proto3" json:"sampling,omitempty"`
 	// Set when the tracer measured its probes' cost (absent in older files
 	// and with --no-compensate).
-	Calibration   *Calibration `protobuf:"bytes,21,opt,name=calibration,proto3" json:"calibration,omitempty"`
+	Calibration *Calibration `protobuf:"bytes,21,opt,name=calibration,proto3" json:"calibration,omitempty"`
+	// Set when detail trees were recorded (absent in older files).
+	Detail        *DetailRule `protobuf:"bytes,22,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,6 +324,82 @@ func (x *Meta) GetCalibration() *Calibration {
 	return nil
 }
 
+func (x *Meta) GetDetail() *DetailRule {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
+// DetailRule is how the detail trees were selected (record --detail).
+type DetailRule struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FuncsStr      int64                  `protobuf:"varint,1,opt,name=funcs_str,json=funcsStr,proto3" json:"funcs_str,omitempty"`
+	SlowNs        int64                  `protobuf:"varint,2,opt,name=slow_ns,json=slowNs,proto3" json:"slow_ns,omitempty"`
+	IfStr         int64                  `protobuf:"varint,3,opt,name=if_str,json=ifStr,proto3" json:"if_str,omitempty"`
+	Limit         int64                  `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DetailRule) Reset() {
+	*x = DetailRule{}
+	mi := &file_profile_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DetailRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DetailRule) ProtoMessage() {}
+
+func (x *DetailRule) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DetailRule.ProtoReflect.Descriptor instead.
+func (*DetailRule) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DetailRule) GetFuncsStr() int64 {
+	if x != nil {
+		return x.FuncsStr
+	}
+	return 0
+}
+
+func (x *DetailRule) GetSlowNs() int64 {
+	if x != nil {
+		return x.SlowNs
+	}
+	return 0
+}
+
+func (x *DetailRule) GetIfStr() int64 {
+	if x != nil {
+		return x.IfStr
+	}
+	return 0
+}
+
+func (x *DetailRule) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
 // Calibration is the measured cost of one traced call per probe kind,
 // split by whose self time it lands in, and whether it was subtracted.
 type Calibration struct {
@@ -340,7 +418,7 @@ type Calibration struct {
 
 func (x *Calibration) Reset() {
 	*x = Calibration{}
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +430,7 @@ func (x *Calibration) String() string {
 func (*Calibration) ProtoMessage() {}
 
 func (x *Calibration) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +443,7 @@ func (x *Calibration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Calibration.ProtoReflect.Descriptor instead.
 func (*Calibration) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{2}
+	return file_profile_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Calibration) GetHostStr() int64 {
@@ -439,7 +517,7 @@ type Sampling struct {
 
 func (x *Sampling) Reset() {
 	*x = Sampling{}
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -451,7 +529,7 @@ func (x *Sampling) String() string {
 func (*Sampling) ProtoMessage() {}
 
 func (x *Sampling) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -464,7 +542,7 @@ func (x *Sampling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sampling.ProtoReflect.Descriptor instead.
 func (*Sampling) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{3}
+	return file_profile_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Sampling) GetTypeStr() int64 {
@@ -515,7 +593,7 @@ type Crash struct {
 
 func (x *Crash) Reset() {
 	*x = Crash{}
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -527,7 +605,7 @@ func (x *Crash) String() string {
 func (*Crash) ProtoMessage() {}
 
 func (x *Crash) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -540,7 +618,7 @@ func (x *Crash) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Crash.ProtoReflect.Descriptor instead.
 func (*Crash) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{4}
+	return file_profile_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Crash) GetPid() int64 {
@@ -589,7 +667,7 @@ type Module struct {
 
 func (x *Module) Reset() {
 	*x = Module{}
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +679,7 @@ func (x *Module) String() string {
 func (*Module) ProtoMessage() {}
 
 func (x *Module) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +692,7 @@ func (x *Module) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Module.ProtoReflect.Descriptor instead.
 func (*Module) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{5}
+	return file_profile_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Module) GetPathStr() int64 {
@@ -648,7 +726,7 @@ type Function struct {
 
 func (x *Function) Reset() {
 	*x = Function{}
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +738,7 @@ func (x *Function) String() string {
 func (*Function) ProtoMessage() {}
 
 func (x *Function) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +751,7 @@ func (x *Function) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Function.ProtoReflect.Descriptor instead.
 func (*Function) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{6}
+	return file_profile_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Function) GetModule() int64 {
@@ -711,7 +789,7 @@ type Process struct {
 
 func (x *Process) Reset() {
 	*x = Process{}
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +801,7 @@ func (x *Process) String() string {
 func (*Process) ProtoMessage() {}
 
 func (x *Process) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +814,7 @@ func (x *Process) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Process.ProtoReflect.Descriptor instead.
 func (*Process) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{7}
+	return file_profile_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Process) GetPid() int64 {
@@ -832,7 +910,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -844,7 +922,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -857,7 +935,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{8}
+	return file_profile_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Member) GetRun() int64 {
@@ -927,13 +1005,15 @@ type Thread struct {
 	TracedNs       int64                  `protobuf:"varint,7,opt,name=traced_ns,json=tracedNs,proto3" json:"traced_ns,omitempty"`
 	Members        []*Member              `protobuf:"bytes,8,rep,name=members,proto3" json:"members,omitempty"`
 	Nodes          *Nodes                 `protobuf:"bytes,9,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Trees          []*DetailTree          `protobuf:"bytes,10,rep,name=trees,proto3" json:"trees,omitempty"`
+	DroppedTrees   int64                  `protobuf:"varint,11,opt,name=dropped_trees,json=droppedTrees,proto3" json:"dropped_trees,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1025,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1038,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{9}
+	return file_profile_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Thread) GetTid() int64 {
@@ -1024,6 +1104,114 @@ func (x *Thread) GetNodes() *Nodes {
 	return nil
 }
 
+func (x *Thread) GetTrees() []*DetailTree {
+	if x != nil {
+		return x.Trees
+	}
+	return nil
+}
+
+func (x *Thread) GetDroppedTrees() int64 {
+	if x != nil {
+		return x.DroppedTrees
+	}
+	return 0
+}
+
+// DetailTree holds one detail tree's calls column-wise, in pre-order;
+// args has six entries per call.
+type DetailTree struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Func          []int64                `protobuf:"varint,1,rep,packed,name=func,proto3" json:"func,omitempty"`
+	Depth         []int64                `protobuf:"varint,2,rep,packed,name=depth,proto3" json:"depth,omitempty"`
+	StartNs       []int64                `protobuf:"varint,3,rep,packed,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs         []int64                `protobuf:"varint,4,rep,packed,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Args          []uint64               `protobuf:"varint,5,rep,packed,name=args,proto3" json:"args,omitempty"`
+	Ret           []uint64               `protobuf:"varint,6,rep,packed,name=ret,proto3" json:"ret,omitempty"`
+	Flags         []uint32               `protobuf:"varint,7,rep,packed,name=flags,proto3" json:"flags,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DetailTree) Reset() {
+	*x = DetailTree{}
+	mi := &file_profile_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DetailTree) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DetailTree) ProtoMessage() {}
+
+func (x *DetailTree) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DetailTree.ProtoReflect.Descriptor instead.
+func (*DetailTree) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DetailTree) GetFunc() []int64 {
+	if x != nil {
+		return x.Func
+	}
+	return nil
+}
+
+func (x *DetailTree) GetDepth() []int64 {
+	if x != nil {
+		return x.Depth
+	}
+	return nil
+}
+
+func (x *DetailTree) GetStartNs() []int64 {
+	if x != nil {
+		return x.StartNs
+	}
+	return nil
+}
+
+func (x *DetailTree) GetEndNs() []int64 {
+	if x != nil {
+		return x.EndNs
+	}
+	return nil
+}
+
+func (x *DetailTree) GetArgs() []uint64 {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *DetailTree) GetRet() []uint64 {
+	if x != nil {
+		return x.Ret
+	}
+	return nil
+}
+
+func (x *DetailTree) GetFlags() []uint32 {
+	if x != nil {
+		return x.Flags
+	}
+	return nil
+}
+
 // Nodes holds a CCT column-wise: entry i of every column is node i. The
 // root (node 0) is START with no parent; parent_plus1 is 0 for it.
 type Nodes struct {
@@ -1054,7 +1242,7 @@ type Nodes struct {
 
 func (x *Nodes) Reset() {
 	*x = Nodes{}
-	mi := &file_profile_proto_msgTypes[10]
+	mi := &file_profile_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1254,7 @@ func (x *Nodes) String() string {
 func (*Nodes) ProtoMessage() {}
 
 func (x *Nodes) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[10]
+	mi := &file_profile_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1267,7 @@ func (x *Nodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nodes.ProtoReflect.Descriptor instead.
 func (*Nodes) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{10}
+	return file_profile_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Nodes) GetFunc() []int64 {
@@ -1220,7 +1408,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xf2\x05\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xa2\x06\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1248,7 +1436,14 @@ const file_profile_proto_rawDesc = "" +
 	"sourcesStr\x12!\n" +
 	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\x120\n" +
 	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\x129\n" +
-	"\vcalibration\x18\x15 \x01(\v2\x17.profile.v1.CalibrationR\vcalibration\"\x8c\x02\n" +
+	"\vcalibration\x18\x15 \x01(\v2\x17.profile.v1.CalibrationR\vcalibration\x12.\n" +
+	"\x06detail\x18\x16 \x01(\v2\x16.profile.v1.DetailRuleR\x06detail\"o\n" +
+	"\n" +
+	"DetailRule\x12\x1b\n" +
+	"\tfuncs_str\x18\x01 \x01(\x03R\bfuncsStr\x12\x17\n" +
+	"\aslow_ns\x18\x02 \x01(\x03R\x06slowNs\x12\x15\n" +
+	"\x06if_str\x18\x03 \x01(\x03R\x05ifStr\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\x8c\x02\n" +
 	"\vCalibration\x12\x19\n" +
 	"\bhost_str\x18\x01 \x01(\x03R\ahostStr\x12 \n" +
 	"\finline_in_ns\x18\x02 \x01(\x03R\n" +
@@ -1305,7 +1500,7 @@ const file_profile_proto_rawDesc = "" +
 	"parent_tid\x18\x05 \x01(\x03R\tparentTid\x12(\n" +
 	"\x10spawned_by_plus1\x18\x06 \x01(\x03R\x0espawnedByPlus1\x12\x14\n" +
 	"\x05level\x18\a \x01(\x03R\x05level\x12\x1b\n" +
-	"\ttraced_ns\x18\b \x01(\x03R\btracedNs\"\xa2\x02\n" +
+	"\ttraced_ns\x18\b \x01(\x03R\btracedNs\"\xf5\x02\n" +
 	"\x06Thread\x12\x10\n" +
 	"\x03tid\x18\x01 \x01(\x03R\x03tid\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x19\n" +
@@ -1316,7 +1511,19 @@ const file_profile_proto_rawDesc = "" +
 	"\x05level\x18\x06 \x01(\x03R\x05level\x12\x1b\n" +
 	"\ttraced_ns\x18\a \x01(\x03R\btracedNs\x12,\n" +
 	"\amembers\x18\b \x03(\v2\x12.profile.v1.MemberR\amembers\x12'\n" +
-	"\x05nodes\x18\t \x01(\v2\x11.profile.v1.NodesR\x05nodes\"\xaf\x05\n" +
+	"\x05nodes\x18\t \x01(\v2\x11.profile.v1.NodesR\x05nodes\x12,\n" +
+	"\x05trees\x18\n" +
+	" \x03(\v2\x16.profile.v1.DetailTreeR\x05trees\x12#\n" +
+	"\rdropped_trees\x18\v \x01(\x03R\fdroppedTrees\"\xc0\x01\n" +
+	"\n" +
+	"DetailTree\x12\x16\n" +
+	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12\x18\n" +
+	"\x05depth\x18\x02 \x03(\x03B\x02\x10\x01R\x05depth\x12\x1d\n" +
+	"\bstart_ns\x18\x03 \x03(\x03B\x02\x10\x01R\astartNs\x12\x19\n" +
+	"\x06end_ns\x18\x04 \x03(\x03B\x02\x10\x01R\x05endNs\x12\x16\n" +
+	"\x04args\x18\x05 \x03(\x04B\x02\x10\x01R\x04args\x12\x14\n" +
+	"\x03ret\x18\x06 \x03(\x04B\x02\x10\x01R\x03ret\x12\x18\n" +
+	"\x05flags\x18\a \x03(\rB\x02\x10\x01R\x05flags\"\xaf\x05\n" +
 	"\x05Nodes\x12\x16\n" +
 	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12%\n" +
 	"\fparent_plus1\x18\x02 \x03(\x03B\x02\x10\x01R\vparentPlus1\x12\x18\n" +
@@ -1351,36 +1558,40 @@ func file_profile_proto_rawDescGZIP() []byte {
 	return file_profile_proto_rawDescData
 }
 
-var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_profile_proto_goTypes = []any{
 	(*ProfileFile)(nil), // 0: profile.v1.ProfileFile
 	(*Meta)(nil),        // 1: profile.v1.Meta
-	(*Calibration)(nil), // 2: profile.v1.Calibration
-	(*Sampling)(nil),    // 3: profile.v1.Sampling
-	(*Crash)(nil),       // 4: profile.v1.Crash
-	(*Module)(nil),      // 5: profile.v1.Module
-	(*Function)(nil),    // 6: profile.v1.Function
-	(*Process)(nil),     // 7: profile.v1.Process
-	(*Member)(nil),      // 8: profile.v1.Member
-	(*Thread)(nil),      // 9: profile.v1.Thread
-	(*Nodes)(nil),       // 10: profile.v1.Nodes
+	(*DetailRule)(nil),  // 2: profile.v1.DetailRule
+	(*Calibration)(nil), // 3: profile.v1.Calibration
+	(*Sampling)(nil),    // 4: profile.v1.Sampling
+	(*Crash)(nil),       // 5: profile.v1.Crash
+	(*Module)(nil),      // 6: profile.v1.Module
+	(*Function)(nil),    // 7: profile.v1.Function
+	(*Process)(nil),     // 8: profile.v1.Process
+	(*Member)(nil),      // 9: profile.v1.Member
+	(*Thread)(nil),      // 10: profile.v1.Thread
+	(*DetailTree)(nil),  // 11: profile.v1.DetailTree
+	(*Nodes)(nil),       // 12: profile.v1.Nodes
 }
 var file_profile_proto_depIdxs = []int32{
 	1,  // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
-	5,  // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
-	6,  // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
-	7,  // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
-	9,  // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
-	4,  // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
-	3,  // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
-	2,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
-	8,  // 8: profile.v1.Thread.members:type_name -> profile.v1.Member
-	10, // 9: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	6,  // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
+	7,  // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
+	8,  // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
+	10, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
+	5,  // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
+	4,  // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
+	3,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
+	2,  // 8: profile.v1.Meta.detail:type_name -> profile.v1.DetailRule
+	9,  // 9: profile.v1.Thread.members:type_name -> profile.v1.Member
+	12, // 10: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
+	11, // 11: profile.v1.Thread.trees:type_name -> profile.v1.DetailTree
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_profile_proto_init() }
@@ -1394,7 +1605,7 @@ func file_profile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_profile_proto_rawDesc), len(file_profile_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,226 @@
+// Package detail keeps full detail of the calls that turn out to be
+// interesting (entry and exit times, argument registers, return value)
+// with their ancestors, and prunes everything else as the program runs
+// (seed 000). It consumes the session's call events, so it serves both
+// probe kinds; it knows nothing of probes or ptrace.
+package detail
+
+import "github.com/profile-dev/profile/model"
+
+// Rule says which calls of the selected functions are kept.
+type Rule struct {
+	SlowNs int64 // lasted at least this long (0: any)
+	If     *Cond // and this holds (nil: always)
+	Limit  int   // trees kept per thread, the oldest dropped beyond (0: no limit)
+}
+
+// keeps tells whether a selected call that lasted dur is kept.
+func (r *Rule) keeps(dur int64, args *[6]uint64, ret uint64, returned bool) bool {
+	if dur < r.SlowNs {
+		return false
+	}
+	return r.If == nil || r.If.Holds(args, ret, returned)
+}
+
+// maxElems bounds a thread's array: open frames and the kept calls inside
+// the outermost open selected call. Beyond it a call that would be kept
+// is dropped with what it holds, and counted (Lost).
+const maxElems = 1 << 20
+
+// Thread follows one thread's calls. The seed's mechanism: an array of
+// call elements and a stack of open calls. An entry appends a placeholder
+// (the zero element: nothing allocated per call) and pushes its index and
+// entry data on the stack. At the exit, an uninteresting call's
+// placeholder (and everything after it) is dropped; a kept one appends its
+// exit element and moves the persist index past it, so that every call
+// still open (its ancestors) is kept at its own exit too. When the
+// outermost open selected call is done, what the array holds from its
+// entry on is a complete tree: it is cut out, with the open calls above it
+// as its ancestors, and the array shrinks back to their placeholders.
+type Thread struct {
+	rule     *Rule
+	elems    []elem
+	stack    []open
+	persist  int // elements before it are kept
+	selected int // open calls of selected functions
+	trees    []tree
+	dropped  int64
+	lost     int64
+}
+
+// elem is an entry placeholder (exit false) or a kept call's exit element.
+type elem struct {
+	exit bool
+	call model.DetailCall
+}
+
+// open is a call on the thread's stack.
+type open struct {
+	fn       int
+	start    int64
+	idx      int // its placeholder in elems
+	args     [6]uint64
+	flags    model.DetailFlags // DetailArgs, DetailInFlight
+	selected bool
+	// anc is its record as the ancestor of trees cut while it ran, shared
+	// by them and completed at its exit; nil until a tree needs it.
+	anc *model.DetailCall
+}
+
+// tree is a cut tree: its ancestors (shared, completed when they end) and
+// its calls, in pre-order with depths from 0.
+type tree struct {
+	anc   []*model.DetailCall
+	calls []model.DetailCall
+}
+
+// NewThread follows a thread's calls under rule r.
+func NewThread(r *Rule) *Thread { return &Thread{rule: r} }
+
+// Enter opens a call of fn at now; selected tells whether fn is one of the
+// functions recorded in detail.
+func (t *Thread) Enter(fn int, now int64, selected bool) {
+	t.push(open{fn: fn, start: now, selected: selected})
+}
+
+// EnterInFlight opens a call already running when tracing began (attach,
+// a forked child's copy of its parent's calls): known from now on.
+func (t *Thread) EnterInFlight(fn int, now int64, selected bool) {
+	t.push(open{fn: fn, start: now, selected: selected, flags: model.DetailInFlight})
+}
+
+func (t *Thread) push(o open) {
+	o.idx = len(t.elems)
+	t.elems = append(t.elems, elem{})
+	t.stack = append(t.stack, o)
+	if o.selected {
+		t.selected++
+	}
+}
+
+// SetArgs gives the innermost open call its argument registers; kept for
+// selected functions only.
+func (t *Thread) SetArgs(args *[6]uint64) {
+	if n := len(t.stack); n > 0 && t.stack[n-1].selected {
+		t.stack[n-1].args = *args
+		t.stack[n-1].flags |= model.DetailArgs
+	}
+}
+
+// Exit closes the innermost open call at now: returned with rax ret, or
+// left (longjmp, exception, tail call) when returned is false.
+func (t *Thread) Exit(now int64, ret uint64, returned bool) {
+	t.exit(now, ret, returned, 0)
+}
+
+func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFlags) {
+	n := len(t.stack)
+	if n == 0 {
+		return
+	}
+	o := &t.stack[n-1]
+	flags := o.flags | extra
+	if returned {
+		flags |= model.DetailReturned
+	} else {
+		ret = 0
+	}
+	if o.anc != nil {
+		o.anc.EndNs, o.anc.Ret, o.anc.Flags = now, ret, flags
+	}
+	keep := o.selected && t.rule.keeps(now-o.start, &o.args, ret, returned)
+	if keep {
+		flags |= model.DetailKept
+	}
+	if o.selected {
+		t.selected--
+	}
+	switch {
+	case !keep && t.persist <= o.idx:
+		t.elems = t.elems[:o.idx] // nothing in it kept: pruned
+	case len(t.elems) >= maxElems:
+		t.elems = t.elems[:o.idx]
+		t.persist = min(t.persist, o.idx)
+		t.lost++
+	default:
+		t.elems = append(t.elems, elem{exit: true, call: model.DetailCall{Func: o.fn, StartNs: o.start,
+			EndNs: now, Args: o.args, Ret: ret, Flags: flags}})
+		t.persist = len(t.elems)
+		if o.selected && t.selected == 0 {
+			t.cut(o.idx, n-1)
+		}
+	}
+	t.stack = t.stack[:n-1]
+}
+
+// cut moves the complete tree starting at elems[from] out of the array;
+// the calls open below stack index depth are its ancestors.
+func (t *Thread) cut(from, depth int) {
+	tr := tree{anc: make([]*model.DetailCall, depth)}
+	for i := range depth {
+		o := &t.stack[i]
+		if o.anc == nil {
+			o.anc = &model.DetailCall{Func: o.fn, StartNs: o.start, Args: o.args, Flags: o.flags | model.DetailOpen}
+		}
+		tr.anc[i] = o.anc
+	}
+	var open []int // indices into tr.calls of calls whose exit is to come
+	for _, e := range t.elems[from:] {
+		if !e.exit {
+			open = append(open, len(tr.calls))
+			tr.calls = append(tr.calls, model.DetailCall{Depth: len(open) - 1})
+			continue
+		}
+		i := open[len(open)-1]
+		open = open[:len(open)-1]
+		d := tr.calls[i].Depth
+		tr.calls[i] = e.call
+		tr.calls[i].Depth = d
+	}
+	t.elems = t.elems[:from]
+	// What stays are the placeholders of the open ancestors, which the
+	// tree holds now: none of them is kept by the array any more.
+	t.persist = 0
+	t.trees = append(t.trees, tr)
+	if t.rule.Limit > 0 && len(t.trees) > t.rule.Limit {
+		t.trees[0] = tree{}
+		t.trees = t.trees[1:]
+		t.dropped++
+	}
+}
+
+// Finish ends the thread at now: its open calls end there, innermost
+// first, each judged by the rule as it stands (a call still running that
+// has lasted --slow is kept). It returns the thread's trees.
+func (t *Thread) Finish(now int64) (trees []model.DetailTree, dropped int64) {
+	for len(t.stack) > 0 {
+		t.exit(now, 0, false, model.DetailOpen)
+	}
+	return t.Trees(now)
+}
+
+// Trees are the thread's trees so far, oldest first, and how many older
+// ones were dropped; ancestors still running end at now.
+func (t *Thread) Trees(now int64) ([]model.DetailTree, int64) {
+	out := make([]model.DetailTree, 0, len(t.trees))
+	for _, tr := range t.trees {
+		calls := make([]model.DetailCall, 0, len(tr.anc)+len(tr.calls))
+		for d, a := range tr.anc {
+			c := *a
+			c.Depth = d
+			if c.Flags.Has(model.DetailOpen) {
+				c.EndNs = now
+			}
+			calls = append(calls, c)
+		}
+		for _, c := range tr.calls {
+			c.Depth += len(tr.anc)
+			calls = append(calls, c)
+		}
+		out = append(out, model.DetailTree{Calls: calls})
+	}
+	return out, t.dropped
+}
+
+// Lost counts calls that would have been kept but for the array's bound.
+func (t *Thread) Lost() int64 { return t.lost }
