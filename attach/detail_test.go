@@ -94,5 +94,8 @@ func checkRequestTree(t *testing.T, p *model.Profile, i int, tr model.DetailTree
 	if want := model.DetailKept | model.DetailArgs | model.DetailReturned; c.Flags != want {
 		t.Errorf("tree %d: handle_request flags %b, want %b", i, c.Flags, want)
 	}
+	if c.NArgs != 3 {
+		t.Errorf("tree %d: handle_request takes %d argument registers, want 3 (from its debug information)", i, c.NArgs)
+	}
 	return fmt.Sprintf("id=%d size=%d flags=%d ret=%d", int32(c.Args[0]), int64(c.Args[1]), int32(c.Args[2]), int32(c.Ret))
 }

@@ -52,7 +52,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	}
 	e.s.Enter(t.st, b.fn, kind, regs.Rsp, ret, now)
 	if e.s.Selected(b.fn) {
-		e.s.Args(t.st, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
+		e.s.Args(t.st, b.fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
 	}
 }
 

@@ -43,7 +43,7 @@ func (e *engine) inlineEvent(t *thread, ev ringEvent) {
 	}
 	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)
 	if ev.hasArgs {
-		e.s.Args(t.st, &ev.args)
+		e.s.Args(t.st, int(ev.id), &ev.args)
 	}
 }
 

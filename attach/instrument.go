@@ -80,6 +80,9 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 				continue
 			}
 			fn := e.s.Interner().Func(l.modIdx, sym.Name)
+			if e.s.Selected(fn) {
+				e.noteArity(fn, mod, sym)
+			}
 			if as.inl != nil {
 				err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
 				if err == nil {

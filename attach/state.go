@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
 	"github.com/profile-dev/profile/model"
@@ -55,11 +56,16 @@ type engine struct {
 
 	// Checkpoint snapshots: the checkpoint returns seen, and the time of
 	// the last one that took a snapshot (snapped: there was one).
-	checkpoints int64
-	// detailProbed counts the probed functions recorded in detail.
-	detailProbed   int
+	checkpoints    int64
 	lastCheckpoint int64
 	snapped        bool
+
+	// detailProbed counts the probed functions recorded in detail;
+	// arity holds their parameter registers when known, params each
+	// module's (instrument.ParamRegs) by path.
+	detailProbed int
+	arity        map[int]int
+	params       map[string]map[string]int
 }
 
 type deferredStop struct {
@@ -112,13 +118,43 @@ func newEngine(opt Options) *engine {
 	if opt.Checkpoint != "" {
 		s.SetCheckpoint(opt.Checkpoint)
 	}
-	if opt.DetailFuncs != nil {
-		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
-	}
-	return &engine{
+	e := &engine{
 		opt: opt, s: s, start: s.Base(),
 		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
 	}
+	if opt.DetailFuncs != nil {
+		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
+		s.SetArity(e.arityOf)
+	}
+	return e
+}
+
+// noteArity finds how many argument registers the parameters of fn (sym
+// in mod) take, from mod's debug information, for its detail calls.
+func (e *engine) noteArity(fn int, mod *instrument.Module, sym instrument.Symbol) {
+	if e.arity == nil {
+		e.arity, e.params = map[int]int{}, map[string]map[string]int{}
+	}
+	regs, ok := e.params[mod.Path]
+	if !ok {
+		var err error
+		if regs, err = instrument.ParamRegs(mod.Path); err != nil {
+			e.warn("%s: debug information unreadable (%v): detail calls show all six argument registers", mod.Path, err)
+		}
+		e.params[mod.Path] = regs
+	}
+	if n, ok := regs[sym.Raw]; ok {
+		e.arity[fn] = n
+	}
+}
+
+// arityOf is how many argument registers fn's parameters take, -1 if
+// unknown.
+func (e *engine) arityOf(fn int) int {
+	if n, ok := e.arity[fn]; ok {
+		return n
+	}
+	return -1
 }
 
 // now is the session's monotonic clock in nanoseconds.

@@ -60,6 +60,7 @@ type open struct {
 	start    int64
 	idx      int // its placeholder in elems
 	args     [6]uint64
+	nargs    int
 	flags    model.DetailFlags // DetailArgs, DetailInFlight
 	selected bool
 	// anc is its record as the ancestor of trees cut while it ran, shared
@@ -98,12 +99,13 @@ func (t *Thread) push(o open) {
 	}
 }
 
-// SetArgs gives the innermost open call its argument registers; kept for
-// selected functions only.
-func (t *Thread) SetArgs(args *[6]uint64) {
+// SetArgs gives the innermost open call its argument registers, nargs of
+// them its parameters (-1: unknown); kept for selected functions only.
+func (t *Thread) SetArgs(args *[6]uint64, nargs int) {
 	if n := len(t.stack); n > 0 && t.stack[n-1].selected {
-		t.stack[n-1].args = *args
-		t.stack[n-1].flags |= model.DetailArgs
+		o := &t.stack[n-1]
+		o.args, o.nargs = *args, nargs
+		o.flags |= model.DetailArgs
 	}
 }
 
@@ -144,7 +146,7 @@ func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFl
 		t.lost++
 	default:
 		t.elems = append(t.elems, elem{exit: true, call: model.DetailCall{Func: o.fn, StartNs: o.start,
-			EndNs: now, Args: o.args, Ret: ret, Flags: flags}})
+			EndNs: now, Args: o.args, Ret: ret, Flags: flags, NArgs: o.nargs}})
 		t.persist = len(t.elems)
 		if o.selected && t.selected == 0 {
 			t.cut(o.idx, n-1)
@@ -160,7 +162,7 @@ func (t *Thread) cut(from, depth int) {
 	for i := range depth {
 		o := &t.stack[i]
 		if o.anc == nil {
-			o.anc = &model.DetailCall{Func: o.fn, StartNs: o.start, Args: o.args, Flags: o.flags | model.DetailOpen}
+			o.anc = &model.DetailCall{Func: o.fn, StartNs: o.start, Args: o.args, NArgs: o.nargs, Flags: o.flags | model.DetailOpen}
 		}
 		tr.anc[i] = o.anc
 	}

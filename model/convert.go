@@ -136,11 +136,12 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 func encodeTree(tr DetailTree) *pb.DetailTree {
 	n := len(tr.Calls)
 	c := &pb.DetailTree{Func: make([]int64, n), Depth: make([]int64, n), StartNs: make([]int64, n),
-		EndNs: make([]int64, n), Args: make([]uint64, 0, 6*n), Ret: make([]uint64, n), Flags: make([]uint32, n)}
+		EndNs: make([]int64, n), Args: make([]uint64, 0, 6*n), Ret: make([]uint64, n), Flags: make([]uint32, n),
+		NargsPlus1: make([]int64, n)}
 	for i, x := range tr.Calls {
 		c.Func[i], c.Depth[i], c.StartNs[i], c.EndNs[i] = int64(x.Func), int64(x.Depth), x.StartNs, x.EndNs
 		c.Args = append(c.Args, x.Args[:]...)
-		c.Ret[i], c.Flags[i] = x.Ret, uint32(x.Flags)
+		c.Ret[i], c.Flags[i], c.NargsPlus1[i] = x.Ret, uint32(x.Flags), plus1(x.NArgs)
 	}
 	return c
 }
@@ -255,7 +256,7 @@ func (d *decoder) thread(t *pb.Thread) Thread {
 
 func (d *decoder) tree(c *pb.DetailTree) DetailTree {
 	n := len(c.Func)
-	if len(c.Depth) != n || len(c.StartNs) != n || len(c.EndNs) != n || len(c.Ret) != n || len(c.Flags) != n || len(c.Args) != 6*n {
+	if len(c.Depth) != n || len(c.StartNs) != n || len(c.EndNs) != n || len(c.Ret) != n || len(c.Flags) != n || len(c.Args) != 6*n || len(c.NargsPlus1) != n {
 		d.fail("detail tree columns of different lengths")
 		return DetailTree{}
 	}
@@ -264,7 +265,7 @@ func (d *decoder) tree(c *pb.DetailTree) DetailTree {
 		x := &tr.Calls[i]
 		x.Func, x.Depth, x.StartNs, x.EndNs = d.small(c.Func[i]), d.small(c.Depth[i]), c.StartNs[i], c.EndNs[i]
 		copy(x.Args[:], c.Args[6*i:])
-		x.Ret, x.Flags = c.Ret[i], DetailFlags(c.Flags[i])
+		x.Ret, x.Flags, x.NArgs = c.Ret[i], DetailFlags(c.Flags[i]), d.small(c.NargsPlus1[i])-1
 	}
 	return tr
 }

@@ -21,6 +21,9 @@ type DetailCall struct {
 	Args  [6]uint64
 	Ret   uint64
 	Flags DetailFlags
+	// NArgs is how many of Args are the function's parameters, from its
+	// debug information; -1 when unknown (all six shown).
+	NArgs int
 }
 
 // DetailFlags say what a detail call is and what of it is known.

@@ -151,6 +151,9 @@ func (p *Profile) validateTree(tr *DetailTree) error {
 		if c.Func <= StartFunc || c.Func >= len(p.Functions) {
 			return fmt.Errorf("call %d: function %d out of range", i, c.Func)
 		}
+		if c.NArgs < -1 || c.NArgs > 6 {
+			return fmt.Errorf("call %d: %d arguments", i, c.NArgs)
+		}
 		if c.EndNs < c.StartNs {
 			return fmt.Errorf("call %d ends before it starts", i)
 		}

@@ -38,6 +38,7 @@ type Session struct {
 	detailRule *detail.Rule
 	isDetailFn []int8
 	detailLost int64
+	arity      func(fn int) int
 
 	// Tests script the clock and the mappings.
 	clock    func() int64
@@ -226,13 +227,21 @@ func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, 
 	s.tracedCalls++
 }
 
-// Args gives the activation Enter just opened its integer argument
-// registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
-func (s *Session) Args(t *Thread, args *[6]uint64) {
+// Args gives the activation of fn that Enter just opened its integer
+// argument registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
+func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 	if t.det != nil {
-		t.det.SetArgs(args)
+		n := -1
+		if s.arity != nil {
+			n = s.arity(fn)
+		}
+		t.det.SetArgs(args, n)
 	}
 }
+
+// SetArity tells how many of a function's arguments are its parameters
+// (-1: unknown), for detail recording.
+func (s *Session) SetArity(f func(fn int) int) { s.arity = f }
 
 // EnterInFlight opens an activation already running when tracing began:
 // timed from now, no call counted.

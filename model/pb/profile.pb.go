@@ -1121,14 +1121,16 @@ func (x *Thread) GetDroppedTrees() int64 {
 // DetailTree holds one detail tree's calls column-wise, in pre-order;
 // args has six entries per call.
 type DetailTree struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Func          []int64                `protobuf:"varint,1,rep,packed,name=func,proto3" json:"func,omitempty"`
-	Depth         []int64                `protobuf:"varint,2,rep,packed,name=depth,proto3" json:"depth,omitempty"`
-	StartNs       []int64                `protobuf:"varint,3,rep,packed,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
-	EndNs         []int64                `protobuf:"varint,4,rep,packed,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
-	Args          []uint64               `protobuf:"varint,5,rep,packed,name=args,proto3" json:"args,omitempty"`
-	Ret           []uint64               `protobuf:"varint,6,rep,packed,name=ret,proto3" json:"ret,omitempty"`
-	Flags         []uint32               `protobuf:"varint,7,rep,packed,name=flags,proto3" json:"flags,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Func    []int64                `protobuf:"varint,1,rep,packed,name=func,proto3" json:"func,omitempty"`
+	Depth   []int64                `protobuf:"varint,2,rep,packed,name=depth,proto3" json:"depth,omitempty"`
+	StartNs []int64                `protobuf:"varint,3,rep,packed,name=start_ns,json=startNs,proto3" json:"start_ns,omitempty"`
+	EndNs   []int64                `protobuf:"varint,4,rep,packed,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	Args    []uint64               `protobuf:"varint,5,rep,packed,name=args,proto3" json:"args,omitempty"`
+	Ret     []uint64               `protobuf:"varint,6,rep,packed,name=ret,proto3" json:"ret,omitempty"`
+	Flags   []uint32               `protobuf:"varint,7,rep,packed,name=flags,proto3" json:"flags,omitempty"`
+	// Parameters among the six argument registers, plus one (0: unknown).
+	NargsPlus1    []int64 `protobuf:"varint,8,rep,packed,name=nargs_plus1,json=nargsPlus1,proto3" json:"nargs_plus1,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1208,6 +1210,13 @@ func (x *DetailTree) GetRet() []uint64 {
 func (x *DetailTree) GetFlags() []uint32 {
 	if x != nil {
 		return x.Flags
+	}
+	return nil
+}
+
+func (x *DetailTree) GetNargsPlus1() []int64 {
+	if x != nil {
+		return x.NargsPlus1
 	}
 	return nil
 }
@@ -1514,7 +1523,7 @@ const file_profile_proto_rawDesc = "" +
 	"\x05nodes\x18\t \x01(\v2\x11.profile.v1.NodesR\x05nodes\x12,\n" +
 	"\x05trees\x18\n" +
 	" \x03(\v2\x16.profile.v1.DetailTreeR\x05trees\x12#\n" +
-	"\rdropped_trees\x18\v \x01(\x03R\fdroppedTrees\"\xc0\x01\n" +
+	"\rdropped_trees\x18\v \x01(\x03R\fdroppedTrees\"\xe5\x01\n" +
 	"\n" +
 	"DetailTree\x12\x16\n" +
 	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12\x18\n" +
@@ -1523,7 +1532,9 @@ const file_profile_proto_rawDesc = "" +
 	"\x06end_ns\x18\x04 \x03(\x03B\x02\x10\x01R\x05endNs\x12\x16\n" +
 	"\x04args\x18\x05 \x03(\x04B\x02\x10\x01R\x04args\x12\x14\n" +
 	"\x03ret\x18\x06 \x03(\x04B\x02\x10\x01R\x03ret\x12\x18\n" +
-	"\x05flags\x18\a \x03(\rB\x02\x10\x01R\x05flags\"\xaf\x05\n" +
+	"\x05flags\x18\a \x03(\rB\x02\x10\x01R\x05flags\x12#\n" +
+	"\vnargs_plus1\x18\b \x03(\x03B\x02\x10\x01R\n" +
+	"nargsPlus1\"\xaf\x05\n" +
 	"\x05Nodes\x12\x16\n" +
 	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12%\n" +
 	"\fparent_plus1\x18\x02 \x03(\x03B\x02\x10\x01R\vparentPlus1\x12\x18\n" +
