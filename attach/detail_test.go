@@ -99,3 +99,86 @@ func checkRequestTree(t *testing.T, p *model.Profile, i int, tr model.DetailTree
 	}
 	return fmt.Sprintf("id=%d size=%d flags=%d ret=%d", int32(c.Args[0]), int64(c.Args[1]), int32(c.Args[2]), int32(c.Ret))
 }
+
+// Detail on every function leaves the counts exact (the inline stubs'
+// three-slot entries wrap the rings many times), and with a rule that
+// keeps every call, each thread's trees hold exactly its calls.
+func TestDetailEverywhereKeepsCountsExact(t *testing.T) {
+	for _, name := range []string{"recursion", "threads", "unusual", "altstack"} {
+		for _, keepAll := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/keep-all=%v", name, keepAll), func(t *testing.T) {
+				forEachProbe(t, func(t *testing.T, opt Options) {
+					opt.DetailFuncs = regexp.MustCompile(".")
+					opt.DetailRule = detail.Rule{SlowNs: 3600e9, Limit: 1 << 20}
+					if keepAll {
+						opt.DetailRule.SlowNs = 0
+					}
+					r, _ := recordWorkload(t, name, opt)
+					checkExpected(t, name, r)
+					for _, th := range r.Profile.Threads {
+						var calls, kept int64
+						for _, n := range th.Nodes {
+							calls += n.Calls
+						}
+						for _, tr := range th.Trees {
+							for _, c := range tr.Calls {
+								if c.Flags.Has(model.DetailKept) && !c.Flags.Has(model.DetailInFlight) {
+									kept++
+								}
+							}
+						}
+						if want := map[bool]int64{false: 0, true: calls}[keepAll]; kept != want {
+							t.Errorf("thread %d: %d calls kept in detail, want %d", th.Tid, kept, want)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// Enough calls for the inline rings to wrap many times with three-slot
+// entries (rec and leaf selected; 20,000 iterations: 240,000 calls; 1,000
+// with trap probes), with a rule that keeps every leaf whose argument is 1
+// (one an iteration through rec(1), one every 7th iteration directly):
+// exact counts, and exactly those calls kept, with their ancestors.
+func TestDetailOnHotFunctionsWrapsTheRings(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		c, err := detail.ParseCond("arg0==1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.DetailFuncs = regexp.MustCompile("^(rec|leaf)$")
+		opt.DetailRule = detail.Rule{If: &c, Limit: 1 << 20}
+		n := 20000
+		if opt.Probes == ProbesTrap {
+			n = 1000
+		}
+		r, _ := recordWorkload(t, "recursion", opt, fmt.Sprint(n))
+		got := observe(r.Profile).Functions
+		for name, want := range map[string]uint64{"main": 1, "run": 1, "rec": uint64(10 * n), "leaf": uint64(2 * n)} {
+			if got[name].Calls != want {
+				t.Errorf("%s: %d calls, want %d", name, got[name].Calls, want)
+			}
+		}
+		th := r.Profile.Threads[0]
+		direct, nested := 0, 0
+		for i, tr := range th.Trees {
+			last := tr.Calls[len(tr.Calls)-1]
+			if r.Profile.FuncName(last.Func) != "leaf" || !last.Flags.Has(model.DetailKept) || last.Args[0] != 1 || last.Ret != 3 {
+				t.Fatalf("tree %d ends in %s %+v, want a kept leaf(1) = 3", i, r.Profile.FuncName(last.Func), last)
+			}
+			switch len(tr.Calls) {
+			case 3: // main, run, leaf
+				direct++
+			case 13: // main, run, rec x 10 (selected, kept as ancestors), leaf
+				nested++
+			default:
+				t.Fatalf("tree %d has %d calls", i, len(tr.Calls))
+			}
+		}
+		if want := (n + 5) / 7; direct != want || nested != n {
+			t.Errorf("%d direct and %d nested leaf(1) trees, want %d and %d", direct, nested, want, n)
+		}
+	})
+}
