@@ -70,6 +70,9 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 			m.Stops, m.TracedCalls, m.Breakpoints, time.Duration(m.StopOverheadNs))
 	}
 	fmt.Fprintf(w, "probe cost\t%s\n", calibrationLine(m.Calibration))
+	if m.Detail != nil {
+		fmt.Fprintf(w, "detail\t%s\n", detailLine(p))
+	}
 	nodes := 0
 	for _, t := range p.Threads {
 		nodes += len(t.Nodes)
@@ -155,6 +158,25 @@ func processEnd(pr model.Process) string {
 
 // calibrationLine says what one traced call cost per probe kind and what
 // was taken out of the times.
+// detailLine is the detail rule and what it kept: "--detail handle_request
+// --slow 10ms: 7 trees (0 dropped)".
+func detailLine(p *model.Profile) string {
+	r := p.Meta.Detail
+	rule := "--detail " + r.Funcs
+	if r.SlowNs > 0 {
+		rule += " --slow " + time.Duration(r.SlowNs).String()
+	}
+	if r.If != "" {
+		rule += " --detail-if '" + r.If + "'"
+	}
+	var trees, dropped int64
+	for _, t := range p.Threads {
+		trees += int64(len(t.Trees))
+		dropped += t.DroppedTrees
+	}
+	return fmt.Sprintf("%s --detail-limit %d: %d trees (%d dropped)", rule, r.Limit, trees, dropped)
+}
+
 func calibrationLine(c *model.Calibration) string {
 	if c == nil {
 		return "not measured: times include the probes' cost (--no-compensate, or an older or imported profile)"

@@ -23,3 +23,13 @@ func TestCalibrationLine(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoDetailLine(t *testing.T) {
+	p := model.New()
+	p.Meta.Detail = &model.DetailRule{Funcs: "handle_request", SlowNs: 10e6, If: "ret<0", Limit: 50}
+	p.Threads = []model.Thread{{Trees: make([]model.DetailTree, 3), DroppedTrees: 2}, {Trees: make([]model.DetailTree, 4)}}
+	want := "--detail handle_request --slow 10ms --detail-if 'ret<0' --detail-limit 50: 7 trees (2 dropped)"
+	if got := detailLine(p); got != want {
+		t.Errorf("detail line %q, want %q", got, want)
+	}
+}
