@@ -75,6 +75,9 @@ them whole.`,
 			if f.snapshotting() {
 				return usagef("--checkpoint and --snapshot-every write snapshots of record and attach; top shows its own every --interval")
 			}
+			if f.detail != "" {
+				return usagef("--detail records call trees into the profile of record and attach; top shows no trees")
+			}
 			opt, err := f.options("attach", nil)
 			if err != nil {
 				return err
@@ -118,6 +121,9 @@ them whole.`,
 	f.register(c)
 	c.Flags().MarkHidden("checkpoint")
 	c.Flags().MarkHidden("snapshot-every")
+	for _, name := range []string{"detail", "slow", "detail-if", "detail-limit"} {
+		c.Flags().MarkHidden(name)
+	}
 	completeFlag(c, "pid", completePids)
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "a table per interval"),

@@ -91,7 +91,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.DurationVar(&f.snapEvery, "snapshot-every", 0, "write a snapshot FILE.1, FILE.2, ... every `D`, tracing on")
 	fl.StringVar(&f.detail, "detail", "", "record in detail (times, arguments, return value, ancestors) the calls of functions matching `REGEX`; see profile trees")
 	fl.DurationVar(&f.slow, "slow", 0, "with --detail, keep only calls that lasted at least `D` (e.g. 10ms)")
-	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `COND` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
+	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `EXPR` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
 	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
 }
 
