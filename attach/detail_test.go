@@ -11,7 +11,7 @@ import (
 )
 
 // Detail recording (--detail; seed 000) on testdata/src/requests.c: 1,000
-// requests, 7 slow (20 ms) and 3 failing, each logged with its arguments
+// requests, 7 slow (50 ms) and 3 failing, each logged with its arguments
 // and return value. Exactly those calls are kept, each with its ancestors
 // (main, serve) and with the values the workload logged.
 func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {
@@ -20,7 +20,7 @@ func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {
 		rule func() detail.Rule
 		log  string // the workload's log lines of the calls to keep
 	}{
-		{"slow", func() detail.Rule { return detail.Rule{SlowNs: 10e6, Limit: 1000} }, "slow"},
+		{"slow", func() detail.Rule { return detail.Rule{SlowNs: 25e6, Limit: 1000} }, "slow"},
 		{"ret<0", func() detail.Rule {
 			c, err := detail.ParseCond("ret<0")
 			if err != nil {

@@ -40,8 +40,8 @@ func TestCompletionValues(t *testing.T) {
 		want      []string
 		directive string
 	}{
-		{[]string{"export", "x.data", "--format", ""}, []string{"pprof", "folded"}, noFiles},
-		{[]string{"export", "x.data", "--format", "p"}, []string{"pprof", "folded"}, noFiles}, // the shell filters
+		{[]string{"export", "x.data", "--format", ""}, []string{"pprof", "folded", "chrome"}, noFiles},
+		{[]string{"export", "x.data", "--format", "p"}, []string{"pprof", "folded", "chrome"}, noFiles}, // the shell filters
 		{[]string{"export", "x.data", "--value", ""}, []string{"self", "calls", "total"}, noFiles},
 		{[]string{"render", "x.data", "--flame", "--value", ""}, []string{"self", "calls", "total"}, noFiles},
 		{[]string{"summary", "x.data", "--format", ""}, []string{"table", "markdown", "json", "csv"}, noFiles},

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -16,7 +17,7 @@ func newExportCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "export FILE",
-		Short: "Write a profile for other tools: pprof (go tool pprof) or folded stacks (flame graphs)",
+		Short: "Write a profile for other tools: pprof (go tool pprof), folded stacks (flame graphs) or a Chrome trace (Perfetto)",
 		Long: `export writes a profile in another tool's format (docs/export.md):
 
   pprof   gzip-compressed profile.proto for go tool pprof (-top, -traces,
@@ -26,13 +27,19 @@ func newExportCmd() *cobra.Command {
           inferno and speedscope: --value self (ns, the default), calls or
           total; --threads makes the thread ("name-tid") the first frame,
           otherwise identical paths of different threads are summed.
+  chrome  Chrome Trace Event Format JSON for Perfetto UI (ui.perfetto.dev)
+          and chrome://tracing: the detail trees (record --detail) on each
+          thread's timeline, with arguments and return values, and arrows
+          from spawning and forking threads. A profile recorded without
+          --detail has only the process and thread names.
 
 The output goes next to FILE with the format's extension (profile.data ->
-profile.pb.gz or profile.folded) unless -o names a file, or -o - for
-standard output.`,
+profile.pb.gz, profile.folded or profile.trace.json) unless -o names a
+file, or -o - for standard output.`,
 		Example: `  profile export profile.data --format pprof && go tool pprof -top profile.pb.gz
   profile export profile.data --format folded -o - | flamegraph.pl > flame.svg
-  profile export profile.data --format folded --threads --value calls`,
+  profile export profile.data --format folded --threads --value calls
+  profile export profile.data --format chrome`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -51,19 +58,33 @@ standard output.`,
 			if err != nil {
 				return err
 			}
+			chrome := strings.EqualFold(format, "chrome")
+			if chrome {
+				if err := export.CheckChrome(p); err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+			}
 			opt := export.Options{Value: v, Threads: threads}
-			return emit(c, out, func(w io.Writer) error { return f.Write(w, p, opt) })
+			if err := emit(c, out, func(w io.Writer) error { return f.Write(w, p, opt) }); err != nil {
+				return err
+			}
+			if chrome && export.ChromeTrees(p) == 0 {
+				// Valid, but empty of what a trace is for.
+				fmt.Fprintf(c.ErrOrStderr(), "profile: %s has no detail trees (record --detail REGEX): the trace names the processes and threads only\n", args[0])
+			}
+			return nil
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&format, "format", "", "output `FORMAT`: pprof or folded (required)")
+	fl.StringVar(&format, "format", "", "output `FORMAT`: pprof, folded or chrome (required)")
 	c.MarkFlagRequired("format")
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: FILE with the format's extension)")
 	fl.StringVar(&value, "value", "self", "folded: the `VALUE` of each line: self (ns), calls or total (ns)")
 	fl.BoolVar(&threads, "threads", false, "folded: the thread (name-tid) as the first frame, threads kept apart")
 	choices(c, "format",
 		cobra.CompletionWithDesc("pprof", "gzip-compressed profile.proto for go tool pprof"),
-		cobra.CompletionWithDesc("folded", "folded stacks for flame graphs"))
+		cobra.CompletionWithDesc("folded", "folded stacks for flame graphs"),
+		cobra.CompletionWithDesc("chrome", "Chrome trace JSON of the detail trees for Perfetto UI"))
 	choices(c, "value", valueChoices...)
 	return c
 }

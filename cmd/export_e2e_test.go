@@ -1,12 +1,16 @@
 package cmd_test
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/profile-dev/profile/export/chrometest"
 )
 
 // A recorded workload exported to pprof: go tool pprof -top lists the
@@ -82,5 +86,72 @@ func TestExportRecordedDemo(t *testing.T) {
 	}
 	if sum != s.Totals.TracedNs {
 		t.Errorf("folded self values sum to %d ns, traced %d ns", sum, s.Totals.TracedNs)
+	}
+}
+
+// The requests workload recorded with --detail handle_request --slow 25ms
+// and exported as a Chrome trace: a valid trace (chrometest: fields per
+// phase, time order, nesting, metadata) whose kept calls are the 7 slow
+// requests the workload logs, with the logged arguments and return
+// values, under main and serve, each once.
+func TestExportChromeRequests(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := run(t, dir, "record", "--detail", "handle_request", "--slow", "25ms", "-o", "requests.data",
+		"--", wl(t, "requests"))
+	if code != 0 {
+		t.Fatalf("record: exit %d\n%s", code, stderr)
+	}
+	var logged []string
+	for _, m := range regexp.MustCompile(`(?m)^slow id=(\d+) size=(\d+) flags=(\d+) ret=(-?\d+)$`).FindAllStringSubmatch(stdout, -1) {
+		logged = append(logged, strings.Join(m[1:], " "))
+	}
+	if len(logged) != 7 {
+		t.Fatalf("requests logged %d slow requests, want 7:\n%s", len(logged), stdout)
+	}
+	if _, stderr, code := run(t, dir, "export", "requests.data", "--format", "chrome"); code != 0 ||
+		stderr != "profile: wrote requests.trace.json\n" {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "requests.trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Check(data)
+	if err != nil {
+		t.Fatalf("invalid trace: %v", err)
+	}
+	var kept []string
+	var pid, tid int
+	count := map[string]int{}
+	for _, e := range tr.Events {
+		if e.Ph != "X" {
+			continue
+		}
+		count[e.Cat+" "+e.Name]++
+		if e.Cat != "kept" {
+			continue
+		}
+		pid, tid = e.Pid, e.Tid
+		if e.Name != "handle_request" || e.DurNs < 25_000_000 || len(e.Args) != 4 {
+			t.Errorf("kept call %s of %d ns, args %v: want handle_request, >= 25ms, arg0-arg2 and ret", e.Name, e.DurNs, e.Args)
+		}
+		var vals []string
+		for _, k := range []string{"arg0", "arg1", "arg2", "ret"} {
+			n, _ := e.Args[k].(json.Number)
+			vals = append(vals, n.String())
+		}
+		kept = append(kept, strings.Join(vals, " "))
+	}
+	if strings.Join(kept, "\n") != strings.Join(logged, "\n") {
+		t.Errorf("kept calls (id size flags ret):\n%s\nlogged:\n%s", strings.Join(kept, "\n"), strings.Join(logged, "\n"))
+	}
+	if count["ancestor main"] != 1 || count["ancestor serve"] != 1 || len(count) != 3 {
+		t.Errorf("complete events %v: want main and serve once each, as ancestors of the 7 kept calls", count)
+	}
+	if tr.ProcessNames[pid] != "requests" || tr.ThreadNames[[2]int{pid, tid}] != "requests" {
+		t.Errorf("names: process %q, thread %q", tr.ProcessNames[pid], tr.ThreadNames[[2]int{pid, tid}])
+	}
+	if tr.OtherData["detail"] != "handle_request" {
+		t.Errorf("otherData %v", tr.OtherData)
 	}
 }

@@ -79,7 +79,7 @@ summarizes and renders the saved profiles offline.`,
 		SuggestionsMinimumDistance: 2,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd(), newComponentsCmd(), newImportCmd(), newDiffCmd(), newTopCmd(), newVersionCmd())
+	root.AddCommand(newInfoCmd(), newRecordCmd(), newAttachCmd(), newMergeCmd(), newPruneCmd(), newSummaryCmd(), newRenderCmd(), newExportCmd(), newComponentsCmd(), newImportCmd(), newDiffCmd(), newTopCmd(), newTreesCmd(), newDiscoverCmd(), newVersionCmd())
 	// Made now rather than when cobra runs, so that they are set up as ours.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

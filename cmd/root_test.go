@@ -64,7 +64,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"render", "p.data", "--hot", "2%", "--warm", "5%"}, 2, "must not exceed --hot"},
 		{[]string{"summary", "p.data", "--format", "xml"}, 2, `unknown --format "xml"`},
 		{[]string{"summary", "p.data", "--top", "-1"}, 2, "must not be negative"},
-		{[]string{"export", "p.data", "--format", "svg"}, 2, `unknown --format "svg": use folded or pprof`},
+		{[]string{"export", "p.data", "--format", "svg"}, 2, `unknown --format "svg": use chrome or folded or pprof`},
 		{[]string{"export", "p.data", "--format", "folded", "--value", "wall"}, 2, `bad --value: unknown value "wall"`},
 		{[]string{"export", "p.data"}, 2, `required flag(s) "format" not set`},
 		{[]string{"export", "--format", "pprof"}, 2, "accepts 1 arg(s)"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/profile-dev/profile/attach"
 	"github.com/profile-dev/profile/detail"
@@ -37,6 +38,9 @@ type traceFlags struct {
 	slow         time.Duration
 	detailIf     string
 	detailLimit  int
+	expand       funcList       // --expand FUNC (expand.go)
+	expandDepth  int            // --depth N
+	flags        *pflag.FlagSet // the command's, for expand.go to read --pid
 	saved        bool           // the output was written once already this session
 	snaps        *snapshotFiles // the snapshots' writer
 }
@@ -93,6 +97,9 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.DurationVar(&f.slow, "slow", 0, "with --detail, keep only calls that lasted at least `D` (e.g. 10ms)")
 	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `EXPR` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
 	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
+	fl.Var(&f.expand, "expand", "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
+	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand, follow callees `N` levels down")
+	f.flags = fl
 }
 
 // snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
@@ -117,6 +124,9 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 			Filters: f.filters, Excludes: f.excludes, Libs: f.libs},
 	}
 	if err := f.detailOptions(&opt); err != nil {
+		return attach.Options{}, err
+	}
+	if err := f.expandOptions(&opt, mode, command, os.Stderr); err != nil {
 		return attach.Options{}, err
 	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {

@@ -1,16 +1,18 @@
 // Package export turns a profile into the formats other tools read: pprof's
-// profile.proto (go tool pprof, Pyroscope, Parca, ...) and folded stacks
-// (flamegraph.pl, inferno, speedscope). Each format is a small file with a
-// pure function from a model.Profile to bytes; Formats is the one table the
-// command line chooses from.
+// profile.proto (go tool pprof, Pyroscope, Parca, ...), folded stacks
+// (flamegraph.pl, inferno, speedscope) and the Chrome Trace Event Format
+// (Perfetto UI, chrome://tracing: the detail trees on a timeline, see
+// chrome.go). Each format is a small file with a pure function from a
+// model.Profile to bytes; Formats is the one table the command line
+// chooses from.
 //
-// Both formats walk every thread's calling-context tree: every CCT node is
-// one stack, the path of functions from the thread's root to the node.
-// START is left out of the paths, except for the root node itself, whose
-// own time (a thread's time outside any traced function) is the one-frame
-// stack "START", as summary lists it. The self time of contexts removed by
-// prune is a "[pruned]" frame under the node that kept it, so that self
-// times still add up to the traced time.
+// pprof and folded walk every thread's calling-context tree: every CCT
+// node is one stack, the path of functions from the thread's root to the
+// node. START is left out of the paths, except for the root node itself,
+// whose own time (a thread's time outside any traced function) is the
+// one-frame stack "START", as summary lists it. The self time of contexts
+// removed by prune is a "[pruned]" frame under the node that kept it, so
+// that self times still add up to the traced time.
 package export
 
 import (
@@ -57,6 +59,7 @@ type Format struct {
 var Formats = map[string]Format{
 	"pprof":  {Ext: ".pb.gz", Write: WritePprof},
 	"folded": {Ext: ".folded", Write: WriteFolded},
+	"chrome": {Ext: ".trace.json", Write: WriteChrome},
 }
 
 // FormatNames lists the formats, sorted.

@@ -98,7 +98,7 @@ func TestParseValue(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	if got := strings.Join(export.FormatNames(), ","); got != "folded,pprof" {
+	if got := strings.Join(export.FormatNames(), ","); got != "chrome,folded,pprof" {
 		t.Errorf("formats %s", got)
 	}
 	for name, f := range export.Formats {

@@ -18,9 +18,15 @@ import (
 // the demangled name). Candidates matching an exclude pattern are dropped.
 // Functions that cannot be breakpointed safely are never traced (see
 // neverTrace).
+//
+// Extra functions (WithFunctions, from --expand) are selected by their exact
+// "module:function" on top of the candidates and include patterns, in any
+// module; exclude patterns still drop them.
 type Filter struct {
 	include, exclude []*regexp.Regexp
 	libs             []string
+	extra            map[string]bool // "module:function"
+	extraMods        map[string]bool // module base names of extra
 }
 
 // NewFilter compiles the --filter (include), --exclude and --lib arguments.
@@ -43,6 +49,31 @@ func NewFilter(include, exclude, libs []string) (*Filter, error) {
 	return f, nil
 }
 
+// WithFunctions returns a copy of f that also selects the functions named
+// by keys, each "module:function" with module a file's base name
+// ("libc.so.6:puts", "app:parse"). The first colon ends the module, so a
+// C++ function keeps its "::".
+func (f *Filter) WithFunctions(keys []string) (*Filter, error) {
+	g := *f
+	g.extra = make(map[string]bool, len(f.extra)+len(keys))
+	g.extraMods = make(map[string]bool, len(f.extraMods)+len(keys))
+	for k := range f.extra {
+		g.extra[k] = true
+	}
+	for m := range f.extraMods {
+		g.extraMods[m] = true
+	}
+	for _, k := range keys {
+		mod, name, ok := strings.Cut(k, ":")
+		if !ok || mod == "" || name == "" {
+			return nil, fmt.Errorf("function %q: want module:function", k)
+		}
+		g.extra[k] = true
+		g.extraMods[mod] = true
+	}
+	return &g, nil
+}
+
 func compileAll(flag string, patterns []string) ([]*regexp.Regexp, error) {
 	var out []*regexp.Regexp
 	for _, p := range patterns {
@@ -61,7 +92,7 @@ func compileAll(flag string, patterns []string) ([]*regexp.Regexp, error) {
 // are not known yet) and exact for the C library, whose only candidates are
 // the default-blocking functions.
 func (f *Filter) Module(path string, isMain bool) bool {
-	if isMain || f.isLib(path) {
+	if isMain || f.isLib(path) || f.extraMods[filepath.Base(path)] {
 		return true
 	}
 	if !isBlockingLibrary(path) {
@@ -80,6 +111,9 @@ func (f *Filter) Module(path string, isMain bool) bool {
 func (f *Filter) Function(path string, isMain bool, name string) bool {
 	if neverTrace(name) {
 		return false
+	}
+	if key := filepath.Base(path) + ":" + name; f.extra[key] {
+		return !matchAny(f.exclude, key)
 	}
 	candidate := isMain || f.isLib(path) || (isDefaultBlocking(name) && isBlockingLibrary(path))
 	return candidate && f.selected(path, name)

@@ -151,3 +151,60 @@ func TestNewFilterErrors(t *testing.T) {
 		}
 	}
 }
+
+// Extra functions are selected exactly, in any module, on top of the
+// include patterns; exclude patterns and the unsafe functions still win.
+func TestFilterWithFunctions(t *testing.T) {
+	const (
+		exe  = "/home/u/callees"
+		libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+		libz = "/usr/lib/libz.so.1"
+	)
+	base, err := NewFilter([]string{`^callees:(A|C)$`}, []string{`:secret$`, `^libc\.so\.6:write$`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := base.WithFunctions([]string{"callees:x", "libc.so.6:puts", "libz.so.1:inflate", "libc.so.6:write", "callees:secret", "callees:_start", "callees:ns::f(int)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path   string
+		isMain bool
+		name   string
+		want   bool
+	}{
+		{exe, true, "A", true},                       // the include pattern
+		{exe, true, "x", true},                       // extra
+		{exe, true, "y", false},                      // neither
+		{exe, true, "ns::f(int)", true},              // the first colon ends the module
+		{exe, true, "secret", false},                 // excluded
+		{exe, true, "_start", false},                 // never traced
+		{libc, false, "puts", true},                  // extra in a library
+		{libc, false, "write", false},                // excluded
+		{libc, false, "usleep", false},               // blocking, but not included
+		{libz, false, "inflate", true},               // extra in a library that is no candidate
+		{libz, false, "deflate", false},              // its other functions are not
+		{"/other/libz.so.1", false, "inflate", true}, // by base name, as --filter
+	} {
+		if got := f.Function(c.path, c.isMain, c.name); got != c.want {
+			t.Errorf("Function(%s, %q) = %v, want %v", c.path, c.name, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{libz, true}, {libc, true}, {"/usr/lib/libssl.so.3", false}} {
+		if got := f.Module(c.path, false); got != c.want {
+			t.Errorf("Module(%s) = %v, want %v", c.path, got, c.want)
+		}
+	}
+	if base.Module(libz, false) || base.Function(exe, true, "x") {
+		t.Errorf("WithFunctions changed the filter it was called on")
+	}
+	for _, bad := range []string{"puts", ":puts", "libc.so.6:"} {
+		if _, err := base.WithFunctions([]string{bad}); err == nil {
+			t.Errorf("WithFunctions(%q): no error", bad)
+		}
+	}
+}

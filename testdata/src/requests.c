@@ -8,7 +8,7 @@
  *                                                    -> lookup(id)
  *
  * Among ids 0..N-1, those with id % 143 == 50 are slow (lookup sleeps
- * 20 ms: ids 50, 193, 336, 479, 622, 765, 908 for N = 1000) and those with
+ * 50 ms: ids 50, 193, 336, 479, 622, 765, 908 for N = 1000) and those with
  * id % 331 == 100 fail (handle_request returns -1 - id % 5: ids 100, 431,
  * 762). size = id * 100 + 7, flags = id ^ 0x55; a request that does
  * neither returns id % 1000. Each slow or failing request is logged as
@@ -33,7 +33,7 @@ TRACED long parse(int id)
 TRACED long lookup(int id)
 {
 	if (id % 143 == 50) {
-		struct timespec ts = {0, 20000000};
+		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
 	}
 	return (long)id * 3;
