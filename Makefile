@@ -43,8 +43,9 @@ demo: build testdata
 	@echo "wrote demo.svg"
 
 # Per-call overhead of trap and inline probes (record and attach) against
-# ltrace, uftrace and the bare ptrace stop (docs/benchmarks.md), then the
-# offline benchmarks.
+# ltrace, uftrace and the bare ptrace stop, the live view's CPU, detail
+# recording's per-call cost and memory over 60 s (docs/benchmarks.md), then
+# the offline benchmarks.
 bench: build testdata
 	@command -v ltrace >/dev/null || echo "bench: ltrace not installed (apt-get install -y ltrace); its column stays n/a"
 	@command -v uftrace >/dev/null || echo "bench: uftrace not installed (apt-get install -y uftrace); its rows stay n/a"

@@ -47,14 +47,15 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0x500
-	stubDataPtr = 0x7f8
+	stubRet     = 0x700
+	stubDataPtr = 0x9f8
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end
 	argsID      = 0xfffffffd // the argument registers of the entry before
 	flagRestore = 0x80000000
 	flagDetail  = 0x40000000 // record the arguments (--detail)
+	flagArgs3   = 0x20000000 // ... rdi, rsi and rdx only, in one slot
 )
 
 // tableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
@@ -97,10 +98,14 @@ func (r ring) drain(f func(ringEvent)) int {
 		ev := ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
 			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}
 		if ev.id < argsID && ev.id&flagDetail != 0 {
-			// Its two argument slots were committed before it.
-			ev.id &^= flagDetail
-			ev.hasArgs = r.args(tail, &ev.args)
-			tail += 2
+			// Its argument slots were committed before it.
+			slots := uint64(2)
+			if ev.id&flagArgs3 != 0 {
+				slots = 1
+			}
+			ev.id &^= flagDetail | flagArgs3
+			ev.hasArgs = r.args(tail, slots, &ev.args)
+			tail += slots
 		}
 		f(ev)
 		n++
@@ -112,9 +117,9 @@ func (r ring) drain(f func(ringEvent)) int {
 	return n
 }
 
-// args reads the two argument slots after the entry at index i.
-func (r ring) args(i uint64, out *[6]uint64) bool {
-	for k := uint64(1); k <= 2; k++ {
+// args reads the argument slots (one or two) after the entry at index i.
+func (r ring) args(i, slots uint64, out *[6]uint64) bool {
+	for k := uint64(1); k <= slots; k++ {
 		off := rEvents + int((i+k)%ringEvents)*eventSize
 		w0 := atomic.LoadUint64(r.word(off))
 		if w0 != uint64(argsID)<<32|uint64(uint32(i+k+1)) {

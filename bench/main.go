@@ -3,12 +3,15 @@
 // untraced, `profile record` and `profile attach` with trap and inline
 // probes, ltrace, and uftrace (dynamic patching and a -pg build), against
 // the bare ptrace stop measured in the same run. It writes the medians into
-// docs/benchmarks.md between the engine and probes markers. Run it with
-// `make bench`.
+// docs/benchmarks.md between the engine and probes markers. Then the live
+// rows (profile top) and the detail rows (record --detail: per call and
+// memory over a long run), each into its own section. Run it with `make
+// bench`; -live-only and -detail-only run one part alone.
 //
 // Files: main.go (flags, the run), jobs.go (timed runs, medians),
 // record.go (profile record and ltrace), uftrace.go, attach.go,
-// floor.go (the bare stop), report.go (the tables and the document).
+// floor.go (the bare stop), report.go (the tables and the document),
+// live.go, detail.go with detailcost.go and detailmem.go.
 package main
 
 import (
@@ -35,6 +38,9 @@ type config struct {
 	attachShort, attachLong, attachDelay time.Duration
 
 	liveOnly bool // only the live rows
+
+	detailOnly bool          // only the detail rows
+	detailFor  time.Duration // the detail memory runs' length
 
 	tmp      string // scratch directory of this run
 	int3loop string // the floor's target
@@ -75,7 +81,17 @@ func main() {
 	flag.DurationVar(&c.attachLong, "attach-long", 2500*time.Millisecond, "the longer attach duration")
 	flag.DurationVar(&c.attachDelay, "attach-delay", 300*time.Millisecond, "how long the target runs before attaching")
 	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
+	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
+	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
 	flag.Parse()
+	if c.liveOnly && c.detailOnly {
+		fmt.Fprintln(os.Stderr, "bench: -live-only and -detail-only exclude each other")
+		os.Exit(2)
+	}
+	if c.detailFor <= memEarly || c.detailFor%time.Second != 0 {
+		fmt.Fprintf(os.Stderr, "bench: -detail-for %s: want whole seconds over %s\n", c.detailFor, memEarly)
+		os.Exit(2)
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -110,6 +126,13 @@ func run(c config) error {
 		fmt.Print(liveTable(c, live, when))
 		return writeSections(c.out, []section{liveSection(c, live, when)})
 	}
+	if c.detailOnly {
+		det, err := measureDetail(c)
+		if err != nil {
+			return err
+		}
+		return writeSections(c.out, []section{detailSection(c, det, whenLine(loadStart, loadAverage()))})
+	}
 	c.pgBinary, c.pgError = buildPG(c)
 	var results []settingResult
 	for _, s := range settings {
@@ -123,10 +146,14 @@ func run(c config) error {
 	}
 	fmt.Println("live:")
 	live := rounds(c.runs, liveJobs(c))
+	det, err := measureDetail(c)
+	if err != nil {
+		return err
+	}
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
-	return update(c, results, live, loadStart, loadEnd)
+	return update(c, results, live, det, loadStart, loadEnd)
 }
 
 // settingResult is everything measured under one CPU setting.

@@ -147,9 +147,9 @@ func settingNames() []string {
 
 type section struct{ begin, end, text string }
 
-// update replaces the engine section (the trap table) and the probes
-// section (every row) of the document.
-func update(c config, rs []settingResult, live results, loadStart, loadEnd string) error {
+// update replaces the engine section (the trap table), the probes section
+// (every row), the live and the detail sections of the document.
+func update(c config, rs []settingResult, live results, det detailResults, loadStart, loadEnd string) error {
 	when := whenLine(loadStart, loadEnd)
 	var trap strings.Builder
 	fmt.Fprintf(&trap, "Workload (a): `%s %d` (traced: main, run, rec, leaf and the default libc set), %d runs each, medians; "+
@@ -166,6 +166,7 @@ func update(c config, rs []settingResult, live results, loadStart, loadEnd strin
 		{"<!-- engine:begin -->", "<!-- engine:end -->", trap.String()},
 		{"<!-- probes:begin -->", "<!-- probes:end -->", probes},
 		liveSection(c, live, when),
+		detailSection(c, det, when),
 	})
 }
 

@@ -39,6 +39,7 @@ type Session struct {
 	isDetailFn []int8
 	detailLost int64
 	arity      func(fn int) int
+	nargsOf    []int8 // arity(fn) + 2, 0: not asked yet
 
 	// Tests script the clock and the mappings.
 	clock    func() int64
@@ -231,12 +232,22 @@ func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, 
 // argument registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
 func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 	if t.det != nil {
-		n := -1
-		if s.arity != nil {
-			n = s.arity(fn)
-		}
-		t.det.SetArgs(args, n)
+		t.det.SetArgs(args, s.nargs(fn))
 	}
+}
+
+// nargs is SetArity's answer for fn, asked once per function.
+func (s *Session) nargs(fn int) int {
+	if s.arity == nil || fn < 0 {
+		return -1
+	}
+	if fn >= len(s.nargsOf) {
+		s.nargsOf = append(s.nargsOf, make([]int8, fn+1-len(s.nargsOf))...)
+	}
+	if s.nargsOf[fn] == 0 {
+		s.nargsOf[fn] = int8(s.arity(fn) + 2)
+	}
+	return int(s.nargsOf[fn]) - 2
 }
 
 // SetArity tells how many of a function's arguments are its parameters

@@ -10,7 +10,8 @@
  *
  * A function recorded in detail (--detail) has F_DETAIL in its id: its
  * entry event takes three slots, the next two holding its argument
- * registers, and an exit event carries rax for every function.
+ * registers (two slots, with F_ARGS3, when its parameters fill three at
+ * most), and an exit event carries rax for every function.
  *
  * A thread finds its state from its thread pointer (%fs:0) through a hash
  * table the tracer fills at each thread's first stop. Every register is
@@ -59,6 +60,7 @@
 
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
 	.set F_DETAIL, 0x40000000    /* id flag: record the arguments */
+	.set F_ARGS3, 0x20000000     /* ... in one slot: rdi, rsi, rdx */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
 	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
 
@@ -143,10 +145,10 @@
 .endm
 
 /* Append an event: r8 = data, rsi = state, rax = word0 high half (id or
- * ~0), rdx = sp, r10 = return address (entry) or rax (exit). With n = 3
- * (an entry stub's detail entry) two argument slots follow, committed
- * before the event so that the tracer finds them with it. Clobbers rax,
- * rcx, rdx, rdi, r9, r10, r11. */
+ * ~0), rdx = sp, r10 = return address (entry) or rax (exit). With n = 2
+ * or 3 (an entry stub's detail entry) n - 1 argument slots follow,
+ * committed before the event so that the tracer finds them with it.
+ * Clobbers rax, rcx, rdx, rdi, r9, r10, r11. */
 .macro EVENT n=1
 	cmp	qword ptr [r8 + D_DROPPING], 0
 	jne	12f
@@ -165,8 +167,10 @@
 	prefetchw [r9 + 1024]
 	mov	[r9 + 16], rdx
 	mov	[r9 + 24], r10
-	.if \n == 3
+	.if \n >= 2
 	ARGSLOT 1, E_RDI, E_RSI, E_RDX
+	.endif
+	.if \n == 3
 	ARGSLOT 2, E_RCX, E_R8, E_R9
 	.endif
 	rdtsc
@@ -307,7 +311,12 @@ entry_done:
 	RESTORE
 	ret	8
 detail_entry:
+	test	eax, F_ARGS3
+	jnz	detail_entry3
 	EVENT 3
+	jmp	hijack
+detail_entry3:
+	EVENT 2
 	jmp	hijack
 unregistered:
 	lock inc qword ptr [r8 + D_UNREGISTERED]
@@ -336,8 +345,8 @@ restore:
 23:	mov	qword ptr [rsi + T_DEPTH], 0
 	jmp	entry_done
 
-	.org 0x500
-/* 0x500: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0x700
+/* 0x700: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -403,6 +412,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0x7f8
+	.org 0x9f8
 data_ptr:
 	.quad 0

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// The detail rows (issue #12): what `--detail` costs on the calls it
+// selects but does not keep, against plain inline probes, on workload (a)
+// (detailcost.go), and whether the tracer's memory stays flat over a long
+// run that keeps and drops trees (detailmem.go). Both go into the
+// document between the detail markers.
+
+// detailHot selects every call the workload makes in its loop (rec and
+// leaf: 12 of 12 per iteration); with --slow 1h none is kept, so each
+// entry writes its arguments and each exit runs the pruning, for nothing.
+const detailHot = "^(rec|leaf)$"
+
+// detailResults is everything the detail rows measured.
+type detailResults struct {
+	cost []detailCost // by settings
+	mem  []memResult  // by memRuns
+}
+
+// measureDetail runs the per-call rows under each CPU setting, then the
+// memory runs.
+func measureDetail(c config) (detailResults, error) {
+	var r detailResults
+	for _, s := range settings {
+		fmt.Printf("detail per call, %s:\n", s.name)
+		dc, err := measureDetailCost(c, s)
+		if err != nil {
+			return r, fmt.Errorf("detail per call, %s: %w", s.name, err)
+		}
+		rt, _ := dc.ratio()
+		fmt.Printf("  plain %s, --detail %s per call (%s)\n", us(dc.plain), us(dc.detail), rt)
+		r.cost = append(r.cost, dc)
+	}
+	fmt.Printf("detail memory (%s runs):\n", c.detailFor)
+	mem, err := measureMemory(c)
+	if err != nil {
+		return r, fmt.Errorf("detail memory: %w", err)
+	}
+	r.mem = mem
+	return r, nil
+}
+
+// detailSection is the detail part of the document: both tables, their
+// acceptance lines, and when and where they were measured.
+func detailSection(c config, r detailResults, when string) section {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Per call: workload (a), `%s %d`, `profile record --probes inline --no-compensate` "+
+		"plain and with `--detail '%s' --slow 1h` (every loop call selected, none kept), %d runs of each in turn, medians, "+
+		"marginal per traced call (size 0 subtracted, as above). %s.\n\n",
+		filepath.Base(c.workload), c.inlineN, detailHot, c.runs, when)
+	b.WriteString("| setting | traced calls | untraced per call | plain inline per call | `--detail` (none kept) per call | detail ÷ plain | goal ≤ 1.20× |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for i, dc := range r.cost {
+		rt, met := dc.ratio()
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", settings[i].name, dc.calls,
+			us(dc.untraced), us(dc.plain), us(dc.detail), rt, met)
+	}
+	b.WriteString("\n")
+	for i, dc := range r.cost {
+		fmt.Fprintf(&b, "- ring stalls (`--stats`), %s, last run: plain %s; `--detail` %s\n", settings[i].name, orNA(dc.plainSt), orNA(dc.detailSt))
+	}
+	b.WriteString("\n")
+	b.WriteString(memTable(c, r.mem))
+	return section{"<!-- detail:begin -->", "<!-- detail:end -->", b.String()}
+}
+
+// countTrees sums the detail trees kept and dropped over a profile's
+// threads.
+func countTrees(p *model.Profile) (kept, dropped int64) {
+	for _, t := range p.Threads {
+		kept += int64(len(t.Trees))
+		dropped += t.DroppedTrees
+	}
+	return kept, dropped
+}
+
+func metOrNot(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**not met**"
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+// durLabel is a whole-second duration as "60 s".
+func durLabel(d time.Duration) string {
+	return fmt.Sprintf("%g s", d.Seconds())
+}
