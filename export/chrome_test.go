@@ -124,13 +124,13 @@ func TestChromeEvents(t *testing.T) {
 		"100/100 kept fib 1150+60 arg0=3 ret=2",
 		"100/100 kept fib 1150+30 arg0=2 ret=1",
 		"100/100 kept worker 1705+200 arg0=7 arg1=8 ret=5",
-		`100/100 kept do_fork 1960+30 arg0="0xffffffff (int -1)" arg1="0x7ffd12345678" arg2="0x80000000 (int -2147483648)" arg3=0 arg4=1 arg5=2 ret="0xffffffffffffffff (-1)"`,
+		`100/100 kept do_fork 1960+30 arg0=-1 arg1="0x7ffd12345678" arg2=-2147483648 arg3=0 arg4=1 arg5=2 ret=-1`,
 		"100/101 ancestor worker 1003+3997 open=true",
 		"100/101 kept compute 1020+300 arg0=300 ret=3",
 		"200/200 ancestor main 1000+125 in_flight=true returned=false",
 		"200/200 ancestor do_fork 1000+125 in_flight=true returned=false",
 		"200/200 kept child_work 1020+95 ret=42",
-		`200/200 kept fib 1025+10 arg0="0x80000000 (int -2147483648)" returned=false`,
+		`200/200 kept fib 1025+10 arg0=-2147483648 returned=false`,
 		"200/200 kept other_main 1200+100 ret=0",
 	}
 	if strings.Join(x, "\n") != strings.Join(want, "\n") {
@@ -272,9 +272,10 @@ func TestRegister(t *testing.T) {
 		want any
 	}{
 		{0, int64(0)}, {50, int64(50)}, {1<<31 - 1, int64(1<<31 - 1)},
-		{1 << 31, "0x80000000 (int -2147483648)"},
-		{0xffffffff, "0xffffffff (int -1)"},
-		{0xfffffffffffffffe, "0xfffffffffffffffe (-2)"},
+		{1 << 31, int64(-2147483648)}, // a C int: profile trees shows the same
+		{0xffffffff, int64(-1)},
+		{0xfffffffffffffffe, int64(-2)},
+		{0xfffffffe00000000, "0xfffffffe00000000 (-8589934592)"},
 		{0x7ffd12345678, "0x7ffd12345678"},
 		{0x1234567800000005, "0x1234567800000005"},
 	} {

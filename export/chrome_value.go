@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/profile-dev/profile/model"
 )
 
 // micros is a time in nanoseconds written as the format's microseconds,
@@ -88,23 +90,18 @@ func perfettoFloat(s string) float64 {
 	return out
 }
 
-// register is an argument register or rax as an event argument. The
-// profile keeps the 64 bits, not the parameter's type, so a value below
-// 2^31, the same whether read as int, long or unsigned, is a number, and
-// any other is its bits in hex with its negative reading, if any: a C int
-// of -1 leaves 0xffffffff (the upper half undefined, mostly zero), a long
-// of -1 0xffffffffffffffff. Hex also keeps pointers readable, and exact
-// where a JSON reader would round a number beyond 2^53.
+// register is an argument register or rax as an event argument: a C int
+// (model.RegisterInt) as a number, as profile trees shows it; any other
+// value as its bits in hex, which keeps pointers readable and exact where a
+// JSON reader would round a number beyond 2^53, with its reading as a
+// negative long when it is one.
 func register(v uint64) any {
-	if v < 1<<31 {
-		return int64(v)
+	if n, ok := model.RegisterInt(v); ok {
+		return int64(n)
 	}
 	s := fmt.Sprintf("%#x", v)
-	switch {
-	case int64(v) < 0:
+	if int64(v) < 0 {
 		s += fmt.Sprintf(" (%d)", int64(v))
-	case v>>32 == 0:
-		s += fmt.Sprintf(" (int %d)", int32(v))
 	}
 	return s
 }

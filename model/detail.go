@@ -54,3 +54,14 @@ type DetailRule struct {
 	If     string // condition on arguments or the return value ("" none)
 	Limit  int    // trees kept per thread, the oldest dropped beyond
 }
+
+// RegisterInt reads a register as a C int when it holds one the way the
+// compiler leaves it: a 32-bit move zeroes the upper half (mov eax, -3
+// leaves 0x00000000fffffffd), a sign extension fills it with ones. Any
+// other value (a pointer, a 64-bit number) is not one: ok is false. Shown
+// values (profile trees, export) follow this one rule; an unsigned int of
+// 2^31 or more thus reads negative.
+func RegisterInt(v uint64) (n int32, ok bool) {
+	hi := v >> 32
+	return int32(v), hi == 0 || hi == 0xffffffff
+}

@@ -1,20 +1,17 @@
 package timeline
 
-import "strconv"
+import (
+	"strconv"
 
-// A register holds a C int in its low 32 bits; the upper half is whatever
-// the instruction that set it left there: zero after a 32-bit move (mov
-// eax, -3 leaves 0x00000000fffffffd), all ones after a sign extension. So
-// a register whose upper half is 0 or all ones is shown as its low 32
-// bits, signed, in decimal (as --detail-if reads it by default); anything
-// else (a pointer, a 64-bit value) in hex. An unsigned int of 2^31 or more
-// thus shows negative, and a long in [-2^32, -2^31) as a small int: rare,
-// and the hex form is in the JSON.
+	"github.com/profile-dev/profile/model"
+)
 
-// Show formats a register value as the text output shows it.
+// Show formats a register value as the text output shows it: a C int in
+// decimal (model.RegisterInt), anything else in hex. A long in [-2^32,
+// -2^31) thus shows as a small int: rare, and the hex form is in the JSON.
 func Show(v uint64) string {
-	if hi := v >> 32; hi == 0 || hi == 0xffffffff {
-		return strconv.FormatInt(int64(int32(v)), 10)
+	if n, ok := model.RegisterInt(v); ok {
+		return strconv.FormatInt(int64(n), 10)
 	}
 	return Hex(v)
 }
