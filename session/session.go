@@ -25,21 +25,17 @@ type Session struct {
 	heldNs      int64
 	live        map[*Thread]struct{} // threads not finished yet
 
-	// The checkpoint function (SetCheckpoint): its name, whether each
-	// function index is it (+1: yes, -1: no, 0: not looked at yet), and
-	// its returns so far.
-	checkpoint  string
-	isCheckFn   []int8
-	checkpoints int64
+	// The checkpoint function (SetCheckpoint): whether a function is it,
+	// and its returns so far.
+	isCheckpoint perFunc[bool]
+	checkpoints  int64
 
-	// Detail recording (SetDetail): the selected functions' pattern, the
-	// rule, and whether each function index is selected (as isCheckFn).
-	detailRE   *regexp.Regexp
+	// Detail recording (SetDetail): whether a function is selected, how
+	// many argument registers its parameters take (SetArity), the rule.
+	selected   perFunc[bool]
+	nargs      perFunc[int]
 	detailRule *detail.Rule
-	isDetailFn []int8
 	detailLost int64
-	arity      func(fn int) int
-	nargsOf    []int8 // arity(fn) + 2, 0: not asked yet
 
 	// Tests script the clock and the mappings.
 	clock    func() int64
@@ -232,27 +228,17 @@ func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, 
 // argument registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
 func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 	if t.det != nil {
-		t.det.SetArgs(args, s.nargs(fn))
+		n := -1
+		if s.nargs.ask != nil {
+			n = s.nargs.get(fn)
+		}
+		t.det.SetArgs(args, n)
 	}
 }
 
-// nargs is SetArity's answer for fn, asked once per function.
-func (s *Session) nargs(fn int) int {
-	if s.arity == nil || fn < 0 {
-		return -1
-	}
-	if fn >= len(s.nargsOf) {
-		s.nargsOf = append(s.nargsOf, make([]int8, fn+1-len(s.nargsOf))...)
-	}
-	if s.nargsOf[fn] == 0 {
-		s.nargsOf[fn] = int8(s.arity(fn) + 2)
-	}
-	return int(s.nargsOf[fn]) - 2
-}
-
-// SetArity tells how many of a function's arguments are its parameters
-// (-1: unknown), for detail recording.
-func (s *Session) SetArity(f func(fn int) int) { s.arity = f }
+// SetArity tells how many of a function's argument registers its
+// parameters take (-1: unknown), for detail recording.
+func (s *Session) SetArity(f func(fn int) int) { s.nargs.ask = f }
 
 // EnterInFlight opens an activation already running when tracing began:
 // timed from now, no call counted.
@@ -297,7 +283,7 @@ func (s *Session) pop(t *Thread, sp, rax uint64, now int64, atEntry bool) uint64
 	for len(t.frames) > cut {
 		last = t.frames[len(t.frames)-1].ret
 		t.frames = t.frames[:len(t.frames)-1]
-		if s.checkpoint != "" && s.isCheckpoint(t.rec.Top()) {
+		if s.isCheckpoint.get(t.rec.Top()) {
 			s.checkpoints++
 		}
 		t.rec.Exit(now)
@@ -314,7 +300,8 @@ func (s *Session) pop(t *Thread, sp, rax uint64, now int64, atEntry bool) uint64
 // module:name) matches re that meet rule (DESIGN §3.5; seed 000). Set
 // before the first thread.
 func (s *Session) SetDetail(re *regexp.Regexp, rule *detail.Rule) {
-	s.detailRE, s.detailRule = re, rule
+	s.selected.ask = func(fn int) bool { return s.named(fn, re.MatchString) }
+	s.detailRule = rule
 	r := &model.DetailRule{Funcs: re.String(), SlowNs: rule.SlowNs, Limit: rule.Limit}
 	if rule.If != nil {
 		r.If = rule.If.Text
@@ -323,45 +310,22 @@ func (s *Session) SetDetail(re *regexp.Regexp, rule *detail.Rule) {
 }
 
 // Selected tells whether fn's calls are recorded in detail.
-func (s *Session) Selected(fn int) bool {
-	if s.detailRE == nil || fn < 0 {
-		return false
-	}
-	if fn >= len(s.isDetailFn) {
-		s.isDetailFn = append(s.isDetailFn, make([]int8, fn+1-len(s.isDetailFn))...)
-	}
-	if s.isDetailFn[fn] == 0 {
-		s.isDetailFn[fn] = -1
-		if s.detailRE.MatchString(s.prof.Functions[fn].Name) || s.detailRE.MatchString(s.prof.FuncName(fn)) {
-			s.isDetailFn[fn] = 1
-		}
-	}
-	return s.isDetailFn[fn] > 0
+func (s *Session) Selected(fn int) bool { return s.selected.get(fn) }
+
+// named tells whether fn's name or module:name is one match accepts.
+func (s *Session) named(fn int, match func(string) bool) bool {
+	return match(s.prof.Functions[fn].Name) || match(s.prof.FuncName(fn))
 }
 
 // SetCheckpoint names the function whose returns Checkpoints counts: a
 // symbol ("handle_request") or module:symbol ("libc.so.6:write").
-func (s *Session) SetCheckpoint(name string) { s.checkpoint = name }
+func (s *Session) SetCheckpoint(name string) {
+	s.isCheckpoint.ask = func(fn int) bool { return s.named(fn, func(n string) bool { return n == name }) }
+}
 
 // Checkpoints counts the returns (and abandoned activations) of the
 // checkpoint function so far.
 func (s *Session) Checkpoints() int64 { return s.checkpoints }
-
-func (s *Session) isCheckpoint(fn int) bool {
-	if fn < 0 {
-		return false
-	}
-	if fn >= len(s.isCheckFn) {
-		s.isCheckFn = append(s.isCheckFn, make([]int8, fn+1-len(s.isCheckFn))...)
-	}
-	if s.isCheckFn[fn] == 0 {
-		s.isCheckFn[fn] = -1
-		if s.prof.Functions[fn].Name == s.checkpoint || s.prof.FuncName(fn) == s.checkpoint {
-			s.isCheckFn[fn] = 1
-		}
-	}
-	return s.isCheckFn[fn] > 0
-}
 
 // StackEnd identifies the stack sp is on by the end of its mapping (a
 // stack grows down, so its end stays put), 0 if unknown. The thread caches
