@@ -35,7 +35,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 			if pid <= 0 {
 				return usagef("attach needs --pid PID")
 			}
-			opt, err := f.options("attach", nil)
+			opt, err := f.options("attach", nil, pid)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -12,45 +11,36 @@ import (
 	"github.com/profile-dev/profile/instrument"
 )
 
-// funcList is a repeatable flag of function names (symbol or
-// module:symbol), taken whole: C++ names have commas.
-type funcList []string
-
-func (l *funcList) String() string { return strings.Join(*l, " ") }
-func (l *funcList) Type() string   { return "funcs" }
-
-func (l *funcList) Set(s string) error {
-	if strings.TrimSpace(s) == "" {
-		return errors.New("empty function name")
-	}
-	*l = append(*l, s)
-	return nil
-}
-
 // expandOptions reads --expand FUNC and --depth N: FUNC and the functions
 // it can call, found in its code to depth N (profile discover), are traced
 // on top of what the filters select. They are found before tracing
 // starts: for record in the executable and the libraries it needs, for
 // attach in the process's files. What was added is said on w and kept in
 // the profile's filters.
-func (f *traceFlags) expandOptions(opt *attach.Options, mode string, command []string, w io.Writer) error {
+func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid int, w io.Writer) error {
 	if len(f.expand) == 0 {
-		if f.flags != nil && f.flags.Changed("depth") {
+		if f.expandDepth != 1 { // --depth 1 alone is the default: harmless
 			return usagef("--depth is how far --expand FUNC follows callees: give --expand")
 		}
 		return nil
 	}
-	if f.expandDepth < 1 {
-		return usagef("bad --depth %d: at least 1", f.expandDepth)
+	depth := f.expandDepth
+	if depth < 1 {
+		return usagef("bad --depth %d: at least 1", depth)
 	}
-	d, err := f.expandDiscoverer(mode, command)
+	for _, fn := range f.expand {
+		if strings.TrimSpace(fn) == "" {
+			return usagef("--expand: empty function name")
+		}
+	}
+	d, err := expandDiscoverer(command, pid)
 	if err != nil {
 		return fmt.Errorf("--expand: %w", err)
 	}
 	var keys []string
 	filters := slices.Clone(opt.Meta.Filters)
 	for _, fn := range f.expand {
-		disc, err := d.Discover(fn, f.expandDepth)
+		disc, err := d.Discover(fn, depth)
 		if err != nil {
 			return fmt.Errorf("--expand: %w", err)
 		}
@@ -60,11 +50,11 @@ func (f *traceFlags) expandOptions(opt *attach.Options, mode string, command []s
 			shown = append(shown, r.Display(false))
 		}
 		keys = append(keys, added...)
-		filters = append(filters, fmt.Sprintf("--expand %s --depth %d: %s", fn, f.expandDepth, strings.Join(added, " ")))
+		filters = append(filters, fmt.Sprintf("--expand %s --depth %d: %s", fn, depth, strings.Join(added, " ")))
 		for _, warn := range disc.Warnings {
 			fmt.Fprintf(w, "profile: warning: --expand %s: %s\n", fn, warn)
 		}
-		line := fmt.Sprintf("profile: --expand %s: tracing %s (depth %d)", fn, strings.Join(shown, ", "), f.expandDepth)
+		line := fmt.Sprintf("profile: --expand %s: tracing %s (depth %d)", fn, strings.Join(shown, ", "), depth)
 		if n := disc.IndirectSites(); n > 0 {
 			line += fmt.Sprintf("; indirect call sites not followed: %d (profile discover --profile shows the targets a run saw)", n)
 		}
@@ -79,17 +69,13 @@ func (f *traceFlags) expandOptions(opt *attach.Options, mode string, command []s
 
 // expandDiscoverer reads the program to be traced: record's command, or
 // the process of attach and top's --pid.
-func (f *traceFlags) expandDiscoverer(mode string, command []string) (*instrument.Discoverer, error) {
-	if mode == "record" {
-		path, err := exec.LookPath(command[0])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", command[0], err)
-		}
-		return instrument.NewExeDiscoverer(path)
+func expandDiscoverer(command []string, pid int) (*instrument.Discoverer, error) {
+	if pid > 0 {
+		return instrument.NewPidDiscoverer(pid)
 	}
-	pid, err := f.flags.GetInt("pid")
+	path, err := exec.LookPath(command[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", command[0], err)
 	}
-	return instrument.NewPidDiscoverer(pid)
+	return instrument.NewExeDiscoverer(path)
 }

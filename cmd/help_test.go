@@ -42,7 +42,7 @@ var byType = map[string][]string{
 	"duration":    {"D"},
 	"int":         {"N", "PID", "TID"},
 	"int64":       {"N", "PID", "TID"},
-	"stringArray": {"REGEX", "NAME", "EXPR"},
+	"stringArray": {"REGEX", "NAME", "EXPR", "FUNC"},
 }
 
 // walk calls f on c and every command below it.

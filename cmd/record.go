@@ -32,7 +32,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
   profile record --stats --snapshot-every 10s -o long.data -- ./batch   # long.data.1, .2, ...`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opt, err := f.options("record", args)
+			opt, err := f.options("record", args, 0)
 			if err != nil {
 				return err
 			}

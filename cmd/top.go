@@ -78,7 +78,7 @@ them whole.`,
 			if f.detail != "" {
 				return usagef("--detail records call trees into the profile of record and attach; top shows no trees")
 			}
-			opt, err := f.options("attach", nil)
+			opt, err := f.options("attach", nil, pid)
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/profile-dev/profile/attach"
 	"github.com/profile-dev/profile/detail"
@@ -38,9 +37,8 @@ type traceFlags struct {
 	slow         time.Duration
 	detailIf     string
 	detailLimit  int
-	expand       funcList       // --expand FUNC (expand.go)
-	expandDepth  int            // --depth N
-	flags        *pflag.FlagSet // the command's, for expand.go to read --pid
+	expand       []string       // --expand FUNC (expand.go)
+	expandDepth  int            // --depth N; 0: not given (1)
 	saved        bool           // the output was written once already this session
 	snaps        *snapshotFiles // the snapshots' writer
 }
@@ -97,16 +95,17 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.DurationVar(&f.slow, "slow", 0, "with --detail, keep only calls that lasted at least `D` (e.g. 10ms)")
 	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `EXPR` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
 	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
-	fl.Var(&f.expand, "expand", "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
+	fl.StringArrayVar(&f.expand, "expand", nil, "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
 	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand, follow callees `N` levels down")
-	f.flags = fl
 }
 
 // snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
 // can always ask).
 func (f *traceFlags) snapshotting() bool { return f.checkpoint != "" || f.snapEvery > 0 }
 
-func (f *traceFlags) options(mode string, command []string) (attach.Options, error) {
+// options are the engine's options for record (command) or attach and
+// top (pid).
+func (f *traceFlags) options(mode string, command []string, pid int) (attach.Options, error) {
 	if err := f.validate(); err != nil {
 		return attach.Options{}, err
 	}
@@ -126,7 +125,7 @@ func (f *traceFlags) options(mode string, command []string) (attach.Options, err
 	if err := f.detailOptions(&opt); err != nil {
 		return attach.Options{}, err
 	}
-	if err := f.expandOptions(&opt, mode, command, os.Stderr); err != nil {
+	if err := f.expandOptions(&opt, command, pid, os.Stderr); err != nil {
 		return attach.Options{}, err
 	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {
