@@ -14,7 +14,7 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 	if t == nil || is.mem == nil {
 		return 0
 	}
-	n := is.ring(slot).drain(func(ev ringEvent) { e.inlineEvent(t, ev) })
+	n := is.ring(slot).drain(func(ev *ringEvent) { e.inlineEvent(t, ev) })
 	e.stats.Events += int64(n)
 	return n
 }
@@ -22,7 +22,7 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 // inlineEvent is one event of a ring: an entry opens a frame (closing
 // those it passed: longjmp, exceptions, tail calls), an exit closes every
 // frame up to the returning one, exactly as the trap probe's stops do.
-func (e *engine) inlineEvent(t *thread, ev ringEvent) {
+func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 	now := e.clock.Ns(ev.tick)
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
@@ -42,8 +42,8 @@ func (e *engine) inlineEvent(t *thread, ev ringEvent) {
 		return
 	}
 	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)
-	if ev.hasArgs {
-		e.s.Args(t.st, int(ev.id), &ev.args)
+	if ev.args != nil {
+		e.s.Args(t.st, int(ev.id), ev.args)
 	}
 }
 
