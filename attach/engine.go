@@ -49,6 +49,11 @@ type Options struct {
 	DetailFuncs *regexp.Regexp
 	DetailRule  detail.Rule
 
+	// Context, when set, records the functions it gates only while its
+	// components are on the thread's stack, in order (--context A>B).
+	// Its components are traced wherever they run.
+	Context *instrument.Context
+
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
 
@@ -117,6 +122,14 @@ type Stats struct {
 	StallNs      int64
 	Dropped      int64
 	Unregistered int64
+	// Context is the calling context (--context), "" if none.
+	// OutsideCalls counts the calls of the functions it gates made
+	// outside it that inline probes let go with no event; OutsideStops
+	// the stops trap probes made for such calls (0 unless another thread
+	// was in the context meanwhile: the breakpoints are armed only then).
+	Context      string
+	OutsideCalls int64
+	OutsideStops int64
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int

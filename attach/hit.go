@@ -23,6 +23,9 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	if b.linkerHook {
 		e.linkMapChanged(t)
 	}
+	if t.ctx != nil {
+		e.ctxPassed(t, regs.Rsp)
+	}
 	var last uint64
 	if b.isReturn {
 		last = e.s.Return(t.st, regs.Rsp, regs.Rax, now)
@@ -32,7 +35,11 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	// to a noreturn function just before the next function) is an entry
 	// only when not reached by a return.
 	if b.fn != model.None && last != b.addr {
-		e.enter(t, b, regs, now)
+		if e.gated(b.fn) && !e.inContext(t) {
+			e.stats.OutsideStops++
+		} else {
+			e.enter(t, b, regs, now)
+		}
 	}
 	e.step(t, b, regs)
 }
@@ -45,12 +52,23 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	}
 	ret := binary.LittleEndian.Uint64(buf[:])
 	kind := model.KindUnknown
-	if rb, ok := t.proc.as.bps[ret]; ok && rb.isReturn {
+	rb, ok := t.proc.as.bps[ret]
+	fresh := false
+	if !ok || !rb.isReturn {
+		var err error
+		if rb, err = e.insertReturn(t.tid, t.proc.as, ret); err != nil {
+			rb = nil
+		}
+		fresh = !ok
+	}
+	if rb != nil {
 		kind = rb.kind
-	} else if rb, err := e.insertReturn(t.tid, t.proc.as, ret); err == nil {
-		kind = rb.kind
+		if e.opt.Context != nil {
+			e.gateReturn(t.proc.as, rb, e.gated(b.fn), fresh)
+		}
 	}
 	e.s.Enter(t.st, b.fn, kind, regs.Rsp, ret, now)
+	e.ctxEnter(t, b.fn, regs.Rsp, false)
 	if e.s.Selected(b.fn) {
 		e.s.Args(t.st, b.fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
 	}

@@ -91,12 +91,14 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 		sp := f.CFA - 8
 		// An inline-probed frame returns through the return stub; one the
 		// shadow stack has no room for, through a return breakpoint.
-		if as.inl == nil || as.inl.patches[start] == nil || !e.hijackInFlight(t, sp, f.RA) {
+		stub := as.inl != nil && as.inl.patches[start] != nil && e.hijackInFlight(t, sp, f.RA)
+		if !stub {
 			if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
 				continue
 			}
 		}
 		e.s.EnterInFlight(t.st, fn, sp, f.RA, now)
+		e.ctxEnter(t, fn, sp, stub)
 	}
 }
 

@@ -91,6 +91,8 @@ func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
 	for i := int(depth) - 1; i >= 0; i-- {
 		slotAddr := binary.LittleEndian.Uint64(sh[i*16:])
 		orig := sh[i*16+8 : i*16+16]
+		// A context component's mark (probe.S) is no part of the address.
+		binary.LittleEndian.PutUint64(orig, binary.LittleEndian.Uint64(orig)&addrMask)
 		if done[slotAddr] {
 			continue
 		}
@@ -221,8 +223,9 @@ func (e *engine) inlineCounters(is *inlineSpace) {
 // takeCounters moves a ring's drop and stall counters into the stats.
 func (e *engine) takeCounters(is *inlineSpace, slot int) {
 	r := is.ring(slot)
-	d, s, ticks := r.counters()
+	d, s, ticks, skipped := r.counters()
 	e.stats.Dropped += int64(d)
+	e.stats.OutsideCalls += int64(skipped)
 	e.stats.Stalls += int64(s)
 	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
 	is.dropsSeen -= min(d, is.dropsSeen) // checkDrops counts the live rings' drops

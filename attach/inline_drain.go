@@ -94,7 +94,7 @@ func (e *engine) drainPass() (n, most int) {
 func (e *engine) checkDrops(is *inlineSpace) {
 	var dropped uint64
 	for slot := range is.slots {
-		d, _, _ := is.ring(slot).counters()
+		d, _, _, _ := is.ring(slot).counters()
 		dropped += d
 	}
 	if dropped <= is.dropsSeen {

@@ -162,7 +162,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	fn := model.None
 	if id&flagRestore == 0 {
-		fn = int(id &^ (flagDetail | flagArgs3))
+		fn = int(id & fnMask)
 	}
 	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
 	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
@@ -171,15 +171,17 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 
 // inlineID is the id function fn's trampoline passes to the entry stub:
 // its index, flagged when its arguments are recorded (--detail), in one
-// ring slot when its parameters take three registers at most.
+// ring slot when its parameters take three registers at most, and with
+// its role in the calling context (--context).
 func (e *engine) inlineID(fn int) uint32 {
+	id := e.ctxID(fn, uint32(fn))
 	if !e.s.Selected(fn) {
-		return uint32(fn)
+		return id
 	}
 	if n := e.arityOf(fn); n >= 0 && n <= 3 {
-		return uint32(fn) | flagDetail | flagArgs3
+		return id | flagDetail | flagArgs3
 	}
-	return uint32(fn) | flagDetail
+	return id | flagDetail
 }
 
 // padLen is the number of bytes between a function's end and the next

@@ -29,6 +29,7 @@ const (
 	tStackLo      = 0x10
 	tStackHi      = 0x18
 	tCap          = 0x20
+	tCtx          = 0x28 // context components open (--context)
 	tShadow       = 0x40
 	shadowEntries = (stateSize - tShadow) / 16
 
@@ -38,6 +39,7 @@ const (
 	rDropped    = 0x80
 	rStallTicks = 0x88
 	rStalls     = 0x90
+	rSkipped    = 0x98 // calls outside the context (--context), not recorded
 	rBeat       = 0xc0 // the tracer's heartbeat: a stub waiting on a full ring gives up on a tracer that stopped beating
 	rEvents     = 0x1000
 	ringEvents  = 32768
@@ -47,8 +49,8 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0x700
-	stubDataPtr = 0x9f8
+	stubRet     = 0x780
+	stubDataPtr = 0xaf8
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end
@@ -56,6 +58,14 @@ const (
 	flagRestore = 0x80000000
 	flagDetail  = 0x40000000 // record the arguments (--detail)
 	flagArgs3   = 0x20000000 // ... rdi, rsi and rdx only, in one slot
+	flagCtx     = 0x10000000 // a context role (--context), in bits 24-26:
+	flagCtxOpen = 0x08000000 // ... component k opens the context, or
+	ctxShift    = 24         // ... without flagCtxOpen, recorded only when n are open
+	fnMask      = 1<<ctxShift - 1
+	// ctxMark marks a shadow entry's return address whose frame opened
+	// component k (in bits 56-62): the address is the low 56 bits.
+	ctxMark  = 1 << 63
+	addrMask = 1<<56 - 1
 )
 
 // tableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
@@ -101,17 +111,19 @@ func (r ring) drain(f func(*ringEvent)) int {
 		b := r.mem[off:]
 		ev = ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
 			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}
-		if ev.id < argsID && ev.id&flagDetail != 0 {
-			// Its argument slots were committed before it.
-			slots := uint64(2)
-			if ev.id&flagArgs3 != 0 {
-				slots = 1
+		if ev.id < argsID {
+			if ev.id&flagDetail != 0 {
+				// Its argument slots were committed before it.
+				slots := uint64(2)
+				if ev.id&flagArgs3 != 0 {
+					slots = 1
+				}
+				if r.args(tail, slots, &args) {
+					ev.args = &args
+				}
+				tail += slots
 			}
-			ev.id &^= flagDetail | flagArgs3
-			if r.args(tail, slots, &args) {
-				ev.args = &args
-			}
-			tail += slots
+			ev.id &= fnMask
 		}
 		f(&ev)
 		n++
@@ -138,9 +150,10 @@ func (r ring) args(i, slots uint64, out *[6]uint64) bool {
 	return true
 }
 
-// counters returns the ring's drop and stall counts.
-func (r ring) counters() (dropped, stalls, stallTicks uint64) {
-	return atomic.LoadUint64(r.word(rDropped)), atomic.LoadUint64(r.word(rStalls)), atomic.LoadUint64(r.word(rStallTicks))
+// counters returns the ring's drop, stall and skip counts.
+func (r ring) counters() (dropped, stalls, stallTicks, skipped uint64) {
+	return atomic.LoadUint64(r.word(rDropped)), atomic.LoadUint64(r.word(rStalls)), atomic.LoadUint64(r.word(rStallTicks)),
+		atomic.LoadUint64(r.word(rSkipped))
 }
 
 // beat tells the stubs waiting on this ring that the tracer lives.
@@ -155,7 +168,7 @@ func (r ring) reset() {
 }
 
 func (r ring) resetCounters() {
-	for _, off := range []int{rDropped, rStallTicks, rStalls} {
+	for _, off := range []int{rDropped, rStallTicks, rStalls, rSkipped} {
 		atomic.StoreUint64(r.word(off), 0)
 	}
 }

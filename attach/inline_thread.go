@@ -143,25 +143,33 @@ func threadStack(pid int, sp uint64) (lo, hi uint64) {
 	return 0, 0
 }
 
+// shadowDepth returns the address of stopped thread t's state block and
+// its shadow stack's depth.
+func shadowDepth(t *thread) (state, depth uint64, ok bool) {
+	is := t.proc.as.inl
+	slot, ok := is.tidSlot[t.tid]
+	if !ok {
+		return 0, 0, false
+	}
+	state = is.data + dStates + uint64(slot)*stateSize
+	var w [8]byte
+	if readMem(t.tid, state+tDepth, w[:]) != nil {
+		return 0, 0, false
+	}
+	return state, binary.LittleEndian.Uint64(w[:]), true
+}
+
 // hijackInFlight makes the frame of an inline-probed function that was
 // already running at attach return through the return stub, as if its
 // entry had been probed: its return address at sp goes on t's shadow
 // stack (outermost frames first).
 func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
 	is := t.proc.as.inl
-	slot, ok := is.tidSlot[t.tid]
-	if !ok {
+	state, depth, ok := shadowDepth(t)
+	if !ok || depth >= shadowEntries {
 		return false
 	}
-	state := is.data + dStates + uint64(slot)*stateSize
 	var w [16]byte
-	if readMem(t.tid, state+tDepth, w[:8]) != nil {
-		return false
-	}
-	depth := binary.LittleEndian.Uint64(w[:8])
-	if depth >= shadowEntries {
-		return false
-	}
 	binary.LittleEndian.PutUint64(w[:], sp)
 	binary.LittleEndian.PutUint64(w[8:], ret)
 	if writeMem(t.tid, state+tShadow+depth*16, w[:]) != nil {

@@ -35,7 +35,8 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		isMain := path == p.exe
 		linker := isDynamicLinker(path)
-		selected := isMain || linker || e.opt.Filter.Module(path, false)
+		selected := isMain || linker || e.opt.Filter.Module(path, false) ||
+			(e.opt.Context != nil && e.opt.Context.Module(path))
 		unwinder := as.inl != nil && isUnwinderLib(path)
 		if !selected && !unwinder {
 			continue
@@ -76,14 +77,23 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			prof.Meta.BuildID = mod.BuildID
 		}
 		for _, sym := range mod.Symbols {
-			if !e.opt.Filter.Function(path, isMain, sym.Name) {
+			ctx := e.opt.Context != nil && e.opt.Context.Component(path, sym.Name) >= 0
+			if !ctx && !e.opt.Filter.Function(path, isMain, sym.Name) {
 				continue
 			}
 			fn := e.s.Interner().Func(l.modIdx, sym.Name)
 			if e.s.Selected(fn) {
 				e.noteArity(fn, mod, sym)
 			}
-			if as.inl != nil {
+			e.noteContext(fn, path, sym.Name)
+			if as.inl != nil && fn > fnMask {
+				err := errors.New("function index beyond an inline id's 24 bits")
+				e.refused(err)
+				if e.opt.Probes == ProbesInline {
+					e.probed(fn, "none: "+err.Error())
+					continue
+				}
+			} else if as.inl != nil {
 				err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
 				if err == nil {
 					e.probed(fn, ProbesInline)
@@ -99,6 +109,9 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			if err := e.insertEntry(tid, as, sym.Value+bias, fn); err == nil {
 				e.probed(fn, ProbesTrap)
 				inserted++
+				if e.gated(fn) {
+					e.gateEntry(tid, as, as.bps[sym.Value+bias])
+				}
 			}
 		}
 	}

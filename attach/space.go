@@ -27,6 +27,12 @@ type space struct {
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool
+	// gated: the entry breakpoints of functions recorded only in the
+	// calling context, armed (in bps) while ctxIn threads are inside it
+	// (context.go).
+	gated    map[uint64]*bp
+	ctxIn    int
+	ctxArmed bool
 }
 
 // loaded is a module mapped in a space.
@@ -93,6 +99,18 @@ func (s *space) clone() *space {
 	c.entry = s.entry
 	c.chain, c.chainOrig = s.chain, s.chainOrig
 	c.heal = s.heal.clone()
+	if s.gated != nil {
+		c.gated = map[uint64]*bp{}
+		for k, v := range s.gated {
+			if b, ok := c.bps[k]; ok {
+				c.gated[k] = b
+			} else {
+				b := *v
+				c.gated[k] = &b
+			}
+		}
+	}
+	c.ctxArmed = s.ctxArmed
 	return c
 }
 

@@ -58,6 +58,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted (§2.3).
 	e.s.Forked(t.st, nt.st, e.now())
+	e.ctxForked(t, nt, shared)
 	if shared {
 		e.vforkInline(t, nt)
 	} else {

@@ -66,6 +66,11 @@ type engine struct {
 	detailProbed int
 	arity        map[int]int
 	params       map[string]map[string]int
+
+	// ctxComp: the context's components by function (their index);
+	// ctxGated: the functions recorded only inside it (context.go).
+	ctxComp  map[int]int
+	ctxGated map[int]bool
 }
 
 type deferredStop struct {
@@ -111,6 +116,12 @@ type thread struct {
 	// it execs or exits; the parent cannot stop meanwhile, so detach lets
 	// the child run there rather than stop it.
 	vforkOf *thread
+
+	// ctx are the context components this thread opened at trap stops
+	// (context.go); ctxN is its count of open components in a space
+	// without inline probes.
+	ctx  []ctxFrame
+	ctxN int
 }
 
 func newEngine(opt Options) *engine {
@@ -121,6 +132,9 @@ func newEngine(opt Options) *engine {
 	e := &engine{
 		opt: opt, s: s, start: s.Base(),
 		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
+	}
+	if opt.Context != nil {
+		e.stats.Context = opt.Context.String()
 	}
 	if opt.DetailFuncs != nil {
 		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
@@ -203,6 +217,7 @@ func (e *engine) finishThread(t *thread) {
 
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
+	e.ctxGone(t)
 	e.unregisterInline(t)
 	e.finishThread(t)
 	delete(e.threads, t.tid)

@@ -37,7 +37,7 @@ func measureDetail(c config) (detailResults, error) {
 			return r, fmt.Errorf("detail per call, %s: %w", s.name, err)
 		}
 		rt, _ := dc.ratio()
-		fmt.Printf("  plain %s, --detail %s per call (%s)\n", us(dc.plain), us(dc.detail), rt)
+		fmt.Printf("  plain %s, --detail %s per call (%s); outside its --context %s\n", us(dc.plain), us(dc.detail), rt, us(dc.outside))
 		r.cost = append(r.cost, dc)
 	}
 	fmt.Printf("detail memory (%s runs):\n", c.detailFor)
@@ -63,6 +63,18 @@ func detailSection(c config, r detailResults, when string) section {
 		rt, met := dc.ratio()
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", settings[i].name, dc.calls,
 			us(dc.untraced), us(dc.plain), us(dc.detail), rt, met)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "A call outside its calling context (issue #13, `--expand run --context 'main>main'`: the loop's rec and leaf "+
+		"gated by a context that never opens, so each entry stub compares and returns), same runs, per call of the loop:\n\n")
+	b.WriteString("| setting | untraced per call | plain inline per call | outside its context per call | ÷ plain |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for i, dc := range r.cost {
+		rt := "n/a"
+		if dc.plain > 0 {
+			rt = ratio(dc.outside / dc.plain)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", settings[i].name, us(dc.untraced), us(dc.plain), us(dc.outside), rt)
 	}
 	b.WriteString("\n")
 	for i, dc := range r.cost {

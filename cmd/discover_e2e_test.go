@@ -166,6 +166,11 @@ func TestDiscoverPid(t *testing.T) {
 	}
 }
 
+// statsTail is what --stats prints between the ring events and the
+// context on a run with nothing dropped or stalled.
+const statsTail = "ring stalls:         0 (0s waiting)\nevents dropped:      0\ncalls not traced:    0 (threads without a ring)\n" +
+	"frames left in code: 0 (returning into the inline probes' code at detach)\n"
+
 // record --expand traces what discover lists, on top of the filter, with
 // exact counts: C's callees x (50 from C, 100 from y) and y (100) and the
 // C library's puts (50), not z (an indirect site's target), and says so
@@ -174,29 +179,45 @@ func TestExpandRecord(t *testing.T) {
 	dir := t.TempDir()
 	exe := wl(t, "callees")
 	for _, c := range []struct {
-		name string
-		args []string
-		want map[string]int64 // module:function -> calls; every function traced
-		line string
+		name  string
+		args  []string
+		want  map[string]int64 // module:function -> calls; every function traced
+		line  string
+		stats string // in --stats
 	}{
 		{"C", []string{"--expand", "C", "--filter", "^callees:(main|A|B|C|D)$"},
 			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50, "callees:D": 10,
 				"callees:x": 150, "callees:y": 100, "libc.so.6:puts": 50},
-			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1); indirect call sites not followed: 1"},
+			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1); indirect call sites not followed: 1", ""},
 		{"C trap", []string{"--expand", "C", "--filter", "^callees:(main|A|B|C|D)$", "--probes", "trap"},
 			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50, "callees:D": 10,
 				"callees:x": 150, "callees:y": 100, "libc.so.6:puts": 50},
-			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1)"},
+			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1)", ""},
+		// --context A>B: C's callees only under A>B (x 20 + 40 from y,
+		// y 40, puts 20); outside it no event (inline) and no stop (trap).
+		{"C in A>B", []string{"--expand", "C", "--filter", "^callees:(main|C|D)$", "--context", "A>B", "--stats", "--probes", "inline"},
+			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50, "callees:D": 10,
+				"callees:x": 60, "callees:y": 40, "libc.so.6:puts": 20},
+			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1), its callees only under A>B",
+			"ring events:         402\n" + statsTail + "context:             A>B\n  calls outside it:  180 let go by inline probes (no event)\n  stops outside it:  0 at trap probes\n"},
+		{"C in A>B trap", []string{"--expand", "C", "--filter", "^callees:(main|C|D)$", "--context", "A>B", "--stats", "--probes", "trap"},
+			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50, "callees:D": 10,
+				"callees:x": 60, "callees:y": 40, "libc.so.6:puts": 20},
+			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1), its callees only under A>B",
+			"context:             A>B\n  calls outside it:  0 let go by inline probes (no event)\n  stops outside it:  0 at trap probes\n"},
 		{"A depth 2", []string{"--expand", "A", "--depth", "2", "--filter", "^callees:main$"},
 			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50},
-			"profile: --expand A: tracing A, B, C (depth 2)\n"},
+			"profile: --expand A: tracing A, B, C (depth 2)\n", ""},
 		{"two", []string{"--expand", "B", "--expand", "callees:D", "--filter", "^callees:main$", "--exclude", ":D$"},
 			map[string]int64{"callees:main": 1, "callees:B": 10, "callees:C": 50},
-			"profile: --expand callees:D: tracing D, C (depth 1)\n"},
+			"profile: --expand callees:D: tracing D, C (depth 1)\n", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"record", "-o", "e.data"}, c.args...)
 			_, stderr, code := run(t, dir, append(args, "--", exe)...)
+			if !strings.Contains(stderr, c.stats) {
+				t.Errorf("--stats lacks %q:\n%s", c.stats, stderr)
+			}
 			if code != 0 || !strings.Contains(stderr, c.line) {
 				t.Fatalf("record %v: exit %d, stderr lacks %q:\n%s", c.args, code, c.line, stderr)
 			}

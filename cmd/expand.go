@@ -16,13 +16,25 @@ import (
 // on top of what the filters select. They are found before tracing
 // starts: for record in the executable and the libraries it needs, for
 // attach in the process's files. What was added is said on w and kept in
-// the profile's filters.
+// the profile's filters. With --context A>B, the callees (not FUNC) are
+// recorded only while A and then B are on the thread's stack; A and B
+// are traced too.
 func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid int, w io.Writer) error {
 	if len(f.expand) == 0 {
 		if f.expandDepth != 1 { // --depth 1 alone is the default: harmless
 			return usagef("--depth is how far --expand FUNC follows callees: give --expand")
 		}
+		if f.context != "" {
+			return usagef("--context is where --expand FUNC's callees are recorded: give --expand")
+		}
 		return nil
+	}
+	var ctx *instrument.Context
+	if f.context != "" {
+		var err error
+		if ctx, err = instrument.ParseContext(f.context); err != nil {
+			return usagef("--context: %v", err)
+		}
 	}
 	depth := f.expandDepth
 	if depth < 1 {
@@ -50,11 +62,27 @@ func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid in
 			shown = append(shown, r.Display(false))
 		}
 		keys = append(keys, added...)
-		filters = append(filters, fmt.Sprintf("--expand %s --depth %d: %s", fn, depth, strings.Join(added, " ")))
+		desc := fmt.Sprintf("--expand %s --depth %d", fn, depth)
+		if ctx != nil {
+			// FUNC itself is traced everywhere; what it calls, in the
+			// context only.
+			var callees []string
+			for _, k := range added {
+				if disc.Root.Func == nil || k != disc.Root.Func.Key() {
+					callees = append(callees, k)
+				}
+			}
+			ctx.Gate(callees)
+			desc += " --context " + ctx.String()
+		}
+		filters = append(filters, fmt.Sprintf("%s: %s", desc, strings.Join(added, " ")))
 		for _, warn := range disc.Warnings {
 			fmt.Fprintf(w, "profile: warning: --expand %s: %s\n", fn, warn)
 		}
 		line := fmt.Sprintf("profile: --expand %s: tracing %s (depth %d)", fn, strings.Join(shown, ", "), depth)
+		if ctx != nil {
+			line += fmt.Sprintf(", its callees only under %s", ctx)
+		}
 		if n := disc.IndirectSites(); n > 0 {
 			line += fmt.Sprintf("; indirect call sites not followed: %d (profile discover --profile shows the targets a run saw)", n)
 		}
@@ -64,6 +92,7 @@ func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid in
 		return fmt.Errorf("--expand: %w", err)
 	}
 	opt.Meta.Filters = filters
+	opt.Context = ctx
 	return nil
 }
 

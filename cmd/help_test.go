@@ -13,18 +13,19 @@ import (
 // backquotes in its usage ("write to `FILE`" shows as "-o, --output FILE"),
 // with one of these words.
 var metavars = map[string]bool{
-	"FILE":   true, // a file: completed with file names
-	"PID":    true, // a process id
-	"TID":    true, // a thread id
-	"N":      true, // a count
-	"D":      true, // a duration: 10s, 250ms
-	"PCT":    true, // a percentage (10%) or a fraction (0.1)
-	"AMOUNT": true, // a percentage or a duration
-	"REGEX":  true, // a regular expression
-	"NAME":   true, // a name
-	"FUNC":   true, // a function: symbol or module:symbol
-	"EXPR":   true, // an expression (diff --fail-on)
-	"TITLE":  true, // free text
+	"FILE":    true, // a file: completed with file names
+	"PID":     true, // a process id
+	"TID":     true, // a thread id
+	"N":       true, // a count
+	"D":       true, // a duration: 10s, 250ms
+	"PCT":     true, // a percentage (10%) or a fraction (0.1)
+	"AMOUNT":  true, // a percentage or a duration
+	"REGEX":   true, // a regular expression
+	"NAME":    true, // a name
+	"FUNC":    true, // a function: symbol or module:symbol
+	"EXPR":    true, // an expression (diff --fail-on)
+	"CONTEXT": true, // a calling context: FUNC>FUNC>...
+	"TITLE":   true, // free text
 	// Enumerated: completed with their values (enumerated below).
 	"FORMAT": true,
 	"VALUE":  true,

@@ -39,6 +39,7 @@ type traceFlags struct {
 	detailLimit  int
 	expand       []string       // --expand FUNC (expand.go)
 	expandDepth  int            // --depth N; 0: not given (1)
+	context      string         // --context A>B (expand.go)
 	saved        bool           // the output was written once already this session
 	snaps        *snapshotFiles // the snapshots' writer
 }
@@ -97,6 +98,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
 	fl.StringArrayVar(&f.expand, "expand", nil, "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
 	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand, follow callees `N` levels down")
+	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
 }
 
 // snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
@@ -252,4 +254,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "events dropped:      %d\n", s.Dropped)
 	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Unregistered)
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
+	if s.Context != "" {
+		fmt.Fprintf(w, "context:             %s\n", s.Context)
+		fmt.Fprintf(w, "  calls outside it:  %d let go by inline probes (no event)\n", s.OutsideCalls)
+		fmt.Fprintf(w, "  stops outside it:  %d at trap probes\n", s.OutsideStops)
+	}
 }

@@ -13,6 +13,15 @@
  * registers (two slots, with F_ARGS3, when its parameters fill three at
  * most), and an exit event carries rax for every function.
  *
+ * A calling context (--context 'A>B') is a per-thread count (T_CTX) of
+ * its components open in order: the entry of component k (F_CTX with
+ * F_CTXOPEN, k in bits 24-26) when the count is k makes it k + 1 and marks
+ * its shadow entry (bit 63 of the return address, k in bits 56-62); the
+ * return, or the drop of an abandoned frame, sets the count back to the
+ * mark. A function recorded only in the context (F_CTX, the number of
+ * components n in bits 24-26) returns from its entry stub, with no
+ * event and no hijack, while the count is below n.
+ *
  * A thread finds its state from its thread pointer (%fs:0) through a hash
  * table the tracer fills at each thread's first stop. Every register is
  * preserved (GCC's IPA-RA lets callers of local functions keep values in
@@ -45,6 +54,7 @@
 	.set T_STACK_LO, 0x10        /* the thread's own stack: entries below the */
 	.set T_STACK_HI, 0x18        /* current frame there are abandoned frames */
 	.set T_CAP, 0x20
+	.set T_CTX, 0x28             /* context components open (--context) */
 	.set T_SHADOW, 0x40          /* {slot, original return address} */
 
 	/* ring (shared) */
@@ -53,6 +63,7 @@
 	.set R_DROPPED, 0x80
 	.set R_STALL_TICKS, 0x88
 	.set R_STALLS, 0x90
+	.set R_SKIPPED, 0x98         /* calls outside the context, not recorded */
 	.set R_BEAT, 0xc0            /* the tracer's heartbeat, as it drains */
 	.set R_EVENTS, 0x1000
 	.set RING_MASK, 32767
@@ -61,6 +72,9 @@
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
 	.set F_DETAIL, 0x40000000    /* id flag: record the arguments */
 	.set F_ARGS3, 0x20000000     /* ... in one slot: rdi, rsi, rdx */
+	.set F_CTX, 0x10000000       /* id flag: a context role, in bits 24-26 */
+	.set F_CTXOPEN, 0x08000000   /* ... a component that opens it */
+	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
 	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
 
@@ -112,6 +126,22 @@
 	jmp	3f
 2:	mov	rsi, [rdx + D_TABLE + 8]
 3:
+.endm
+
+/* A shadow entry's return address \r, marked (CTX_MARK | k << 56) by a
+ * context component's entry: unmark it; the count T_CTX of the thread at
+ * rsi goes down to k if above. Clobbers rax. */
+.macro UNMARK r
+	btr	\r, 63
+	jnc	1f
+	mov	rax, \r
+	shr	rax, 56
+	shl	\r, 8
+	shr	\r, 8
+	cmp	rax, [rsi + T_CTX]
+	jae	1f
+	mov	[rsi + T_CTX], rax
+1:
 .endm
 
 /* Reserve the next n slots of the ring at rdi: r9 = the first, rcx = its
@@ -263,6 +293,9 @@ entry:
 	mov	eax, [rsp + E_ID]
 	test	eax, F_RESTORE
 	jnz	restore
+	test	eax, F_CTX
+	jnz	context
+recorded:
 	lea	rdx, [rsp + E_S]
 	mov	r10, [rsp + E_S]
 	test	eax, F_DETAIL
@@ -273,7 +306,7 @@ entry:
 hijack:
 	mov	rax, [rsp + E_S]
 	cmp	rax, [r8 + D_RETSTUB]
-	je	entry_done
+	je	tail
 	lea	rdx, [rsp + E_S]
 	mov	rcx, [rsi + T_DEPTH]
 	/* entries at or below S on this thread's stack are abandoned frames */
@@ -281,17 +314,21 @@ hijack:
 	jz	21f
 	mov	rdi, rcx
 	shl	rdi, 4
-	mov	rdi, [rsi + rdi + T_SHADOW - 16]
-	cmp	rdi, rdx
+	add	rdi, rsi
+	mov	r9, [rdi + T_SHADOW - 16]
+	cmp	r9, rdx
 	ja	21f
-	cmp	rdi, [rsi + T_STACK_LO]
+	cmp	r9, [rsi + T_STACK_LO]
 	jb	21f
 	cmp	rdx, [rsi + T_STACK_HI]
 	jae	21f
+	mov	r9, [rdi + T_SHADOW - 8]
+	UNMARK	r9
 	dec	rcx
 	jmp	20b
 21:	cmp	rcx, [rsi + T_CAP]
 	jae	shadow_full
+	mov	rax, [rsp + E_S]
 	mov	rdi, rcx
 	shl	rdi, 4
 	add	rdi, rsi
@@ -305,11 +342,57 @@ hijack:
 	 * it again. */
 	mov	[rdi + T_SHADOW], rdx
 	mov	[rdi + T_SHADOW + 8], rax
+	test	dword ptr [rsp + E_ID], F_CTXOPEN
+	jnz	open
+opened:
 	mov	rax, [r8 + D_RETSTUB]
 	mov	[rsp + E_S], rax
 entry_done:
 	RESTORE
 	ret	8
+	/* A context component: open it if the ones before it are (the count
+	 * is k), marking the shadow entry at rdi. */
+open:
+	mov	eax, [rsp + E_ID]
+	shr	eax, 24
+	and	eax, 7
+	cmp	[rsi + T_CTX], rax
+	jne	opened
+	lea	rcx, [rax + 1]
+	mov	[rsi + T_CTX], rcx
+	shl	rax, 56
+	bts	rax, 63
+	or	[rdi + T_SHADOW + 8], rax
+	jmp	opened
+	/* A tail call from a probed function: its shadow entry (the top one,
+	 * for the same slot) closes both; a component opens there unless
+	 * that entry already opened one. */
+tail:
+	test	dword ptr [rsp + E_ID], F_CTXOPEN
+	jz	entry_done
+	mov	rcx, [rsi + T_DEPTH]
+	test	rcx, rcx
+	jz	entry_done
+	shl	rcx, 4
+	lea	rdi, [rsi + rcx - 16]
+	lea	rdx, [rsp + E_S]
+	cmp	[rdi + T_SHADOW], rdx
+	jne	entry_done
+	bt	qword ptr [rdi + T_SHADOW + 8], 63
+	jc	entry_done
+	jmp	open
+	/* A function recorded only in a context: outside it, nothing. */
+context:
+	test	eax, F_CTXOPEN
+	jnz	recorded
+	mov	ecx, eax
+	shr	ecx, 24
+	and	ecx, 7
+	cmp	[rsi + T_CTX], rcx
+	jae	recorded
+	mov	rdi, [rsi + T_RING]
+	inc	qword ptr [rdi + R_SKIPPED]
+	jmp	entry_done
 detail_entry:
 	test	eax, F_ARGS3
 	jnz	detail_entry3
@@ -340,13 +423,16 @@ restore:
 	cmp	[rax], rdx
 	jne	22b
 	mov	r9, [rdi + T_SHADOW + 8]
+	shl	r9, 8                   /* no context mark */
+	shr	r9, 8
 	mov	[rax], r9
 	jmp	22b
 23:	mov	qword ptr [rsi + T_DEPTH], 0
+	mov	qword ptr [rsi + T_CTX], 0  /* its frames are forgotten too */
 	jmp	entry_done
 
-	.org 0x700
-/* 0x700: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0x780
+/* 0x780: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -366,6 +452,7 @@ retstub:
 	cmp	[rsi + rdi + T_SHADOW], rdx
 	jne	30b
 	mov	r10, [rsi + rdi + T_SHADOW + 8]
+	UNMARK	r10
 	mov	[rsp + R_S], r10
 	/* drop the entry and the abandoned ones above it (below S on this
 	 * thread's stack); keep others (a coroutine's stack, a sigaltstack) */
@@ -383,7 +470,9 @@ retstub:
 	jb	32f
 	cmp	rdx, [rsi + T_STACK_HI]
 	jae	32f
-	inc	rcx                     /* abandoned: drop */
+	mov	r11, [rdi + T_SHADOW + 8] /* abandoned: drop */
+	UNMARK	r11
+	inc	rcx
 	jmp	31b
 32:	mov	r11, r9
 	shl	r11, 4
@@ -412,6 +501,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0x9f8
+	.org 0xaf8
 data_ptr:
 	.quad 0
