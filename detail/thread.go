@@ -38,8 +38,12 @@ const maxElems = 1 << 20
 // entry on is a complete tree: it is cut out, with the open calls above it
 // as its ancestors, and the array shrinks back to their placeholders.
 type Thread struct {
-	rule     *Rule
-	elems    []elem
+	rule  *Rule
+	elems []elem
+	// exits are the kept calls' exit elements, in the order of elems;
+	// an entry placeholder notes how many there were at its entry, so
+	// that pruning it drops those after it too.
+	exits    []model.DetailCall
 	stack    []open
 	persist  int // elements before it are kept
 	selected int // open calls of selected functions
@@ -48,11 +52,15 @@ type Thread struct {
 	lost     int64
 }
 
-// elem is an entry placeholder (exit false) or a kept call's exit element.
-type elem struct {
-	exit bool
-	call model.DetailCall
-}
+// elem is an entry placeholder, -1 - (the number of exits before it), or
+// a kept call's exit element, its index in exits: four bytes a call,
+// where the element itself would take a hundred and twenty.
+type elem int32
+
+func placeholder(exits int) elem { return elem(-1 - exits) }
+
+// exitsBefore is how many exit elements precede placeholder e.
+func (e elem) exitsBefore() int { return int(-1 - e) }
 
 // open is a call on the thread's stack.
 type open struct {
@@ -92,7 +100,7 @@ func (t *Thread) EnterInFlight(fn int, now int64, selected bool) {
 
 func (t *Thread) push(o open) {
 	o.idx = len(t.elems)
-	t.elems = append(t.elems, elem{})
+	t.elems = append(t.elems, placeholder(len(t.exits)))
 	t.stack = append(t.stack, o)
 	if o.selected {
 		t.selected++
@@ -139,20 +147,27 @@ func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFl
 	}
 	switch {
 	case !keep && t.persist <= o.idx:
-		t.elems = t.elems[:o.idx] // nothing in it kept: pruned
+		t.truncate(o.idx) // nothing in it kept: pruned
 	case len(t.elems) >= maxElems:
-		t.elems = t.elems[:o.idx]
+		t.truncate(o.idx)
 		t.persist = min(t.persist, o.idx)
 		t.lost++
 	default:
-		t.elems = append(t.elems, elem{exit: true, call: model.DetailCall{Func: o.fn, StartNs: o.start,
-			EndNs: now, Args: o.args, Ret: ret, Flags: flags, NArgs: o.nargs}})
+		t.elems = append(t.elems, elem(len(t.exits)))
+		t.exits = append(t.exits, model.DetailCall{Func: o.fn, StartNs: o.start,
+			EndNs: now, Args: o.args, Ret: ret, Flags: flags, NArgs: o.nargs})
 		t.persist = len(t.elems)
 		if o.selected && t.selected == 0 {
 			t.cut(o.idx, n-1)
 		}
 	}
 	t.stack = t.stack[:n-1]
+}
+
+// truncate drops elems[i:] (i a placeholder's) and their exits.
+func (t *Thread) truncate(i int) {
+	t.exits = t.exits[:t.elems[i].exitsBefore()]
+	t.elems = t.elems[:i]
 }
 
 // cut moves the complete tree starting at elems[from] out of the array;
@@ -168,7 +183,7 @@ func (t *Thread) cut(from, depth int) {
 	}
 	var open []int // indices into tr.calls of calls whose exit is to come
 	for _, e := range t.elems[from:] {
-		if !e.exit {
+		if e < 0 {
 			open = append(open, len(tr.calls))
 			tr.calls = append(tr.calls, model.DetailCall{Depth: len(open) - 1})
 			continue
@@ -176,10 +191,10 @@ func (t *Thread) cut(from, depth int) {
 		i := open[len(open)-1]
 		open = open[:len(open)-1]
 		d := tr.calls[i].Depth
-		tr.calls[i] = e.call
+		tr.calls[i] = t.exits[e]
 		tr.calls[i].Depth = d
 	}
-	t.elems = t.elems[:from]
+	t.truncate(from)
 	// What stays are the placeholders of the open ancestors, which the
 	// tree holds now: none of them is kept by the array any more.
 	t.persist = 0
