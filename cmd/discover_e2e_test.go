@@ -1,10 +1,8 @@
 package cmd_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"maps"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,48 +119,24 @@ func TestDiscoverCallees(t *testing.T) {
 	}
 }
 
-// discover --pid reads a running process's files.
+// discover --pid reads a running process's files: the rate workload's
+// tick calls hot and light.
 func TestDiscoverPid(t *testing.T) {
-	cmd := exec.Command(wl(t, "inflight"), "--wait-mark")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready <- true
-			}
+	cmd, lines := rateTarget(t)
+	for deadline := time.Now().Add(10 * time.Second); len(lines()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("rate never reported: not running")
 		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		t.Fatal("inflight never said ready")
 	}
-	doc := discoverJSON(t, t.TempDir(), "--pid", strconv.Itoa(cmd.Process.Pid), "outer")
-	keys := map[string]bool{}
+	doc := discoverJSON(t, t.TempDir(), "--pid", strconv.Itoa(cmd.Process.Pid), "tick")
+	var keys []string
 	for _, c := range doc.Root.Callees {
 		if c.Function != nil {
-			keys[c.Function.Key] = true
+			keys = append(keys, c.Function.Key)
 		}
 	}
-	if doc.Root.Function.Key != "inflight:outer" || !keys["inflight:long_running"] {
-		t.Errorf("discover --pid outer: root %s, callees %v", doc.Root.Function.Key, slices.Sorted(maps.Keys(keys)))
+	if doc.Root.Function.Key != "rate:tick" || !slices.Equal(keys, []string{"rate:hot", "rate:light"}) {
+		t.Errorf("discover --pid tick: root %s, callees %v", doc.Root.Function.Key, keys)
 	}
 }
 
