@@ -21,18 +21,14 @@ type ctxFrame struct {
 	k  int
 }
 
-// noteContext records fn's role in the context: component, gated, none.
-func (e *engine) noteContext(fn int, path, name string) {
-	c := e.opt.Context
-	if c == nil {
-		return
-	}
+// noteContext records fn's role in the context (instrument.Context.Role).
+func (e *engine) noteContext(fn, k int, gated bool) {
 	if e.ctxComp == nil {
 		e.ctxComp, e.ctxGated = map[int]int{}, map[int]bool{}
 	}
-	if k := c.Component(path, name); k >= 0 {
+	if k >= 0 {
 		e.ctxComp[fn] = k
-	} else if c.Gated(path, name) {
+	} else if gated {
 		e.ctxGated[fn] = true
 	}
 }
@@ -52,13 +48,10 @@ func (e *engine) ctxID(fn int, id uint32) uint32 {
 // thread with a ring, the tracer's otherwise. ok is false when it cannot
 // be read.
 func (e *engine) ctxCount(t *thread) (n int, ok bool) {
-	if is := t.proc.as.inl; is != nil {
-		slot, reg := is.tidSlot[t.tid]
-		if !reg {
-			return 0, false
-		}
+	if t.proc.as.inl != nil {
+		state, ok := threadState(t)
 		var w [8]byte
-		if readMem(t.tid, is.data+dStates+uint64(slot)*stateSize+tCtx, w[:]) != nil {
+		if !ok || readMem(t.tid, state+tCtx, w[:]) != nil {
 			return 0, false
 		}
 		return int(binary.LittleEndian.Uint64(w[:])), true
@@ -70,11 +63,11 @@ func (e *engine) ctxCount(t *thread) (n int, ok bool) {
 // breakpoints of its space when a first thread enters the whole context,
 // disarming them when the last leaves.
 func (e *engine) setCtxCount(t *thread, n int) {
-	if is := t.proc.as.inl; is != nil {
-		if slot, ok := is.tidSlot[t.tid]; ok {
+	if t.proc.as.inl != nil {
+		if state, ok := threadState(t); ok {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], uint64(n))
-			writeMem(t.tid, is.data+dStates+uint64(slot)*stateSize+tCtx, w[:])
+			writeMem(t.tid, state+tCtx, w[:])
 		}
 		return
 	}

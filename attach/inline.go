@@ -215,6 +215,19 @@ func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 	}
 }
 
+// state is the address of slot's thread state in the target.
+func (is *inlineSpace) state(slot int) uint64 { return is.data + dStates + uint64(slot)*stateSize }
+
+// threadState is the address of t's thread state, if it has a ring.
+func threadState(t *thread) (uint64, bool) {
+	is := t.proc.as.inl
+	slot, ok := is.tidSlot[t.tid]
+	if !ok {
+		return 0, false
+	}
+	return is.state(slot), true
+}
+
 func (is *inlineSpace) ring(slot int) ring {
 	return ring{mem: is.mem[slot*ringStride : (slot+1)*ringStride]}
 }

@@ -18,7 +18,7 @@ func (e *engine) debugLost(t *thread) {
 	var regs unix.PtraceRegs
 	getRegs(t.tid, &regs)
 	slot := is.tidSlot[t.tid]
-	state := is.data + dStates + uint64(slot)*stateSize
+	state := is.state(slot)
 	hdr := make([]byte, 64)
 	readMem(t.tid, state, hdr)
 	depth := binary.LittleEndian.Uint64(hdr[8:])

@@ -74,7 +74,7 @@ func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
 // restoreReturnsIn restores the return addresses of slot's shadow stack in
 // the memory of task tid.
 func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
-	state := is.data + dStates + uint64(slot)*stateSize
+	state := is.state(slot)
 	var w [8]byte
 	if readMem(tid, state+tDepth, w[:]) != nil {
 		return

@@ -117,7 +117,7 @@ func (e *engine) vforkDone(parent *thread) {
 			e.freeSlot(is, ctid, slot)
 		}
 		if slot, ok := is.tidSlot[parent.tid]; ok {
-			is.insert(parent.tid, is.tidFS[parent.tid], is.data+dStates+uint64(slot)*stateSize)
+			is.insert(parent.tid, is.tidFS[parent.tid], is.state(slot))
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (e *engine) registerInline(t *thread) {
 		return
 	}
 	lo, hi := threadStack(t.proc.pid, regs.Rsp)
-	state := is.data + dStates + uint64(slot)*stateSize
+	state := is.state(slot)
 	var hdr [tShadow]byte
 	binary.LittleEndian.PutUint64(hdr[tRing:], is.rings+uint64(slot)*ringStride)
 	binary.LittleEndian.PutUint64(hdr[tStackLo:], lo)
@@ -146,12 +146,10 @@ func threadStack(pid int, sp uint64) (lo, hi uint64) {
 // shadowDepth returns the address of stopped thread t's state block and
 // its shadow stack's depth.
 func shadowDepth(t *thread) (state, depth uint64, ok bool) {
-	is := t.proc.as.inl
-	slot, ok := is.tidSlot[t.tid]
+	state, ok = threadState(t)
 	if !ok {
 		return 0, 0, false
 	}
-	state = is.data + dStates + uint64(slot)*stateSize
 	var w [8]byte
 	if readMem(t.tid, state+tDepth, w[:]) != nil {
 		return 0, 0, false

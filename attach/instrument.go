@@ -77,15 +77,20 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			prof.Meta.BuildID = mod.BuildID
 		}
 		for _, sym := range mod.Symbols {
-			ctx := e.opt.Context != nil && e.opt.Context.Component(path, sym.Name) >= 0
-			if !ctx && !e.opt.Filter.Function(path, isMain, sym.Name) {
+			comp, gated := -1, false
+			if e.opt.Context != nil {
+				comp, gated = e.opt.Context.Role(path, sym.Name)
+			}
+			if comp < 0 && !e.opt.Filter.Function(path, isMain, sym.Name) {
 				continue
 			}
 			fn := e.s.Interner().Func(l.modIdx, sym.Name)
 			if e.s.Selected(fn) {
 				e.noteArity(fn, mod, sym)
 			}
-			e.noteContext(fn, path, sym.Name)
+			if comp >= 0 || gated {
+				e.noteContext(fn, comp, gated)
+			}
 			if as.inl != nil && fn > fnMask {
 				err := errors.New("function index beyond an inline id's 24 bits")
 				e.refused(err)

@@ -57,9 +57,9 @@ func detailCostJobs(c config, s setting) []job {
 	sel := []string{"--detail", detailHot, "--slow", "1h"}
 	return []job{
 		untraced("untraced N", bigN), untraced("untraced 0", "0"),
-		detailRecordJob(c, s, "plain N", bigN, nil), detailRecordJob(c, s, "plain 0", "0", nil),
-		detailRecordJob(c, s, "detail N", bigN, sel), detailRecordJob(c, s, "detail 0", "0", sel),
-		detailRecordJob(c, s, "context N", bigN, ctxSel), detailRecordJob(c, s, "context 0", "0", ctxSel),
+		detailRecordJob(c, s, "plain N", bigN, nil, tracedCalls), detailRecordJob(c, s, "plain 0", "0", nil, tracedCalls),
+		detailRecordJob(c, s, "detail N", bigN, sel, noneKept), detailRecordJob(c, s, "detail 0", "0", sel, noneKept),
+		detailRecordJob(c, s, "context N", bigN, ctxSel, letGo), detailRecordJob(c, s, "context 0", "0", ctxSel, letGo),
 	}
 }
 
@@ -88,11 +88,10 @@ func measureDetailCost(c config, s setting) (detailCost, error) {
 	}, nil
 }
 
-// detailRecordJob times `profile record --probes inline [sel]` of the
-// workload at size. With sel it checks that the run did record in detail
-// and kept nothing: what it measures is the cost of calls not kept. With
-// ctxSel its calls are those the context let go.
-func detailRecordJob(c config, s setting, key, size string, sel []string) job {
+// detailRecordJob times `profile record --probes inline --stats [sel]` of
+// the workload at size; count reads the run's calls from the profile and
+// --stats, checking it did what the row measures.
+func detailRecordJob(c config, s setting, key, size string, sel []string, count func(*model.Profile, string) (int64, error)) job {
 	data := filepath.Join(c.tmp, "detail-"+strings.ReplaceAll(key, " ", "-")+".data")
 	return job{key, func() (outcome, error) {
 		os.Remove(data) // else record keeps it as .old
@@ -105,23 +104,33 @@ func detailRecordJob(c config, s setting, key, size string, sel []string) job {
 		if err != nil {
 			return o, err
 		}
-		if strings.Join(sel, " ") == strings.Join(ctxSel, " ") {
-			m := outsideRE.FindStringSubmatch(o.stderr)
-			if m == nil {
-				return o, fmt.Errorf("%s: --stats shows no calls outside the context:\n%s", data, o.stderr)
-			}
-			o.calls, _ = strconv.ParseInt(m[1], 10, 64)
-			return o, nil
+		if o.calls, err = count(p, o.stderr); err != nil {
+			return o, fmt.Errorf("%s: %w", data, err)
 		}
-		if sel != nil {
-			if p.Meta.Detail == nil {
-				return o, fmt.Errorf("%s: the profile has no detail rule", data)
-			}
-			if kept, _ := countTrees(p); kept != 0 {
-				return o, fmt.Errorf("%s: %d trees kept, want none (--slow 1h)", data, kept)
-			}
-		}
-		o.calls = p.Meta.TracedCalls
 		return o, nil
 	}}
+}
+
+// tracedCalls counts a plain run's calls.
+func tracedCalls(p *model.Profile, _ string) (int64, error) { return p.Meta.TracedCalls, nil }
+
+// noneKept counts a --detail run's calls, checking it recorded in detail
+// and kept nothing: what it measures is the cost of calls not kept.
+func noneKept(p *model.Profile, _ string) (int64, error) {
+	if p.Meta.Detail == nil {
+		return 0, fmt.Errorf("the profile has no detail rule")
+	}
+	if kept, _ := countTrees(p); kept != 0 {
+		return 0, fmt.Errorf("%d trees kept, want none (--slow 1h)", kept)
+	}
+	return p.Meta.TracedCalls, nil
+}
+
+// letGo counts the calls a --context run let go outside its context.
+func letGo(_ *model.Profile, stderr string) (int64, error) {
+	m := outsideRE.FindStringSubmatch(stderr)
+	if m == nil {
+		return 0, fmt.Errorf("--stats shows no calls outside the context:\n%s", stderr)
+	}
+	return strconv.ParseInt(m[1], 10, 64)
 }

@@ -50,23 +50,18 @@ func (c *Context) Len() int { return len(c.components) }
 // String is the context as given, A>B.
 func (c *Context) String() string { return strings.Join(c.components, ">") }
 
-// Component returns the index of the component that function name of the
-// module at path is, or -1. A component is named by its function name or
-// module:function.
-func (c *Context) Component(path, name string) int {
+// Role says what function name of the module at path is to the context:
+// the index of the component it is (named by its function name or
+// module:function), or -1 and whether it is recorded only inside the
+// context (a component never is).
+func (c *Context) Role(path, name string) (component int, gated bool) {
 	key := filepath.Base(path) + ":" + name
 	for i, comp := range c.components {
 		if comp == name || comp == key {
-			return i
+			return i, false
 		}
 	}
-	return -1
-}
-
-// Gated tells whether function name of the module at path is recorded
-// only inside the context. A component never is.
-func (c *Context) Gated(path, name string) bool {
-	return c.Component(path, name) < 0 && c.gated[filepath.Base(path)+":"+name]
+	return -1, c.gated[key]
 }
 
 // Module tells whether some component is named with the module at path.
