@@ -174,6 +174,11 @@ func (e *engine) linkMapChanged(t *thread) {
 				delete(as.bps, addr)
 			}
 		}
+		for addr := range as.gated {
+			if addr >= m.lo && addr < m.hi {
+				delete(as.gated, addr) // else the gate re-arms it in whatever is mapped there next
+			}
+		}
 		if as.inl != nil {
 			for addr := range as.inl.patches {
 				if addr >= m.lo && addr < m.hi {
