@@ -54,6 +54,17 @@ type Options struct {
 	// Its components are traced wherever they run.
 	Context *instrument.Context
 
+	// AutoExpand, when positive, traces more functions as the program
+	// runs (--auto-expand N): every ExpandEvery, the AutoExpand functions
+	// with the most busy self time so far (not taken before) get their
+	// callees discovered in their code, ExpandDepth levels down, and
+	// traced from then on; each function's Profile entry says since when
+	// (TracedSinceNs). OnExpand, when set, hears of each function taken.
+	AutoExpand  int
+	ExpandEvery time.Duration
+	ExpandDepth int
+	OnExpand    func(Expansion)
+
 	// Meta is copied into the profile (filters, tool version, ...).
 	Meta model.Meta
 
@@ -201,6 +212,9 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		if opt.Progress != nil || opt.Snapshot != nil {
 			go e.liveLoop(stop)
 		}
+		if opt.AutoExpand > 0 && opt.ExpandEvery > 0 {
+			go e.expandLoop(stop)
+		}
 		r, err := e.loop()
 		e.drainDone = true
 		e.mu.Unlock()
@@ -243,11 +257,23 @@ func (e *engine) watch(ctx context.Context, stop <-chan struct{}) {
 	case <-ctx.Done():
 	}
 	e.stopRequested.Store(true)
+	e.wake()
+}
+
+// wake makes the tracer look at its requests: a short-lived child of ours
+// ends the wait it may sit in while the target blocks.
+func (e *engine) wake() {
 	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
 		if pr, err := os.StartProcess(p, []string{"true"}, &os.ProcAttr{}); err == nil {
-			e.wakers.Store(int64(pr.Pid))
+			e.wakers.Store(pr.Pid, true)
 			pr.Release()
 			return
 		}
 	}
+}
+
+// waker tells (once) whether the stop of tid is a wake-up child's end.
+func (e *engine) waker(tid int) bool {
+	_, ok := e.wakers.LoadAndDelete(tid)
+	return ok
 }

@@ -67,60 +67,79 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		if !selected {
 			continue
 		}
-		lo, hi := moduleRange(maps, path)
-		l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
-			modIdx: e.s.Interner().Module(path, mod.BuildID)}
-		as.modules = append(as.modules, l)
-		prof := e.s.Profile()
-		prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
-		if isMain && prof.Meta.BuildID == "" {
-			prof.Meta.BuildID = mod.BuildID
-		}
+		l := e.addModule(as, maps, mod, bias, isMain)
 		for _, sym := range mod.Symbols {
-			comp, gated := -1, false
-			if e.opt.Context != nil {
-				comp, gated = e.opt.Context.Role(path, sym.Name)
-			}
-			if comp < 0 && !e.opt.Filter.Function(path, isMain, sym.Name) {
-				continue
-			}
-			fn := e.s.Interner().Func(l.modIdx, sym.Name)
-			if e.s.Selected(fn) {
-				e.noteArity(fn, mod, sym)
-			}
-			if comp >= 0 || gated {
-				e.noteContext(fn, comp, gated)
-			}
-			if as.inl != nil && fn > fnMask {
-				err := errors.New("function index beyond an inline id's 24 bits")
-				e.refused(err)
-				if e.opt.Probes == ProbesInline {
-					e.probed(fn, "none: "+err.Error())
-					continue
-				}
-			} else if as.inl != nil {
-				err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
-				if err == nil {
-					e.probed(fn, ProbesInline)
-					inserted++
-					continue
-				}
-				e.refused(err)
-				if e.opt.Probes == ProbesInline {
-					e.probed(fn, "none: "+err.Error())
-					continue
-				}
-			}
-			if err := e.insertEntry(tid, as, sym.Value+bias, fn); err == nil {
-				e.probed(fn, ProbesTrap)
+			if _, ok := e.probeSymbol(tid, as, l, sym, rips, e.opt.Filter.Function); ok {
 				inserted++
-				if e.gated(fn) {
-					e.gateEntry(tid, as, as.bps[sym.Value+bias])
-				}
 			}
 		}
 	}
 	return inserted, nil
+}
+
+// addModule records module mod, loaded at bias in space as.
+func (e *engine) addModule(as *space, maps []instrument.Mapping, mod *instrument.Module, bias uint64, isMain bool) *loaded {
+	lo, hi := moduleRange(maps, mod.Path)
+	l := &loaded{mod: mod, bias: bias, lo: lo, hi: hi, main: isMain,
+		modIdx: e.s.Interner().Module(mod.Path, mod.BuildID)}
+	as.modules = append(as.modules, l)
+	prof := e.s.Profile()
+	prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
+	if isMain && prof.Meta.BuildID == "" {
+		prof.Meta.BuildID = mod.BuildID
+	}
+	return l
+}
+
+// probeSymbol gives function sym of module l a probe if selected says so
+// (or it is a component of the calling context): inline where it can be
+// patched (unless --probes trap), else a trap. It returns the function
+// and whether it got a probe.
+func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbol, rips []uint64,
+	selected func(path string, isMain bool, name string) bool) (int, bool) {
+	path := l.mod.Path
+	comp, gated := -1, false
+	if e.opt.Context != nil {
+		comp, gated = e.opt.Context.Role(path, sym.Name)
+	}
+	if comp < 0 && !selected(path, l.main, sym.Name) {
+		return model.None, false
+	}
+	fn := e.s.Interner().Func(l.modIdx, sym.Name)
+	if e.s.Selected(fn) {
+		e.noteArity(fn, l.mod, sym)
+	}
+	if comp >= 0 || gated {
+		e.noteContext(fn, comp, gated)
+	}
+	if as.inl != nil && fn > fnMask {
+		err := errors.New("function index beyond an inline id's 24 bits")
+		e.refused(err)
+		if e.opt.Probes == ProbesInline {
+			e.probed(fn, "none: "+err.Error())
+			return fn, false
+		}
+	} else if as.inl != nil {
+		err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
+		if err == nil {
+			e.probed(fn, ProbesInline)
+			return fn, true
+		}
+		e.refused(err)
+		if e.opt.Probes == ProbesInline {
+			e.probed(fn, "none: "+err.Error())
+			return fn, false
+		}
+	}
+	addr := sym.Value + l.bias
+	if err := e.insertEntry(tid, as, addr, fn); err != nil {
+		return fn, false
+	}
+	e.probed(fn, ProbesTrap)
+	if e.gated(fn) {
+		e.gateEntry(tid, as, as.bps[addr])
+	}
+	return fn, true
 }
 
 // isDynamicLinker tells ld.so by name.

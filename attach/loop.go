@@ -18,6 +18,9 @@ func (e *engine) loop() (*Result, error) {
 			e.detachAll()
 			break
 		}
+		if e.expandDue.Swap(false) {
+			e.autoExpand()
+		}
 		tid, ws, err := e.nextStop()
 		if errors.Is(err, unix.ECHILD) {
 			if len(e.threads) > 0 {
@@ -28,8 +31,8 @@ func (e *engine) loop() (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("wait: %w", err)
 		}
-		if int64(tid) == e.wakers.Load() {
-			continue // our wake-up child: look at the stop request
+		if e.waker(tid) {
+			continue // our wake-up child: look at the requests
 		}
 		e.handleStop(tid, ws)
 		e.report()
@@ -168,7 +171,8 @@ func (e *engine) event(t *thread, ev int) {
 		// Our interrupt, a new task's first stop, or the re-trap of a
 		// listening task on SIGCONT.
 		t.listening = false
-		if e.detaching {
+		t.asked = false
+		if e.detaching || e.pausing {
 			if trapPending(t.tid) {
 				// It hit a breakpoint as we interrupted it: the trap
 				// comes after this stop. Let it arrive and be handled
@@ -189,6 +193,10 @@ func (e *engine) event(t *thread, ev int) {
 func (e *engine) groupStop(t *thread) {
 	if e.detaching {
 		t.stopped = true
+		return
+	}
+	if e.pausing {
+		t.stopped, t.listening, t.asked = true, true, false // listens again at resumeAll
 		return
 	}
 	t.listening = true

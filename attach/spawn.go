@@ -26,6 +26,10 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 			return
 		}
 		e.registerInline(nt)
+		if e.pausing {
+			nt.stopped = true // it has run nothing yet: resumeAll lets it go
+			return
+		}
 		e.resume(nt, 0)
 		return
 	}
@@ -63,6 +67,10 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		e.vforkInline(t, nt)
 	} else {
 		e.forkInline(t, nt)
+	}
+	if e.pausing {
+		nt.stopped = true
+		return
 	}
 	e.resume(nt, 0)
 }

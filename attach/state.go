@@ -15,7 +15,8 @@ import (
 )
 
 // engine is one tracing session: the trap probe. It is owned by the
-// tracer thread; only stopRequested and wakers are touched from elsewhere.
+// tracer thread; only stopRequested, expandDue and wakers are touched
+// from elsewhere.
 // The call tree is the session's: the engine only feeds it events.
 type engine struct {
 	opt   Options
@@ -35,8 +36,10 @@ type engine struct {
 	nextReport time.Duration
 
 	stopRequested atomic.Bool
-	wakers        atomic.Int64
+	expandDue     atomic.Bool // auto-expand's tick (expand.go)
+	wakers        sync.Map    // pids of our wake-up children (wake)
 	detaching     bool
+	pausing       bool  // pauseAll gathers every thread in a stop
 	spin          int   // wait4 polls before sleeping (see spinBudget)
 	fatal         error // the session failed after the target started
 
@@ -71,6 +74,9 @@ type engine struct {
 	// ctxGated: the functions recorded only inside it (context.go).
 	ctxComp  map[int]int
 	ctxGated map[int]bool
+
+	// expanded are the functions auto-expand took (expand.go).
+	expanded map[int]bool
 }
 
 type deferredStop struct {
@@ -108,7 +114,8 @@ type thread struct {
 	// out of the inline probes' code: delivered as it is let go.
 	pendingSig int
 
-	stopped   bool // in a ptrace-stop we know of (detach)
+	stopped   bool // in a ptrace-stop we know of (detach, pause)
+	asked     bool // pause interrupted it and the stop has not come yet
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop
 
@@ -132,6 +139,7 @@ func newEngine(opt Options) *engine {
 	e := &engine{
 		opt: opt, s: s, start: s.Base(),
 		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
+		expanded: map[int]bool{},
 	}
 	if opt.Context != nil {
 		e.stats.Context = opt.Context.String()

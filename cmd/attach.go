@@ -55,6 +55,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 	}
 	c.Flags().IntVarP(&pid, "pid", "p", 0, "attach to the process `PID`")
 	f.register(c)
+	f.registerAutoExpand(c)
 	completeFlag(c, "pid", completePids)
 	completeTraceFlags(c)
 	return c

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/profile-dev/profile/attach"
 	"github.com/profile-dev/profile/instrument"
@@ -21,8 +22,8 @@ import (
 // are traced too.
 func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid int, w io.Writer) error {
 	if len(f.expand) == 0 {
-		if f.expandDepth != 1 { // --depth 1 alone is the default: harmless
-			return usagef("--depth is how far --expand FUNC follows callees: give --expand")
+		if f.expandDepth != 1 && f.autoExpand == 0 { // --depth 1 alone is the default: harmless
+			return usagef("--depth is how far --expand FUNC or --auto-expand follows callees: give one")
 		}
 		if f.context != "" {
 			return usagef("--context is where --expand FUNC's callees are recorded: give --expand")
@@ -107,4 +108,52 @@ func expandDiscoverer(command []string, pid int) (*instrument.Discoverer, error)
 		return nil, fmt.Errorf("%s: %w", command[0], err)
 	}
 	return instrument.NewExeDiscoverer(path)
+}
+
+// autoExpandOptions reads --auto-expand N and --interval D: as the program
+// runs, every D the N functions with the most busy self time so far have
+// their callees discovered (to --depth levels) and traced from then on.
+// Each step is said on w as it happens.
+func (f *traceFlags) autoExpandOptions(opt *attach.Options, w io.Writer) error {
+	if f.autoExpand == 0 {
+		if f.interval != time.Second && f.interval != 0 { // 0: not registered (top)
+			return usagef("--interval is how often --auto-expand looks: give --auto-expand")
+		}
+		return nil
+	}
+	if f.autoExpand < 0 {
+		return usagef("bad --auto-expand %d: at least 1", f.autoExpand)
+	}
+	if f.interval <= 0 {
+		return usagef("bad --interval %s: must be positive", f.interval)
+	}
+	if f.expandDepth < 1 {
+		return usagef("bad --depth %d: at least 1", f.expandDepth)
+	}
+	opt.AutoExpand, opt.ExpandEvery, opt.ExpandDepth = f.autoExpand, f.interval, f.expandDepth
+	opt.OnExpand = func(x attach.Expansion) { fmt.Fprintln(w, expansionLine(x)) }
+	opt.Meta.Filters = append(slices.Clone(opt.Meta.Filters),
+		fmt.Sprintf("--auto-expand %d --interval %s --depth %d", f.autoExpand, f.interval, f.expandDepth))
+	return nil
+}
+
+// expansionLine says what one auto-expand step did.
+func expansionLine(x attach.Expansion) string {
+	head := fmt.Sprintf("profile: +%.2fs: --auto-expand: %s (%s self so far)", time.Duration(x.AtNs).Seconds(),
+		x.Func, time.Duration(x.SelfNs).Round(time.Microsecond))
+	switch {
+	case x.Err != nil:
+		return fmt.Sprintf("%s: %v", head, x.Err)
+	case len(x.Unprobed) > 0:
+		head += fmt.Sprintf(" (%s could not be probed)", strings.Join(x.Unprobed, ", "))
+	}
+	switch {
+	case len(x.Added) == 0 && len(x.Unprobed) > 0:
+		return head
+	case len(x.Added) == 0 && x.Traced > 0:
+		return fmt.Sprintf("%s: its %d callees are traced already", head, x.Traced)
+	case len(x.Added) == 0:
+		return head + ": no callee found in its code"
+	}
+	return fmt.Sprintf("%s: tracing %s from now on", head, strings.Join(x.Added, ", "))
 }

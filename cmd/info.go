@@ -119,6 +119,25 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 			fmt.Fprintf(w, "  \t\t(composite of %d threads)\t\t\t\t\t\n", len(t.Members))
 		}
 	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return writeTracedLater(out, p)
+}
+
+// writeTracedLater lists the functions whose tracing began after the start
+// (record --auto-expand): their counts cover the run from then on. Nothing
+// when every function was traced from the start.
+func writeTracedLater(out io.Writer, p *model.Profile) error {
+	later := p.TracedLater()
+	if len(later) == 0 {
+		return nil
+	}
+	fmt.Fprintf(out, "\ntraced from later in the run (%d)\n", len(later))
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, f := range later {
+		fmt.Fprintf(w, "  %s\t%s\n", model.FormatOffset(p.Functions[f].TracedSinceNs), p.FuncName(f))
+	}
 	return w.Flush()
 }
 

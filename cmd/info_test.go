@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/model/modeltest"
 )
 
 func TestCalibrationLine(t *testing.T) {
@@ -31,5 +33,49 @@ func TestInfoDetailLine(t *testing.T) {
 	want := "--detail handle_request --slow 10ms --detail-if 'ret<0' --detail-limit 50: 7 trees (2 dropped)"
 	if got := detailLine(p); got != want {
 		t.Errorf("detail line %q, want %q", got, want)
+	}
+}
+
+// info lists the functions traced from later in the run, by time then
+// name, after the threads; a profile without any prints no such section.
+func TestInfoTracedLater(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		since map[string]int64
+		want  string // the output's tail after the threads section; "" = no section
+	}{
+		{"from the start", nil, ""},
+		{"later", map[string]int64{"libc.so.6:usleep": 1_200_000_000, "compute": 61_500_000_000, "worker": 1_200_000_000},
+			"\ntraced from later in the run (3)\n" +
+				"  +1.20s   libc.so.6:usleep\n" +
+				"  +1.20s   worker\n" +
+				"  +61.50s  compute\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := modeltest.Sample()
+			for f := range p.Functions {
+				if ns, ok := tc.since[p.FuncName(f)]; ok {
+					p.Functions[f].TracedSinceNs = ns
+				}
+			}
+			var buf strings.Builder
+			if err := writeInfo(&buf, p); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			_, tail, ok := strings.Cut(out, "\ntraced from later")
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("unexpected section:\n%s", out)
+				}
+				return
+			}
+			if got := "\ntraced from later" + tail; !ok || got != tc.want {
+				t.Errorf("section\n%s\nwant\n%s", got, tc.want)
+			}
+			if i := strings.Index(out, "\nthreads ("); i < 0 || i > strings.Index(out, "\ntraced from later") {
+				t.Errorf("section not after the threads:\n%s", out)
+			}
+		})
 	}
 }

@@ -68,6 +68,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 		},
 	}
 	f.register(c)
+	f.registerAutoExpand(c)
 	completeTraceFlags(c)
 	c.Flags().SetInterspersed(false)
 	return c

@@ -40,6 +40,8 @@ type traceFlags struct {
 	expand       []string       // --expand FUNC (expand.go)
 	expandDepth  int            // --depth N; 0: not given (1)
 	context      string         // --context A>B (expand.go)
+	autoExpand   int            // --auto-expand N (expand.go)
+	interval     time.Duration  // --interval D
 	saved        bool           // the output was written once already this session
 	snaps        *snapshotFiles // the snapshots' writer
 }
@@ -97,8 +99,16 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.detailIf, "detail-if", "", "with --detail, keep only calls where `EXPR` holds: ret or arg0-arg5, == != < <= > >=, an integer (e.g. 'ret<0'; /i64 /u64 /u32 after the register to read it so, int by default)")
 	fl.IntVar(&f.detailLimit, "detail-limit", 1000, "with --detail, keep at most `N` trees per thread, dropping the oldest")
 	fl.StringArrayVar(&f.expand, "expand", nil, "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
-	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand, follow callees `N` levels down")
+	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand or --auto-expand, follow callees `N` levels down")
 	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
+}
+
+// registerAutoExpand adds --auto-expand and --interval (record and
+// attach: top's --interval is its refresh).
+func (f *traceFlags) registerAutoExpand(c *cobra.Command) {
+	fl := c.Flags()
+	fl.IntVar(&f.autoExpand, "auto-expand", 0, "every --interval, trace the callees of the `N` functions with the most self time so far (found in their code, as --expand does)")
+	fl.DurationVar(&f.interval, "interval", time.Second, "with --auto-expand, how often to look (`D`, e.g. 500ms)")
 }
 
 // snapshotting tells whether snapshots are asked for by a flag (SIGUSR1
@@ -128,6 +138,9 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 		return attach.Options{}, err
 	}
 	if err := f.expandOptions(&opt, command, pid, os.Stderr); err != nil {
+		return attach.Options{}, err
+	}
+	if err := f.autoExpandOptions(&opt, os.Stderr); err != nil {
 		return attach.Options{}, err
 	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {

@@ -27,8 +27,11 @@
 //
 // Canonical order. Modules are sorted by path (the empty module of START
 // first); functions by (module path, name) after START; a module's build id
-// is the smallest non-empty one seen. Processes are the multiset of all
-// input processes, re-indexed, ordered as a forest (tree parent: the image
+// is the smallest non-empty one seen. A function's TracedSinceNs (when
+// record --auto-expand began tracing it) is the largest of its inputs'
+// (inputs without the function do not count): the window, from each run's
+// start on, that every run covers at least. Processes are the multiset of
+// all input processes, re-indexed, ordered as a forest (tree parent: the image
 // an exec replaced, else the fork parent) walked depth first, siblings and
 // roots sorted by pid, then by their other fields, then by a hash of their
 // subtree. Members are sorted by (run, pid, tid, level, name, parent tid,
@@ -188,7 +191,8 @@ func (in *input) classify() error {
 }
 
 // mergeTables unifies modules by path and functions by (module path, name)
-// in canonical order, and fills each input's function map.
+// in canonical order, and fills each input's function map. A function's
+// TracedSinceNs is the latest of its inputs'.
 func mergeTables(out *model.Profile, ins []*input) {
 	build := map[string]string{}
 	dynamicOnly := map[string]bool{}
@@ -221,6 +225,10 @@ func mergeTables(out *model.Profile, ins []*input) {
 	}
 	for _, in := range ins {
 		in.fmap = funcs.Add(in.p)
+		for f, fn := range in.p.Functions {
+			o := &out.Functions[in.fmap[f]]
+			o.TracedSinceNs = max(o.TracedSinceNs, fn.TracedSinceNs)
+		}
 	}
 }
 

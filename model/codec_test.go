@@ -39,6 +39,7 @@ func TestRoundTripDeepEqual(t *testing.T) {
 	p.Processes[1].Signal, p.Processes[1].Exited = "SIGKILL", false
 	p.Meta.Detail = &model.DetailRule{Funcs: "^handle", SlowNs: 10e6, If: "ret<0", Limit: 100}
 	p.Threads[0].DroppedTrees = 3
+	p.Functions[2].TracedSinceNs = 1_200_000_000 // --auto-expand: traced from 1.2 s on
 	p.Threads[0].Trees = []model.DetailTree{{Calls: []model.DetailCall{
 		{Func: 1, Depth: 0, StartNs: 10, EndNs: 900, Flags: model.DetailReturned | model.DetailInFlight},
 		{Func: 2, Depth: 1, StartNs: 20, EndNs: 800, Args: [6]uint64{1, 2, 3, 4, 5, 1 << 63}, Ret: 0xffffffff,

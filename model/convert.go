@@ -68,7 +68,7 @@ func encode(p *Profile) *pb.ProfileFile {
 		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range p.Functions {
-		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name)})
+		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name), TracedSinceNs: fn.TracedSinceNs})
 	}
 	for _, pr := range p.Processes {
 		f.Processes = append(f.Processes, &pb.Process{
@@ -219,7 +219,7 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range f.Functions {
-		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr)})
+		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr), TracedSinceNs: fn.TracedSinceNs})
 	}
 	for _, pr := range f.Processes {
 		p.Processes = append(p.Processes, Process{

@@ -79,6 +79,11 @@ type Module struct {
 type Function struct {
 	Module int    // index into Profile.Modules
 	Name   string // demangled symbol
+	// TracedSinceNs is when, in ns from the profile's start, the tracer
+	// began tracing the function (record --auto-expand adds functions
+	// as the program runs): its counts and times cover only the run from
+	// then on. 0: traced from the start.
+	TracedSinceNs int64
 }
 
 // Process is one process image. An exec starts a new entry with the same pid.

@@ -50,7 +50,9 @@ func (p *Profile) validateTables() error {
 		}
 		seenMod[m.Path] = true
 	}
-	seen := make(map[Function]bool, len(p.Functions))
+	// Identity is (module, name): the same function twice with different
+	// TracedSinceNs is still a duplicate.
+	seen := make(map[funcKey]bool, len(p.Functions))
 	for i, f := range p.Functions {
 		where := fmt.Sprintf("function %d", i)
 		if f.Module < 0 || f.Module >= len(p.Modules) {
@@ -62,10 +64,14 @@ func (p *Profile) validateTables() error {
 		if f.Name == "" {
 			return broken(where, "empty name")
 		}
-		if seen[f] {
+		if f.TracedSinceNs < 0 {
+			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "negative traced-since time %d ns", f.TracedSinceNs)
+		}
+		k := funcKey{f.Module, f.Name}
+		if seen[k] {
 			return broken(where, "duplicate function %q", f.Name)
 		}
-		seen[f] = true
+		seen[k] = true
 	}
 	return nil
 }

@@ -391,7 +391,9 @@ func (s *Session) Crash(t *Thread, signal string, addr uint64, pcName string) {
 func (s *Session) Snapshot(now int64, counters Counters) *model.Profile {
 	p := *s.prof
 	// Appends of the session must never write into what the snapshot sees.
-	p.Modules, p.Functions = slices.Clip(p.Modules), slices.Clip(p.Functions)
+	// Functions is copied, not clipped: the engine sets TracedSinceNs on
+	// existing entries later (--auto-expand).
+	p.Modules, p.Functions = slices.Clip(p.Modules), slices.Clone(p.Functions)
 	p.Meta.Warnings = slices.Clip(p.Meta.Warnings)
 	p.Threads = append([]model.Thread(nil), s.prof.Threads...)
 	p.Processes = append([]model.Process(nil), s.prof.Processes...)

@@ -34,14 +34,17 @@ func visible(r *summary.Report) summary.Report {
 	return v
 }
 
-// csvVisible is what CSV carries of a report: neither warnings nor module
-// flags.
+// csvVisible is what CSV carries of a report: neither warnings, module
+// flags nor when a function began to be traced.
 func csvVisible(r *summary.Report) summary.Report {
 	v := visible(r)
 	v.Meta.Warnings = nil
 	v.Modules = slices.Clone(v.Modules)
 	for i := range v.Modules {
 		v.Modules[i].DynamicOnly = false
+	}
+	for i := range v.Functions {
+		v.Functions[i].TracedSinceNs = 0
 	}
 	return v
 }
@@ -73,6 +76,7 @@ func reports(t *testing.T) map[string]*summary.Report {
 		"cpp-full":     {cpp.P, summary.Options{FullNames: true}},
 		"cpp-threads":  {modeltest.CPP(), summary.Options{}},
 		"empty-thread": {modeltest.Sample(), summary.Options{Pid: 200}},
+		"traced-later": {cppTracedLater(), summary.Options{}},
 	} {
 		out[name] = mustCompute(t, c.p, c.opt)
 	}

@@ -26,6 +26,7 @@ func TestGolden(t *testing.T) {
 		"sampled":            {modeltest.Sampled, summary.Options{}}, // values sampled: no call counts
 		"cpp":                {modeltest.CPP, summary.Options{}},     // short names in the tables
 		"sample-busy":        {modeltest.Sample, summary.Options{Busy: true}},
+		"cpp-traced-later":   {cppTracedLater, summary.Options{}}, // record --auto-expand: a note, traced_since_ns
 	}
 	for name, c := range cases {
 		r := mustCompute(t, c.p(), c.opt)

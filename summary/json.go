@@ -60,6 +60,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 		j.key(3, "module", false)
 		j.str(f.Module)
 		j.funcNumbers(3, &f.FuncNumbers)
+		if f.TracedSinceNs != 0 {
+			j.intField(3, "traced_since_ns", f.TracedSinceNs)
+		}
 		writeFunctionShares(j, f.Threads)
 	})
 	array(j, "edges", r.Edges, func(e *Edge) {

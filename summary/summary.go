@@ -105,6 +105,10 @@ type Function struct {
 	Name   string `json:"name"`
 	Module string `json:"module"`
 	FuncNumbers
+	// TracedSinceNs is when tracing of the function began, in ns from the
+	// profile's start (model.Function.TracedSinceNs, record --auto-expand):
+	// its numbers cover the run from then on. 0: from the start.
+	TracedSinceNs int64 `json:"traced_since_ns,omitempty"`
 	// Threads is the function's share per thread (Options.Threads).
 	Threads []FunctionShare `json:"by_thread,omitempty"`
 
@@ -256,7 +260,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		if !ok {
 			fn := p.Functions[n.Key.Func]
 			r.Functions = append(r.Functions, Function{Name: fn.Name, Module: p.ModuleName(fn.Module),
-				Display: p.DisplayName(n.Key.Func, opt.FullNames)})
+				TracedSinceNs: fn.TracedSinceNs, Display: p.DisplayName(n.Key.Func, opt.FullNames)})
 			i = len(r.Functions) - 1
 			fidx[n.Key.Func] = i
 		}

@@ -258,6 +258,7 @@ func sections(r *Report) []tables.Table {
 		fs.Rows = append(fs.Rows, []string{r.shown(f.Name), orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
 			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
 	}
+	fs.Note = tracedLaterNote(r)
 	es := tables.Table{Title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
 		Header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
 		Kinds:  []tables.Kind{symbol, symbol, text, number, number, number, number}}
@@ -311,6 +312,25 @@ func sections(r *Report) []tables.Table {
 	}
 	ts, byThread := threadSections(r, ts)
 	return append(append(out, fs, es, hp, rs, bs, ms, ts, ls, ps), byThread...)
+}
+
+// tracedLaterNote is the note under the functions table when some listed
+// function was traced only from later in the run (record --auto-expand),
+// in the table's order with names as the table shows them; nil when none.
+func tracedLaterNote(r *Report) []tables.Span {
+	var note []tables.Span
+	for _, f := range r.Functions {
+		if f.TracedSinceNs <= 0 {
+			continue
+		}
+		sep := ", "
+		if note == nil {
+			sep = "traced only from later in the run (counts from then on): "
+		}
+		note = append(note, tables.Span{Text: sep}, tables.Span{Text: r.shown(f.Name), Symbol: true},
+			tables.Span{Text: " from " + model.FormatOffset(f.TracedSinceNs)})
+	}
+	return note
 }
 
 // shown is a function's name as the tables show it: shortened

@@ -23,12 +23,36 @@ const (
 	Number             // right-aligned
 )
 
-// Table is one titled table; an empty one shows "(none)".
+// Table is one titled table; an empty one shows "(none)". Note, when
+// set, is a line after it.
 type Table struct {
 	Title  string
 	Header []string
 	Kinds  []Kind // one per column
 	Rows   [][]string
+	Note   []Span
+}
+
+// Span is a piece of a note: text, or a symbol (a code span in markdown).
+type Span struct {
+	Text   string
+	Symbol bool
+}
+
+// noteText is t's note as text, or as markdown.
+func (t *Table) noteText(markdown bool) string {
+	var b strings.Builder
+	for _, s := range t.Note {
+		switch {
+		case !markdown:
+			b.WriteString(s.Text)
+		case s.Symbol:
+			b.WriteString(Code(s.Text))
+		default:
+			b.WriteString(Escape(s.Text))
+		}
+	}
+	return b.String()
 }
 
 // WriteText writes ts as text tables, a blank line between them.
@@ -74,6 +98,11 @@ func WriteText(w io.Writer, ts []Table) error {
 		if err := tb.Render(); err != nil {
 			return err
 		}
+		if len(t.Note) > 0 {
+			if _, err := fmt.Fprintln(w, t.noteText(false)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -113,6 +142,9 @@ func WriteMarkdown(w io.Writer, title string, ts []Table) error {
 				fmt.Fprintf(&b, " %s |", v)
 			}
 			b.WriteString("\n")
+		}
+		if len(t.Note) > 0 {
+			fmt.Fprintf(&b, "\n%s\n", t.noteText(true))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

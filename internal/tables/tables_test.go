@@ -12,7 +12,8 @@ func TestWrite(t *testing.T) {
 	ts := []tables.Table{
 		{Title: "Functions | by *self*", Header: []string{"function", "module", "self"},
 			Kinds: []tables.Kind{tables.Symbol, tables.Text, tables.Number},
-			Rows:  [][]string{{"ns::f<int>", "app", "1.23ms"}, {"a|b`c", "lib_x.so", "40ns"}, {"-", "-", "0ns"}}},
+			Rows:  [][]string{{"ns::f<int>", "app", "1.23ms"}, {"a|b`c", "lib_x.so", "40ns"}, {"-", "-", "0ns"}},
+			Note:  []tables.Span{{Text: "note on *this*: "}, {Text: "ns::f<int>", Symbol: true}, {Text: " from +1.20s"}}},
 		{Title: "Empty", Header: []string{"x"}, Kinds: []tables.Kind{tables.Text}},
 	}
 	var txt, md bytes.Buffer

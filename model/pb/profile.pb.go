@@ -717,9 +717,14 @@ func (x *Module) GetDynamicOnly() bool {
 }
 
 type Function struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Module        int64                  `protobuf:"varint,1,opt,name=module,proto3" json:"module,omitempty"`
-	NameStr       int64                  `protobuf:"varint,2,opt,name=name_str,json=nameStr,proto3" json:"name_str,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Module  int64                  `protobuf:"varint,1,opt,name=module,proto3" json:"module,omitempty"`
+	NameStr int64                  `protobuf:"varint,2,opt,name=name_str,json=nameStr,proto3" json:"name_str,omitempty"`
+	// When tracing of the function began, in ns from meta.start_unix_ns
+	// (record --auto-expand adds functions as the program runs): its counts
+	// cover the run from then on. 0 (and absent in older files): from the
+	// start.
+	TracedSinceNs int64 `protobuf:"varint,3,opt,name=traced_since_ns,json=tracedSinceNs,proto3" json:"traced_since_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -764,6 +769,13 @@ func (x *Function) GetModule() int64 {
 func (x *Function) GetNameStr() int64 {
 	if x != nil {
 		return x.NameStr
+	}
+	return 0
+}
+
+func (x *Function) GetTracedSinceNs() int64 {
+	if x != nil {
+		return x.TracedSinceNs
 	}
 	return 0
 }
@@ -1481,10 +1493,11 @@ const file_profile_proto_rawDesc = "" +
 	"\bpath_str\x18\x01 \x01(\x03R\apathStr\x12 \n" +
 	"\fbuild_id_str\x18\x02 \x01(\x03R\n" +
 	"buildIdStr\x12!\n" +
-	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"=\n" +
+	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"e\n" +
 	"\bFunction\x12\x16\n" +
 	"\x06module\x18\x01 \x01(\x03R\x06module\x12\x19\n" +
-	"\bname_str\x18\x02 \x01(\x03R\anameStr\"\xd5\x02\n" +
+	"\bname_str\x18\x02 \x01(\x03R\anameStr\x12&\n" +
+	"\x0ftraced_since_ns\x18\x03 \x01(\x03R\rtracedSinceNs\"\xd5\x02\n" +
 	"\aProcess\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x1d\n" +
 	"\n" +
