@@ -141,6 +141,13 @@ type Stats struct {
 	Context      string
 	OutsideCalls int64
 	OutsideStops int64
+	// Auto-expand (Options.AutoExpand): the functions taken, the callees
+	// it added, and the times it stopped every thread to patch them, with
+	// how long that held the threads (in all).
+	Expanded    int
+	ExpandAdded int
+	Pauses      int
+	PausedNs    int64
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int

@@ -90,10 +90,12 @@ func (e *engine) autoExpand() {
 			return // a vfork in progress: the next tick tries again
 		}
 	}
+	e.stats.ExpandAdded += len(probed) // a callee two functions share counts once
 	now := e.now()
 	prof := e.s.Profile()
 	for i, h := range top {
 		e.expanded[h.Func] = true
+		e.stats.Expanded++
 		x := &steps[i]
 		x.AtNs = now
 		var names []string

@@ -16,6 +16,7 @@ var syscallTrap = []byte{0x0f, 0x05, 0xcc}
 // result. The thread's registers and the bytes at site are restored, so a
 // thread stopped inside an interrupted call restarts it as before.
 func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
+	defer e.rearm(tid)
 	t := e.threads[tid]
 	if t != nil && t.proc.as.chain != 0 {
 		if r, ok, err := e.injectChained(t, tid, t.proc.as.chain, nr, args); ok {

@@ -116,6 +116,7 @@ type thread struct {
 
 	stopped   bool // in a ptrace-stop we know of (detach, pause)
 	asked     bool // pause interrupted it and the stop has not come yet
+	rearm     bool // an injected call ran past our interrupt's stop (deferStop)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop
 
@@ -182,8 +183,26 @@ func (e *engine) arityOf(fn int) int {
 // now is the session's monotonic clock in nanoseconds.
 func (e *engine) now() int64 { return e.s.Now() }
 
+// deferStop keeps a stop that came while the tracer ran code in thread
+// tid (an injected call), for the loop to handle once it is done. Our
+// interrupt's stop is not kept: the thread is continued past it, so the
+// loop would take it for stopped while it runs (detach and pause gather
+// threads in that stop). rearm asks for it again.
 func (e *engine) deferStop(tid int, ws unix.WaitStatus) {
+	if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == unix.PTRACE_EVENT_STOP {
+		t.rearm = true
+		return
+	}
 	e.deferred = append(e.deferred, deferredStop{tid, ws})
+}
+
+// rearm interrupts thread tid again if deferStop let its interrupt's stop
+// go by: it stops as soon as it is resumed.
+func (e *engine) rearm(tid int) {
+	if t := e.threads[tid]; t != nil && t.rearm {
+		t.rearm = false
+		interrupt(tid)
+	}
 }
 
 // newProcess records a process image, forked by parent or replacing

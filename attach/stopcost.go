@@ -20,6 +20,7 @@ func (e *engine) measureStop(tid int, as *space) {
 	if getRegs(tid, &saved) != nil {
 		return
 	}
+	defer e.rearm(tid)
 	t := e.threads[tid]
 	restore := restoreRegs(t, saved)
 	if t != nil {
@@ -40,7 +41,7 @@ func (e *engine) measureStop(tid int, as *space) {
 			t.unreaped = false
 		}
 		ws, err := waitTid(tid)
-		if err != nil || !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP {
+		if err != nil || !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP || event(ws) != 0 {
 			if err == nil && ws.Stopped() {
 				e.deferStop(tid, ws)
 			}

@@ -267,6 +267,11 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "events dropped:      %d\n", s.Dropped)
 	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Unregistered)
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
+	if s.Expanded > 0 {
+		fmt.Fprintf(w, "auto-expand:         %d functions taken, %d callees added\n", s.Expanded, s.ExpandAdded)
+		fmt.Fprintf(w, "  pauses:            %d (every thread stopped to patch: %s in all)\n", s.Pauses,
+			time.Duration(s.PausedNs).Truncate(time.Microsecond))
+	}
 	if s.Context != "" {
 		fmt.Fprintf(w, "context:             %s\n", s.Context)
 		fmt.Fprintf(w, "  calls outside it:  %d let go by inline probes (no event)\n", s.OutsideCalls)
