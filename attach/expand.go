@@ -84,14 +84,14 @@ func (e *engine) autoExpand() {
 		steps = append(steps, x)
 	}
 	var probed map[string]int
+	now := e.now()
 	if len(keys) > 0 {
 		var ok bool
-		if probed, ok = e.traceKeys(keys); !ok {
+		if probed, now, ok = e.traceKeys(keys); !ok {
 			return // a vfork in progress: the next tick tries again
 		}
 	}
 	e.stats.ExpandAdded += len(probed) // a callee two functions share counts once
-	now := e.now()
 	prof := e.s.Profile()
 	for i, h := range top {
 		e.expanded[h.Func] = true
@@ -187,18 +187,19 @@ func (e *engine) pidWith(path string) int {
 // traceKeys traces the functions keys name (module:name) from now on in
 // every traced process, and in the images exec starts later (the filter
 // selects them). Every thread is stopped while code changes. It returns
-// each probed function by key; false when the threads could not all be
-// stopped now.
-func (e *engine) traceKeys(keys map[string]bool) (map[string]int, bool) {
+// each probed function by key and the time the threads were let go, from
+// which on the probes see every call; false when the threads could not
+// all be stopped now.
+func (e *engine) traceKeys(keys map[string]bool) (map[string]int, int64, bool) {
 	list := slices.Sorted(maps.Keys(keys))
 	filter, err := e.opt.Filter.WithFunctions(list)
 	if err != nil {
 		e.warn("auto-expand: %v", err)
-		return nil, true
+		return nil, e.now(), true
 	}
 	from, ok := e.pauseAll()
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
 	e.opt.Filter = filter
 	selected := func(path string, isMain bool, name string) bool {
@@ -216,8 +217,9 @@ func (e *engine) traceKeys(keys map[string]bool) (map[string]int, bool) {
 			probed[k] = fn
 		}
 	}
+	at := e.now()
 	e.resumeAll(from)
-	return probed, true
+	return probed, at, true
 }
 
 // addFunctions gives the functions selected chooses in the modules

@@ -136,7 +136,7 @@ func TestAutoExpandTracesHiddenCallees(t *testing.T) {
 				t.Errorf("work: %d calls, traced since %d; want 6000 from the start", c1["work"], tracedSince(final, "work"))
 			}
 			info, stderrInfo, code := run(t, dir, "info", "x.data")
-			if code != 0 || !regexp.MustCompile(`(?m)^  \+\d+\.\d\ds  libc\.so\.6:snprintf$`).MatchString(info) {
+			if code != 0 || !regexp.MustCompile(`(?m)^  \+\d+\.\d\ds +libc\.so\.6:snprintf$`).MatchString(info) {
 				t.Errorf("info (exit %d, %s) does not say since when snprintf is traced:\n%s", code, stderrInfo, info)
 			}
 		})
