@@ -3,7 +3,6 @@ package attach
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,27 +60,20 @@ func (e *engine) autoExpand() {
 	}
 	snap := e.s.Snapshot(e.now(), e.counters())
 	top := snap.Busy().HottestSelf(e.opt.AutoExpand, func(fn int) bool { return e.expanded[fn] })
-	if debug {
-		for _, h := range snap.Busy().HottestSelf(8, nil) {
-			fmt.Fprintf(os.Stderr, "rank %s %d expanded=%v\n", snap.FuncName(h.Func), h.SelfNs, e.expanded[h.Func])
-		}
-	}
 	if len(top) == 0 {
 		return
 	}
 	traced := e.tracedKeys()
 	discoverers := map[int]*instrument.Discoverer{}
-	var steps []Expansion
+	steps := make([]Expansion, len(top))
+	found := make([][]string, len(top)) // each function's new callees, by key
 	keys := map[string]bool{}
-	for _, h := range top {
-		x := Expansion{Func: snap.FuncName(h.Func), SelfNs: h.SelfNs}
-		added, known, err := e.discoverCallees(snap, h.Func, discoverers, traced)
-		x.Traced, x.Err = known, err
-		for _, k := range added {
+	for i, h := range top {
+		steps[i] = Expansion{Func: snap.FuncName(h.Func), SelfNs: h.SelfNs}
+		found[i], steps[i].Traced, steps[i].Err = e.discoverCallees(snap, h.Func, discoverers, traced)
+		for _, k := range found[i] {
 			keys[k] = true
 		}
-		x.Added = added // keys for now: names once probed
-		steps = append(steps, x)
 	}
 	var probed map[string]int
 	now := e.now()
@@ -98,21 +90,19 @@ func (e *engine) autoExpand() {
 		e.stats.Expanded++
 		x := &steps[i]
 		x.AtNs = now
-		var names []string
-		for _, k := range x.Added {
+		for _, k := range found[i] {
 			if fn, ok := probed[k]; ok {
 				if prof.Functions[fn].TracedSinceNs == 0 {
 					prof.Functions[fn].TracedSinceNs = now
 				}
-				names = append(names, prof.FuncName(fn))
+				x.Added = append(x.Added, prof.FuncName(fn))
 			} else {
 				x.Unprobed = append(x.Unprobed, k)
 			}
 		}
-		x.Added = names
-		if len(names) > 0 {
-			prof.Meta.Filters = append(prof.Meta.Filters, fmt.Sprintf("--auto-expand at +%.2fs: %s: %s",
-				time.Duration(now).Seconds(), x.Func, strings.Join(names, ", ")))
+		if len(x.Added) > 0 {
+			prof.Meta.Filters = append(prof.Meta.Filters, fmt.Sprintf("--auto-expand at %s: %s: %s",
+				model.FormatOffset(now), x.Func, strings.Join(x.Added, ", ")))
 		}
 		if e.opt.OnExpand != nil {
 			e.opt.OnExpand(*x)
@@ -202,6 +192,11 @@ func (e *engine) traceKeys(keys map[string]bool) (map[string]int, int64, bool) {
 		return nil, 0, false
 	}
 	e.opt.Filter = filter
+	mods := map[string]bool{} // the modules the keys name, by base name
+	for k := range keys {
+		mod, _, _ := strings.Cut(k, ":")
+		mods[mod] = true
+	}
 	selected := func(path string, isMain bool, name string) bool {
 		return keys[filepath.Base(path)+":"+name] && filter.Function(path, isMain, name)
 	}
@@ -213,7 +208,7 @@ func (e *engine) traceKeys(keys map[string]bool) (map[string]int, int64, bool) {
 			continue
 		}
 		done[as] = true
-		for k, fn := range e.addFunctions(t.tid, t.proc, selected) {
+		for k, fn := range e.addFunctions(t.tid, t.proc, mods, selected) {
 			probed[k] = fn
 		}
 	}
@@ -224,8 +219,9 @@ func (e *engine) traceKeys(keys map[string]bool) (map[string]int, int64, bool) {
 
 // addFunctions gives the functions selected chooses in the modules
 // process p has loaded a probe, every thread of its space stopped (tid
-// is one): modules traced already and modules not traced so far alike.
-func (e *engine) addFunctions(tid int, p *process, selected func(path string, isMain bool, name string) bool) map[string]int {
+// is one): in the modules mods names (by base name) only, traced already
+// or not so far; no other file is read while the threads wait.
+func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selected func(path string, isMain bool, name string) bool) map[string]int {
 	mapped, err := instrument.ReadMaps(p.pid)
 	if err != nil {
 		return nil
@@ -239,6 +235,9 @@ func (e *engine) addFunctions(tid int, p *process, selected func(path string, is
 	defer func() { as.anon = nil }()
 	out := map[string]int{}
 	for _, path := range instrument.LoadedPaths(mapped) {
+		if !mods[filepath.Base(path)] {
+			continue
+		}
 		var l *loaded
 		for _, m := range as.modules {
 			if m.mod.Path == path {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/profile-dev/profile/attach"
 	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/human"
+	"github.com/profile-dev/profile/model"
 )
 
 // expandOptions reads --expand FUNC and --depth N: FUNC and the functions
@@ -139,21 +141,23 @@ func (f *traceFlags) autoExpandOptions(opt *attach.Options, w io.Writer) error {
 
 // expansionLine says what one auto-expand step did.
 func expansionLine(x attach.Expansion) string {
-	head := fmt.Sprintf("profile: +%.2fs: --auto-expand: %s (%s self so far)", time.Duration(x.AtNs).Seconds(),
-		x.Func, time.Duration(x.SelfNs).Round(time.Microsecond))
+	head := fmt.Sprintf("profile: %s: --auto-expand: %s (%s self so far)", model.FormatOffset(x.AtNs),
+		x.Func, human.Duration(x.SelfNs))
+	var what string
 	switch {
 	case x.Err != nil:
 		return fmt.Sprintf("%s: %v", head, x.Err)
+	case len(x.Added) > 0:
+		what = fmt.Sprintf(": tracing %s from now on", strings.Join(x.Added, ", "))
+		if len(x.Unprobed) > 0 {
+			what += fmt.Sprintf(" (%s could not be probed)", strings.Join(x.Unprobed, ", "))
+		}
 	case len(x.Unprobed) > 0:
-		head += fmt.Sprintf(" (%s could not be probed)", strings.Join(x.Unprobed, ", "))
+		what = fmt.Sprintf(": %s could not be probed", strings.Join(x.Unprobed, ", "))
+	case x.Traced > 0:
+		what = fmt.Sprintf(": its %d callees are traced already", x.Traced)
+	default:
+		what = ": no callee found in its code"
 	}
-	switch {
-	case len(x.Added) == 0 && len(x.Unprobed) > 0:
-		return head
-	case len(x.Added) == 0 && x.Traced > 0:
-		return fmt.Sprintf("%s: its %d callees are traced already", head, x.Traced)
-	case len(x.Added) == 0:
-		return head + ": no callee found in its code"
-	}
-	return fmt.Sprintf("%s: tracing %s from now on", head, strings.Join(x.Added, ", "))
+	return head + what
 }
