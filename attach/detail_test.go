@@ -102,32 +102,55 @@ func checkRequestTree(t *testing.T, p *model.Profile, i int, tr model.DetailTree
 
 // Detail on every function leaves the counts exact (the inline stubs'
 // three-slot entries wrap the rings many times), and with a rule that
-// keeps every call, each thread's trees hold exactly its calls.
+// keeps every call, each thread's trees hold exactly its calls, each with
+// its arguments. Keeping every call by --slow 1ns takes the other way to
+// the rings: the arguments wait in the stubs' side records until the
+// call ends, and go to the ring from there whichever way it ends (a
+// return, a tail call, a longjmp, an exception, a signal handler's
+// nesting): in unusual, the calls left by longjmp and by exceptions were
+// called with 1, the others with 0. (Trap probes count ljmp_a(1) and
+// thrower_a(1) as returned: their return sites are reached by a jump
+// too, after the longjmp and the catch.)
 func TestDetailEverywhereKeepsCountsExact(t *testing.T) {
+	rules := []struct {
+		name   string
+		slowNs int64
+		all    bool
+	}{{"keep-none", 3600e9, false}, {"keep-all", 0, true}, {"keep-all-by-slow", 1, true}}
 	for _, name := range []string{"recursion", "threads", "unusual", "altstack"} {
-		for _, keepAll := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/keep-all=%v", name, keepAll), func(t *testing.T) {
+		for _, rule := range rules {
+			t.Run(name+"/"+rule.name, func(t *testing.T) {
 				forEachProbe(t, func(t *testing.T, opt Options) {
 					opt.DetailFuncs = regexp.MustCompile(".")
-					opt.DetailRule = detail.Rule{SlowNs: 3600e9, Limit: 1 << 20}
-					if keepAll {
-						opt.DetailRule.SlowNs = 0
-					}
+					opt.DetailRule = detail.Rule{SlowNs: rule.slowNs, Limit: 1 << 20}
 					r, _ := recordWorkload(t, name, opt)
 					checkExpected(t, name, r)
-					for _, th := range r.Profile.Threads {
+					p := r.Profile
+					for _, th := range p.Threads {
 						var calls, kept int64
 						for _, n := range th.Nodes {
 							calls += n.Calls
 						}
 						for _, tr := range th.Trees {
 							for _, c := range tr.Calls {
-								if c.Flags.Has(model.DetailKept) && !c.Flags.Has(model.DetailInFlight) {
-									kept++
+								if !c.Flags.Has(model.DetailKept) || c.Flags.Has(model.DetailInFlight) {
+									continue
+								}
+								kept++
+								if !c.Flags.Has(model.DetailArgs) {
+									t.Errorf("thread %d: a kept call of %s without its arguments (flags %b)", th.Tid, p.FuncName(c.Func), c.Flags)
+									continue
+								}
+								fn := p.FuncName(c.Func)
+								if name == "unusual" && opt.Probes == ProbesInline && (strings.HasPrefix(fn, "ljmp_") || strings.HasPrefix(fn, "exc::thrower_")) {
+									want := map[bool]int32{true: 0, false: 1}[c.Flags.Has(model.DetailReturned)]
+									if int32(c.Args[0]) != want {
+										t.Errorf("%s: arg0 %d, want %d (flags %b)", fn, int32(c.Args[0]), want, c.Flags)
+									}
 								}
 							}
 						}
-						if want := map[bool]int64{false: 0, true: calls}[keepAll]; kept != want {
+						if want := map[bool]int64{false: 0, true: calls}[rule.all]; kept != want {
 							t.Errorf("thread %d: %d calls kept in detail, want %d", th.Tid, kept, want)
 						}
 					}

@@ -26,6 +26,7 @@ var probeCode []byte
 // inlineSpace is the tracer's side of one address space's inline probes.
 type inlineSpace struct {
 	data    uint64 // the data block in the target
+	dataLen uint64 // its size: side records make it bigger
 	rings   uint64 // the rings' mapping in the target
 	mem     []byte // the tracer's mapping of the same memfd
 	retstub uint64
@@ -109,16 +110,21 @@ func (e *engine) setupInline(tid int, p *process) {
 func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	site := as.areas[0].base
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
-	data, err := inj(unix.SYS_MMAP, 0, dataSize, unix.PROT_READ|unix.PROT_WRITE,
+	slow := e.slowTicks()
+	size := uint64(dataSize)
+	if slow > 0 {
+		size += sidesSize
+	}
+	data, err := inj(unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
 	if err != nil {
 		return nil, fmt.Errorf("inline probes: data block: %w", err)
 	}
-	is := &inlineSpace{data: data, stubs: map[uint64]uint64{}, patches: map[uint64]*inlinePatch{},
+	is := &inlineSpace{data: data, dataLen: size, stubs: map[uint64]uint64{}, patches: map[uint64]*inlinePatch{},
 		table: map[uint64]int{}, slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}}
 	rings, mem, err := e.mapRings(tid, site, data, 0)
 	if err != nil {
-		inj(unix.SYS_MUNMAP, data, dataSize)
+		inj(unix.SYS_MUNMAP, data, size)
 		return nil, err
 	}
 	is.rings, is.mem = rings, mem
@@ -128,14 +134,31 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		return nil, err
 	}
 	is.retstub = stub + stubRet
-	var hdr [0x18]byte
+	var hdr [dSlowTicks + 8]byte
 	binary.LittleEndian.PutUint64(hdr[dRetstub:], is.retstub)
 	binary.LittleEndian.PutUint64(hdr[dStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
+	binary.LittleEndian.PutUint64(hdr[dSlowTicks:], slow)
 	if err := writeMem(tid, data, hdr[:]); err != nil {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
 	return is, nil
+}
+
+// slowTicks is the stubs' D_SLOW_TICKS. Under --slow (and no condition
+// on the arguments, which a call left by longjmp must still be judged by)
+// a selected call keeps its arguments beside its shadow entry, and they go
+// to the ring only when the call ends having lasted this long: a call not
+// kept costs the ring two events, as an untraced-in-detail one does. It is
+// a little less than --slow, so that the tracer, which judges the same
+// ticks in nanoseconds, never keeps a call without them; 0 otherwise
+// (every selected entry sends its arguments).
+func (e *engine) slowTicks() uint64 {
+	r := e.opt.DetailRule
+	if e.opt.DetailFuncs == nil || r.SlowNs <= 0 || (r.If != nil && !r.If.OnReturn()) {
+		return 0
+	}
+	return max(1, uint64(float64(r.SlowNs)/e.clock.NsPerTick()*0.98))
 }
 
 // stallLimitNs is how long a stub waiting for room in a full ring goes
@@ -208,7 +231,7 @@ func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 	if is.rings != 0 {
 		e.unmap(tid, site, is.rings, ringsSize)
 	}
-	e.unmap(tid, site, is.data, dataSize)
+	e.unmap(tid, site, is.data, is.dataLen)
 	if is.mem != nil {
 		unix.Munmap(is.mem)
 		is.mem = nil

@@ -23,6 +23,14 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 // those it passed: longjmp, exceptions, tail calls), an exit closes every
 // frame up to the returning one, exactly as the trap probe's stops do.
 func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
+	if ev.id == argsForID {
+		// A frame's arguments, sent as it ends (--slow): before the
+		// event that closes it.
+		if ev.args != nil {
+			e.s.ArgsAt(t.st, ev.sp, ev.args)
+		}
+		return
+	}
 	now := e.clock.Ns(ev.tick)
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation

@@ -16,6 +16,7 @@ const (
 	dUnregistered = 0x18
 	dShadowFull   = 0x20
 	dLost         = 0x28
+	dSlowTicks    = 0x30  // nonzero: detail arguments wait in side records (--slow)
 	dName         = 0x800 // the memfd's name, for memfd_create
 	dTable        = 0x1000
 	tableSize     = 4096
@@ -23,6 +24,12 @@ const (
 	stateSize     = 64 << 10
 	maxSlots      = 1024
 	dataSize      = dStates + maxSlots*stateSize
+	// Side records (with dSlowTicks): one per shadow entry, after the
+	// states, in a data block that much bigger.
+	dSides     = dataSize
+	sideRecord = 64
+	sideSize   = 256 << 10
+	sidesSize  = maxSlots * sideSize
 
 	tRing         = 0x00
 	tDepth        = 0x08
@@ -30,6 +37,7 @@ const (
 	tStackHi      = 0x18
 	tCap          = 0x20
 	tCtx          = 0x28 // context components open (--context)
+	tSide         = 0x30 // the thread's side records, 0 if none
 	tShadow       = 0x40
 	shadowEntries = (stateSize - tShadow) / 16
 
@@ -49,12 +57,14 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0x780
-	stubDataPtr = 0xaf8
+	stubRet     = 0xb40
+	stubDataPtr = 0xeb0
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end
 	argsID      = 0xfffffffd // the argument registers of the entry before
+	argsForID   = 0xfffffffc // a frame's arguments (its slot in sp), one slot follows
+	argsFor2ID  = 0xfffffffb // ... two slots follow
 	flagRestore = 0x80000000
 	flagDetail  = 0x40000000 // record the arguments (--detail)
 	flagArgs3   = 0x20000000 // ... rdi, rsi and rdx only, in one slot
@@ -63,9 +73,11 @@ const (
 	ctxShift    = 24         // ... without flagCtxOpen, recorded only when n are open
 	fnMask      = 1<<ctxShift - 1
 	// ctxMark marks a shadow entry's return address whose frame opened
-	// component k (in bits 56-62): the address is the low 56 bits.
-	ctxMark  = 1 << 63
-	addrMask = 1<<56 - 1
+	// component k (in bits 56-62); detailMark one whose side record holds
+	// its arguments. The address is the low 48 bits.
+	ctxMark    = 1 << 63
+	detailMark = 1 << 55
+	addrMask   = 1<<48 - 1
 )
 
 // tableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
@@ -84,8 +96,9 @@ type ringEvent struct {
 	id      uint32 // function id, exitID for a return, stallID for a wait
 	tick    uint64
 	sp, ret uint64 // ret: the return address at an entry, rax at an exit
-	// args are a detail entry's argument registers, nil for others (a
-	// buffer of the drain's, valid during the call only).
+	// args are a detail entry's argument registers, or an argsForID
+	// event's, nil for others (a buffer of the drain's, valid during the
+	// call only).
 	args *[6]uint64
 }
 
@@ -111,7 +124,16 @@ func (r ring) drain(f func(*ringEvent)) int {
 		b := r.mem[off:]
 		ev = ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
 			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}
-		if ev.id < argsID {
+		switch {
+		case ev.id == argsForID || ev.id == argsFor2ID:
+			// A frame's deferred arguments (sp: its slot).
+			slots := uint64(1 + argsForID - ev.id)
+			if r.args(tail, slots, &args) {
+				ev.args = &args
+			}
+			tail += slots
+			ev.id = argsForID
+		case ev.id < argsFor2ID:
 			if ev.id&flagDetail != 0 {
 				// Its argument slots were committed before it.
 				slots := uint64(2)
@@ -172,3 +194,6 @@ func (r ring) resetCounters() {
 		atomic.StoreUint64(r.word(off), 0)
 	}
 }
+
+// Every shadow entry has its side record.
+var _ [sideSize - shadowEntries*sideRecord]struct{}

@@ -39,6 +39,9 @@ func (e *engine) registerInline(t *thread) {
 	binary.LittleEndian.PutUint64(hdr[tStackLo:], lo)
 	binary.LittleEndian.PutUint64(hdr[tStackHi:], hi)
 	binary.LittleEndian.PutUint64(hdr[tCap:], shadowEntries)
+	if is.dataLen > dataSize {
+		binary.LittleEndian.PutUint64(hdr[tSide:], is.data+dSides+uint64(slot)*sideSize)
+	}
 	if writeMem(t.tid, state, hdr[:]) != nil {
 		is.free = append(is.free, slot)
 		return

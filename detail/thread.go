@@ -14,12 +14,19 @@ type Rule struct {
 	Limit  int   // trees kept per thread, the oldest dropped beyond (0: no limit)
 }
 
-// keeps tells whether a selected call that lasted dur is kept.
-func (r *Rule) keeps(dur int64, args *[6]uint64, ret uint64, returned bool) bool {
+// keeps tells whether a selected call that lasted dur is kept; args nil:
+// its arguments are not known (zero).
+func (r *Rule) keeps(dur int64, args *argRegs, ret uint64, returned bool) bool {
 	if dur < r.SlowNs {
 		return false
 	}
-	return r.If == nil || r.If.Holds(args, ret, returned)
+	if r.If == nil {
+		return true
+	}
+	if args == nil {
+		args = &argRegs{}
+	}
+	return r.If.Holds(&args.regs, ret, returned)
 }
 
 // maxElems bounds a thread's array: open frames and the kept calls inside
@@ -43,8 +50,12 @@ type Thread struct {
 	// exits are the kept calls' exit elements, in the order of elems;
 	// an entry placeholder notes how many there were at its entry, so
 	// that pruning it drops those after it too.
-	exits    []model.DetailCall
-	stack    []open
+	exits []model.DetailCall
+	stack []open
+	argv  []argRegs // argv[i]: open call i's arguments, if its flags say so
+	// ancs[i] is open call i's record as the ancestor of trees cut while
+	// it ran, shared by them and completed at its exit, if hasAnc.
+	ancs     []*model.DetailCall
 	persist  int // elements before it are kept
 	selected int // open calls of selected functions
 	trees    []tree
@@ -62,18 +73,23 @@ func placeholder(exits int) elem { return elem(-1 - exits) }
 // exitsBefore is how many exit elements precede placeholder e.
 func (e elem) exitsBefore() int { return int(-1 - e) }
 
-// open is a call on the thread's stack.
+// open is a call on the thread's stack: small and without pointers, as
+// every call pushes one (its arguments and ancestor record, rarer, are in
+// argv and ancs).
 type open struct {
-	fn       int
 	start    int64
-	idx      int // its placeholder in elems
-	args     [6]uint64
-	nargs    int
+	fn       int32
+	idx      int32             // its placeholder in elems
 	flags    model.DetailFlags // DetailArgs, DetailInFlight
 	selected bool
-	// anc is its record as the ancestor of trees cut while it ran, shared
-	// by them and completed at its exit; nil until a tree needs it.
-	anc *model.DetailCall
+	hasAnc   bool
+}
+
+// argRegs are a call's argument registers, n of them its parameters (-1:
+// unknown).
+type argRegs struct {
+	regs [6]uint64
+	n    int
 }
 
 // tree is a cut tree: its ancestors (shared, completed when they end) and
@@ -88,38 +104,83 @@ func NewThread(r *Rule) *Thread { return &Thread{rule: r} }
 
 // Enter opens a call of fn at now; selected tells whether fn is one of the
 // functions recorded in detail.
-func (t *Thread) Enter(fn int, now int64, selected bool) {
-	t.push(open{fn: fn, start: now, selected: selected})
-}
+func (t *Thread) Enter(fn int, now int64, selected bool) { t.push(fn, now, selected, 0) }
 
 // EnterInFlight opens a call already running when tracing began (attach,
 // a forked child's copy of its parent's calls): known from now on.
 func (t *Thread) EnterInFlight(fn int, now int64, selected bool) {
-	t.push(open{fn: fn, start: now, selected: selected, flags: model.DetailInFlight})
+	t.push(fn, now, selected, model.DetailInFlight)
 }
 
-func (t *Thread) push(o open) {
-	o.idx = len(t.elems)
+// push appends the open call in place, field by field: a whole struct
+// copied in costs its wide load of the narrow stores just made (a failed
+// store forward), a third of the time a pruned call takes.
+func (t *Thread) push(fn int, now int64, selected bool, flags model.DetailFlags) {
+	t.stack = append(t.stack, open{})
+	o := &t.stack[len(t.stack)-1]
+	o.start, o.fn, o.idx, o.flags, o.selected = now, int32(fn), int32(len(t.elems)), flags, selected
 	t.elems = append(t.elems, placeholder(len(t.exits)))
-	t.stack = append(t.stack, o)
-	if o.selected {
+	if selected {
 		t.selected++
 	}
 }
 
 // SetArgs gives the innermost open call its argument registers, nargs of
 // them its parameters (-1: unknown); kept for selected functions only.
-func (t *Thread) SetArgs(args *[6]uint64, nargs int) {
-	if n := len(t.stack); n > 0 && t.stack[n-1].selected {
-		o := &t.stack[n-1]
-		o.args, o.nargs = *args, nargs
-		o.flags |= model.DetailArgs
+func (t *Thread) SetArgs(args *[6]uint64, nargs int) { t.SetArgsAt(len(t.stack)-1, args, nargs) }
+
+// SetArgsAt does what SetArgs does for open call i (0: the outermost):
+// arguments may come when the call ends (inline probes under --slow). A
+// call that trees already hold as their ancestor gets them there too.
+func (t *Thread) SetArgsAt(i int, args *[6]uint64, nargs int) {
+	if i < 0 || i >= len(t.stack) || !t.stack[i].selected {
+		return
 	}
+	if len(t.argv) < len(t.stack) {
+		t.argv = append(t.argv, make([]argRegs, len(t.stack)-len(t.argv))...)
+	}
+	t.argv[i] = argRegs{*args, nargs}
+	o := &t.stack[i]
+	o.flags |= model.DetailArgs
+	if o.hasAnc {
+		anc := t.ancs[i]
+		anc.Args, anc.NArgs = *args, nargs
+		anc.Flags |= model.DetailArgs
+	}
+}
+
+// args are open call i's arguments, nil if it has none.
+func (t *Thread) args(i int) *argRegs {
+	if t.stack[i].flags.Has(model.DetailArgs) {
+		return &t.argv[i]
+	}
+	return nil
+}
+
+// Func is open call i's function (0: the outermost), model.None if none.
+func (t *Thread) Func(i int) int {
+	if i < 0 || i >= len(t.stack) {
+		return model.None
+	}
+	return int(t.stack[i].fn)
 }
 
 // Exit closes the innermost open call at now: returned with rax ret, or
 // left (longjmp, exception, tail call) when returned is false.
 func (t *Thread) Exit(now int64, ret uint64, returned bool) {
+	if n := len(t.stack) - 1; n >= 0 {
+		// Most calls: nothing kept in them, not kept themselves, no tree
+		// holding them as an ancestor. Pruned here, as exit would.
+		o := &t.stack[n]
+		if i := int(o.idx); !o.hasAnc && t.persist <= i && (!o.selected || now-o.start < t.rule.SlowNs) {
+			if o.selected {
+				t.selected--
+			}
+			t.truncate(i)
+			t.stack = t.stack[:n]
+			return
+		}
+	}
 	t.exit(now, ret, returned, 0)
 }
 
@@ -129,16 +190,20 @@ func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFl
 		return
 	}
 	o := &t.stack[n-1]
+	idx := int(o.idx)
 	flags := o.flags | extra
 	if returned {
 		flags |= model.DetailReturned
 	} else {
 		ret = 0
 	}
-	if o.anc != nil {
-		o.anc.EndNs, o.anc.Ret, o.anc.Flags = now, ret, flags
+	if o.hasAnc {
+		anc := t.ancs[n-1]
+		anc.EndNs, anc.Ret, anc.Flags = now, ret, flags
+		t.ancs[n-1] = nil
 	}
-	keep := o.selected && t.rule.keeps(now-o.start, &o.args, ret, returned)
+	a := t.args(n - 1)
+	keep := o.selected && t.rule.keeps(now-o.start, a, ret, returned)
 	if keep {
 		flags |= model.DetailKept
 	}
@@ -146,19 +211,23 @@ func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFl
 		t.selected--
 	}
 	switch {
-	case !keep && t.persist <= o.idx:
-		t.truncate(o.idx) // nothing in it kept: pruned
+	case !keep && t.persist <= idx:
+		t.truncate(idx) // nothing in it kept: pruned
 	case len(t.elems) >= maxElems:
-		t.truncate(o.idx)
-		t.persist = min(t.persist, o.idx)
+		t.truncate(idx)
+		t.persist = min(t.persist, idx)
 		t.lost++
 	default:
 		t.elems = append(t.elems, elem(len(t.exits)))
-		t.exits = append(t.exits, model.DetailCall{Func: o.fn, StartNs: o.start,
-			EndNs: now, Args: o.args, Ret: ret, Flags: flags, NArgs: o.nargs})
+		t.exits = append(t.exits, model.DetailCall{Func: int(o.fn), StartNs: o.start,
+			EndNs: now, Ret: ret, Flags: flags})
+		if a != nil {
+			c := &t.exits[len(t.exits)-1]
+			c.Args, c.NArgs = a.regs, a.n
+		}
 		t.persist = len(t.elems)
 		if o.selected && t.selected == 0 {
-			t.cut(o.idx, n-1)
+			t.cut(idx, n-1)
 		}
 	}
 	t.stack = t.stack[:n-1]
@@ -176,10 +245,17 @@ func (t *Thread) cut(from, depth int) {
 	tr := tree{anc: make([]*model.DetailCall, depth)}
 	for i := range depth {
 		o := &t.stack[i]
-		if o.anc == nil {
-			o.anc = &model.DetailCall{Func: o.fn, StartNs: o.start, Args: o.args, NArgs: o.nargs, Flags: o.flags | model.DetailOpen}
+		if !o.hasAnc {
+			anc := &model.DetailCall{Func: int(o.fn), StartNs: o.start, Flags: o.flags | model.DetailOpen}
+			if a := t.args(i); a != nil {
+				anc.Args, anc.NArgs = a.regs, a.n
+			}
+			if len(t.ancs) < len(t.stack) {
+				t.ancs = append(t.ancs, make([]*model.DetailCall, len(t.stack)-len(t.ancs))...)
+			}
+			t.ancs[i], o.hasAnc = anc, true
 		}
-		tr.anc[i] = o.anc
+		tr.anc[i] = t.ancs[i]
 	}
 	var open []int // indices into tr.calls of calls whose exit is to come
 	for _, e := range t.elems[from:] {

@@ -228,12 +228,32 @@ func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, 
 // argument registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
 func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 	if t.det != nil {
-		n := -1
-		if s.nargs.ask != nil {
-			n = s.nargs.get(fn)
-		}
-		t.det.SetArgs(args, n)
+		t.det.SetArgsAt(len(t.frames)-1, args, s.arity(fn))
 	}
+}
+
+// ArgsAt gives the open activation whose entry saw stack pointer sp its
+// argument registers: inline probes under --slow send a call's only when
+// it has lasted that long, before the event that closes it.
+func (s *Session) ArgsAt(t *Thread, sp uint64, args *[6]uint64) {
+	if t.det == nil {
+		return
+	}
+	for i := len(t.frames) - 1; i >= 0; i-- {
+		if t.frames[i].sp == sp {
+			t.det.SetArgsAt(i, args, s.arity(t.det.Func(i)))
+			return
+		}
+	}
+}
+
+// arity is how many argument registers fn's parameters take, -1 if
+// unknown.
+func (s *Session) arity(fn int) int {
+	if s.nargs.ask == nil {
+		return -1
+	}
+	return s.nargs.get(fn)
 }
 
 // SetArity tells how many of a function's argument registers its

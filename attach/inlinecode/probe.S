@@ -8,10 +8,19 @@
  * thread's shadow stack. The return stub appends an exit event and goes
  * to the original return address. No system call, no stop.
  *
- * A function recorded in detail (--detail) has F_DETAIL in its id: its
- * entry event takes three slots, the next two holding its argument
- * registers (two slots, with F_ARGS3, when its parameters fill three at
- * most), and an exit event carries rax for every function.
+ * A function recorded in detail (--detail) has F_DETAIL in its id, and an
+ * exit event carries rax for every function. Its arguments go one of two
+ * ways. With D_SLOW_TICKS 0, its entry event takes three slots, the next
+ * two holding its argument registers (two slots, with F_ARGS3, when its
+ * parameters fill three at most). With D_SLOW_TICKS set (--slow: only
+ * calls that last that long can be kept), the entry keeps them with the
+ * entry's time in a side record beside its shadow entry (T_SIDE, marked
+ * by DETAIL_MARK on the return address), and an ARGS event (the frame's
+ * slot S, then the argument slots) goes to the ring only for a frame that
+ * has lasted D_SLOW_TICKS when it ends: at its return, or at the entry or
+ * return that finds it abandoned (the tracer closes such frames there), or
+ * when an unwinder takes the thread's frames back. A call that is not
+ * kept then costs the ring what an untraced-in-detail one does.
  *
  * A calling context (--context 'A>B') is a per-thread count (T_CTX) of
  * its components open in order: the entry of component k (F_CTX with
@@ -45,6 +54,7 @@
 	.set D_UNREGISTERED, 0x18    /* calls by threads without a state */
 	.set D_SHADOW_FULL, 0x20     /* returns left alone: shadow stack full */
 	.set D_LOST, 0x28            /* returns with no shadow entry (never expected) */
+	.set D_SLOW_TICKS, 0x30      /* nonzero: detail arguments wait for this long a frame */
 	.set D_TABLE, 0x1000         /* 4096 x {thread pointer, state} */
 	.set TABLE_MASK, 4095
 
@@ -55,6 +65,8 @@
 	.set T_STACK_HI, 0x18        /* current frame there are abandoned frames */
 	.set T_CAP, 0x20
 	.set T_CTX, 0x28             /* context components open (--context) */
+	.set T_SIDE, 0x30            /* side records, one per shadow entry: {entry tick,
+	                              * argument slots (1 or 2), rdi, rsi, rdx, rcx, r8, r9} */
 	.set T_SHADOW, 0x40          /* {slot, original return address} */
 
 	/* ring (shared) */
@@ -75,8 +87,11 @@
 	.set F_CTX, 0x10000000       /* id flag: a context role, in bits 24-26 */
 	.set F_CTXOPEN, 0x08000000   /* ... a component that opens it */
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
+	.set DETAIL_MARK, 55         /* bit of a shadow entry whose side record holds arguments */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
 	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
+	.set ARGS_FOR, 0xfffffffc    /* id of an ARGS event with one argument slot */
+	                             /* (ARGS_FOR - 1: with two) */
 
 /* Every register a stub touches, kept (flags excepted). */
 .macro SAVE
@@ -144,10 +159,16 @@
 1:
 .endm
 
-/* Reserve the next n slots of the ring at rdi: r9 = the first, rcx = its
- * index (its commit word is index + 1). Clobbers rax. */
-.macro RESERVE n=1
+/* Reserve the next n slots of the ring at rdi (var: 1 + [rsp] slots):
+ * r9 = the first, rcx = its index (its commit word is index + 1).
+ * Clobbers rax. */
+.macro RESERVE n=1, var=0
+	.if \var
+	mov	rax, [rsp]
+	inc	eax
+	.else
 	mov	eax, \n
+	.endif
 	xadd	[rdi + R_HEAD], rax
 	mov	rcx, rax
 	and	eax, RING_MASK
@@ -177,9 +198,11 @@
 /* Append an event: r8 = data, rsi = state, rax = word0 high half (id or
  * ~0), rdx = sp, r10 = return address (entry) or rax (exit). With n = 2
  * or 3 (an entry stub's detail entry) n - 1 argument slots follow,
- * committed before the event so that the tracer finds them with it.
+ * committed before the event so that the tracer finds them with it; with
+ * var, [rsp] of them (1 or 2) from [rsp + 8] on (an ARGS event). save:
+ * the event's tick goes to [rsp - 48] too (red zone) for the side record.
  * Clobbers rax, rcx, rdx, rdi, r9, r10, r11. */
-.macro EVENT n=1
+.macro EVENT n=1, var=0, save=0
 	cmp	qword ptr [r8 + D_DROPPING], 0
 	jne	12f
 	mov	rdi, [rsi + T_RING]
@@ -189,7 +212,7 @@
 	sub	rax, [rdi + R_TAIL]
 	cmp	rax, RING_ROOM
 	jae	13f
-	RESERVE \n
+	RESERVE \n, \var
 	/* Ask for the line 32 events ahead, for writing: the tracer read it
 	 * on the ring's last round, and taking it back is a cross-core miss
 	 * that would stall this thread's stores (here about 50 ns a call in a
@@ -203,10 +226,20 @@
 	.if \n == 3
 	ARGSLOT 2, E_RCX, E_R8, E_R9
 	.endif
+	.if \var
+	ARGSLOT 1, 8, 16, 24
+	cmp	qword ptr [rsp], 2
+	jb	19f
+	ARGSLOT 2, 32, 40, 48
+19:
+	.endif
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
 	mov	[r9 + 8], rax
+	.if \save
+	mov	[rsp - 48], rax
+	.endif
 	inc	ecx                     /* the commit word: index + 1, 32 bits */
 	or	r11, rcx
 	mov	[r9], r11
@@ -274,6 +307,59 @@
 14:
 .endm
 
+/* Unless shadow entry slot \a lies on this thread's own stack, as does
+ * the current slot \b (then an entry at or below \b was abandoned), go to
+ * \other: it may be a coroutine's or a sigaltstack's. */
+.macro OWNSTACK a, b, other
+	cmp	\a, [rsi + T_STACK_LO]
+	jb	\other
+	cmp	\b, [rsi + T_STACK_HI]
+	jae	\other
+.endm
+
+/* Unless this entry's arguments are deferred to a side record (a detail
+ * function, D_SLOW_TICKS set, side records given), go to \skip. */
+.macro DEFERS skip
+	test	dword ptr [rsp + E_ID], F_DETAIL
+	jz	\skip
+	cmp	qword ptr [r8 + D_SLOW_TICKS], 0
+	je	\skip
+	cmp	qword ptr [rsi + T_SIDE], 0
+	je	\skip
+.endm
+
+/* r11 = the side record of shadow entry rcx of the thread at rsi. */
+.macro SIDEREC
+	mov	r11, rcx
+	shl	r11, 6
+	add	r11, [rsi + T_SIDE]
+.endm
+
+/* Fill the side record of shadow entry rcx: the entry event's tick
+ * ([rsp - 48]) and the argument registers as saved. Clobbers rax, r11. */
+.macro SIDE
+	SIDEREC
+	mov	rax, [rsp - 48]
+	mov	[r11], rax
+	mov	rax, [rsp + E_RDI]
+	mov	[r11 + 16], rax
+	mov	rax, [rsp + E_RSI]
+	mov	[r11 + 24], rax
+	mov	rax, [rsp + E_RDX]
+	mov	[r11 + 32], rax
+	mov	eax, 1
+	test	dword ptr [rsp + E_ID], F_ARGS3
+	jnz	1f
+	mov	rax, [rsp + E_RCX]
+	mov	[r11 + 40], rax
+	mov	rax, [rsp + E_R8]
+	mov	[r11 + 48], rax
+	mov	rax, [rsp + E_R9]
+	mov	[r11 + 56], rax
+	mov	eax, 2
+1:	mov	[r11 + 8], rax
+.endm
+
 /* 0x000: entry stub. [rsp] = into the trampoline, [rsp+8] = id,
  * [rsp+16] = the caller's return address, in the slot S. */
 entry:
@@ -296,11 +382,14 @@ entry:
 	test	eax, F_CTX
 	jnz	context
 recorded:
+	cmp	qword ptr [r8 + D_SLOW_TICKS], 0
+	jne	deferred
 	lea	rdx, [rsp + E_S]
 	mov	r10, [rsp + E_S]
 	test	eax, F_DETAIL
 	jnz	detail_entry
-	EVENT
+plain:
+	EVENT save=1
 	/* hijack the return, unless the slot already goes to the return stub
 	 * (a tail call from a probed function: its exit closes both) */
 hijack:
@@ -318,10 +407,7 @@ hijack:
 	mov	r9, [rdi + T_SHADOW - 16]
 	cmp	r9, rdx
 	ja	21f
-	cmp	r9, [rsi + T_STACK_LO]
-	jb	21f
-	cmp	rdx, [rsi + T_STACK_HI]
-	jae	21f
+	OWNSTACK r9, rdx, 21f
 	mov	r9, [rdi + T_SHADOW - 8]
 	UNMARK	r9
 	dec	rcx
@@ -329,7 +415,9 @@ hijack:
 21:	cmp	rcx, [rsi + T_CAP]
 	jae	shadow_full
 	mov	rax, [rsp + E_S]
-	mov	rdi, rcx
+	DEFERS	24f
+	bts	rax, DETAIL_MARK
+24:	mov	rdi, rcx
 	shl	rdi, 4
 	add	rdi, rsi
 	mov	[rdi + T_SHADOW], rdx
@@ -339,10 +427,14 @@ hijack:
 	/* A signal handler running probed calls between the entry's write
 	 * and the depth's may have pushed (and popped) its own entry over
 	 * ours: the depth now covers our index, no handler reuses it, write
-	 * it again. */
+	 * it again. The side record, written after, is ours alone too. */
 	mov	[rdi + T_SHADOW], rdx
 	mov	[rdi + T_SHADOW + 8], rax
-	test	dword ptr [rsp + E_ID], F_CTXOPEN
+	bt	rax, DETAIL_MARK
+	jnc	25f
+	dec	rcx
+	SIDE
+25:	test	dword ptr [rsp + E_ID], F_CTXOPEN
 	jnz	open
 opened:
 	mov	rax, [r8 + D_RETSTUB]
@@ -365,19 +457,25 @@ open:
 	or	[rdi + T_SHADOW + 8], rax
 	jmp	opened
 	/* A tail call from a probed function: its shadow entry (the top one,
-	 * for the same slot) closes both; a component opens there unless
-	 * that entry already opened one. */
+	 * for the same slot) closes both. Its side record is the callee's
+	 * from now on (the tracer closed the caller at this entry); a
+	 * component opens there unless that entry already opened one. */
 tail:
-	test	dword ptr [rsp + E_ID], F_CTXOPEN
-	jz	entry_done
 	mov	rcx, [rsi + T_DEPTH]
 	test	rcx, rcx
 	jz	entry_done
-	shl	rcx, 4
-	lea	rdi, [rsi + rcx - 16]
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
 	lea	rdx, [rsp + E_S]
 	cmp	[rdi + T_SHADOW], rdx
 	jne	entry_done
+	DEFERS	26f
+	bts	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
+	SIDE
+26:	test	dword ptr [rsp + E_ID], F_CTXOPEN
+	jz	entry_done
 	bt	qword ptr [rdi + T_SHADOW + 8], 63
 	jc	entry_done
 	jmp	open
@@ -393,6 +491,36 @@ context:
 	mov	rdi, [rsi + T_RING]
 	inc	qword ptr [rdi + R_SKIPPED]
 	jmp	entry_done
+	/* Arguments deferred (D_SLOW_TICKS): the frames this entry closes
+	 * for the tracer (abandoned below S on this stack, or at S: a tail
+	 * call) send theirs first if they lasted long enough; the entry
+	 * itself is a plain one, its arguments going to its side record. */
+deferred:
+	lea	rdx, [rsp + E_S]
+	mov	rcx, [rsi + T_DEPTH]
+40:	test	rcx, rcx
+	jz	41f
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	r9, [rdi + T_SHADOW]
+	cmp	r9, rdx
+	ja	41f
+	OWNSTACK r9, rdx, 41f
+	btr	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
+	jnc	40b
+	push	rcx
+	push	rdx
+	mov	rdx, r9
+	call	args_if_slow
+	pop	rdx
+	pop	rcx
+	jmp	40b
+41:	mov	eax, [rsp + E_ID]
+	and	eax, ~F_DETAIL
+	mov	r10, [rsp + E_S]
+	jmp	plain
 detail_entry:
 	test	eax, F_ARGS3
 	jnz	detail_entry3
@@ -423,16 +551,58 @@ restore:
 	cmp	[rax], rdx
 	jne	22b
 	mov	r9, [rdi + T_SHADOW + 8]
-	shl	r9, 8                   /* no context mark */
-	shr	r9, 8
+	shl	r9, 16                  /* no context or detail mark */
+	shr	r9, 16
 	mov	[rax], r9
+	/* its frame closes later, when the tracer sees it gone: its
+	 * arguments go now, whatever its time so far */
+	bt	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
+	jnc	22b
+	push	rcx
+	push	rdx
+	mov	rdx, rax
+	call	args_now
+	pop	rdx
+	pop	rcx
 	jmp	22b
 23:	mov	qword ptr [rsi + T_DEPTH], 0
 	mov	qword ptr [rsi + T_CTX], 0  /* its frames are forgotten too */
 	jmp	entry_done
 
-	.org 0x780
-/* 0x780: the return stub: a probed function returned here; rsp = S + 8. */
+/* ARGS event for the frame of shadow entry rcx (its side record) at slot
+ * rdx, if it has lasted D_SLOW_TICKS (args_if_slow) or anyway (args_now).
+ * r8 = data, rsi = state. Clobbers rax, rcx, rdx, rdi, r9, r10, r11. */
+args_if_slow:
+	SIDEREC
+	mov	r9, rdx
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	sub	rax, [r11]
+	cmp	rax, [r8 + D_SLOW_TICKS]
+	jb	42f
+	mov	rdx, r9
+	jmp	43f
+args_now:
+	SIDEREC
+43:	push	qword ptr [r11 + 56]
+	push	qword ptr [r11 + 48]
+	push	qword ptr [r11 + 40]
+	push	qword ptr [r11 + 32]
+	push	qword ptr [r11 + 24]
+	push	qword ptr [r11 + 16]
+	push	qword ptr [r11 + 8]
+	mov	eax, ARGS_FOR
+	cmp	qword ptr [rsp], 2
+	jb	44f
+	dec	eax
+44:	xor	r10d, r10d
+	EVENT var=1
+	add	rsp, 56
+42:	ret
+
+	.org 0xb40
+/* 0xb40: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -452,7 +622,16 @@ retstub:
 	cmp	[rsi + rdi + T_SHADOW], rdx
 	jne	30b
 	mov	r10, [rsi + rdi + T_SHADOW + 8]
-	UNMARK	r10
+	btr	r10, DETAIL_MARK
+	jnc	34f
+	push	rcx                     /* its arguments, if it was slow */
+	push	r10
+	lea	rdx, [rsp + R_S + 16]
+	call	args_if_slow
+	pop	r10
+	pop	rcx
+	lea	rdx, [rsp + R_S]
+34:	UNMARK	r10
 	mov	[rsp + R_S], r10
 	/* drop the entry and the abandoned ones above it (below S on this
 	 * thread's stack); keep others (a coroutine's stack, a sigaltstack) */
@@ -466,12 +645,20 @@ retstub:
 	mov	rax, [rdi + T_SHADOW]
 	cmp	rax, rdx
 	jae	32f
-	cmp	rax, [rsi + T_STACK_LO]
-	jb	32f
-	cmp	rdx, [rsi + T_STACK_HI]
-	jae	32f
+	OWNSTACK rax, rdx, 32f
 	mov	r11, [rdi + T_SHADOW + 8] /* abandoned: drop */
-	UNMARK	r11
+	btr	r11, DETAIL_MARK
+	jnc	35f
+	push	rcx                     /* its arguments, if it was slow */
+	push	r9
+	push	r11
+	mov	rdx, rax
+	call	args_if_slow
+	pop	r11
+	pop	r9
+	pop	rcx
+	lea	rdx, [rsp + R_S]
+35:	UNMARK	r11
 	inc	rcx
 	jmp	31b
 32:	mov	r11, r9
@@ -480,7 +667,19 @@ retstub:
 	mov	[r11 + T_SHADOW], rax
 	mov	rax, [rdi + T_SHADOW + 8]
 	mov	[r11 + T_SHADOW + 8], rax
-	inc	r9
+	bt	rax, DETAIL_MARK        /* its side record moves with it */
+	jnc	36f
+	mov	r11, r9
+	shl	r11, 6
+	add	r11, [rsi + T_SIDE]
+	mov	rdi, rcx
+	shl	rdi, 6
+	add	rdi, [rsi + T_SIDE]
+	.irp	off, 0, 8, 16, 24, 32, 40, 48, 56
+	mov	rax, [rdi + \off]
+	mov	[r11 + \off], rax
+	.endr
+36:	inc	r9
 	inc	rcx
 	jmp	31b
 33:	mov	[rsi + T_DEPTH], r9
@@ -501,6 +700,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0xaf8
+	.org 0xeb0
 data_ptr:
 	.quad 0
