@@ -1,12 +1,17 @@
 package attach
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/detail"
+	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -204,4 +209,51 @@ func TestDetailOnHotFunctionsWrapsTheRings(t *testing.T) {
 			t.Errorf("%d direct and %d nested leaf(1) trees, want %d and %d", direct, nested, want, n)
 		}
 	})
+}
+
+// A selected function that tail-calls another one (reload's tail jumps
+// into leaf): the tail call ends tail's frame, kept without a return
+// value, and leaf's return ends leaf's. Each is kept with its own
+// arguments, which under --slow the inline stubs send from their side
+// records: tail's at leaf's entry, leaf's from the shadow entry it
+// takes over from tail.
+func TestDetailAcrossTailCalls(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "reload")
+	if out, err := exec.Command("gcc", "-O2", "-o", bin, "testdata/reload.c", "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	plugin, err := workload.Path("libplugin.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, slowNs := range []int64{0, 1} {
+		t.Run(fmt.Sprintf("slow=%dns", slowNs), func(t *testing.T) {
+			forEachProbe(t, func(t *testing.T, opt Options) {
+				opt.DetailFuncs = regexp.MustCompile("^(tail|leaf)$")
+				opt.DetailRule = detail.Rule{SlowNs: slowNs, Limit: 100}
+				var out bytes.Buffer
+				r, err := recordTo(context.Background(), []string{bin, plugin}, opt, &out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := r.Profile
+				var got []string
+				for _, tr := range p.Threads[0].Trees {
+					c := tr.Calls[len(tr.Calls)-1]
+					s := fmt.Sprintf("%s(%d)", p.FuncName(c.Func), int32(c.Args[0]))
+					if !c.Flags.Has(model.DetailKept | model.DetailArgs) {
+						s += fmt.Sprintf(" flags %b", c.Flags)
+					}
+					if c.Flags.Has(model.DetailReturned) {
+						s += fmt.Sprintf(" = %d", int32(c.Ret))
+					}
+					got = append(got, s)
+				}
+				want := "tail(1) leaf(2) = 6 tail(2) leaf(3) = 9"
+				if g := strings.Join(got, " "); g != want {
+					t.Errorf("kept calls: %s, want %s", g, want)
+				}
+			})
+		})
+	}
 }
