@@ -257,3 +257,69 @@ func TestDetailAcrossTailCalls(t *testing.T) {
 		})
 	}
 }
+
+// --detail-if conditions of every type and operator on recursion's rec
+// and leaf (arguments 0-10, returns 1-57): the calls kept are exactly
+// those detail.Cond says hold, each with its arguments. Under inline
+// probes the stubs judge the condition themselves (at the entry for an
+// argument, at the return for rax) to decide whether to send the
+// arguments; a disagreement with the tracer would keep a call without
+// them or miss one.
+func TestDetailConditionsInTheStubs(t *testing.T) {
+	const iterations = 100
+	type call struct {
+		fn       string
+		arg, ret uint64
+	}
+	var calls []call
+	for i := 0; i < iterations; i++ {
+		r := uint64(3)
+		calls = append(calls, call{"leaf", 1, 3})
+		for k := uint64(1); k <= 10; k++ {
+			if k > 1 {
+				r += k
+			}
+			calls = append(calls, call{"rec", k, r})
+		}
+		x := uint64(i % 7)
+		calls = append(calls, call{"leaf", x, 2*x + 1})
+	}
+	conds := []string{"arg0==1", "arg0>=8", "arg0/u32<3", "arg0/i64!=5", "arg0/u64>4", "arg0>-1", "arg0/u32>-1",
+		"arg0<=0", "ret<8", "ret/u64<=5", "ret/u32>30", "ret/i64==57", "ret!=3", "ret>=-2"}
+	for _, text := range conds {
+		t.Run(text, func(t *testing.T) {
+			c, err := detail.ParseCond(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]int{}
+			for _, k := range calls {
+				args := [6]uint64{k.arg}
+				if c.Holds(&args, k.ret, true) {
+					want[k.fn]++
+				}
+			}
+			forEachProbe(t, func(t *testing.T, opt Options) {
+				opt.DetailFuncs = regexp.MustCompile("^(rec|leaf)$")
+				opt.DetailRule = detail.Rule{If: &c, Limit: 1 << 20}
+				r, _ := recordWorkload(t, "recursion", opt, fmt.Sprint(iterations))
+				p := r.Profile
+				got := map[string]int{}
+				for _, tr := range p.Threads[0].Trees {
+					for _, k := range tr.Calls {
+						if !k.Flags.Has(model.DetailKept) {
+							continue
+						}
+						got[p.FuncName(k.Func)]++
+						if args := [6]uint64{k.Args[0]}; !k.Flags.Has(model.DetailArgs) || !c.Holds(&args, k.Ret, true) {
+							t.Errorf("kept %s(%d) = %d, flags %b: want its arguments, meeting %s", p.FuncName(k.Func), k.Args[0], k.Ret, k.Flags, text)
+						}
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("kept %v, want %v", got, want)
+				}
+			})
+		})
+	}
+}

@@ -110,9 +110,9 @@ func (e *engine) setupInline(tid int, p *process) {
 func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	site := as.areas[0].base
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
-	slow := e.slowTicks()
+	gate := e.detailGate()
 	size := uint64(dataSize)
-	if slow > 0 {
+	if gate.deferred {
 		size += sidesSize
 	}
 	data, err := inj(unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
@@ -134,31 +134,15 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		return nil, err
 	}
 	is.retstub = stub + stubRet
-	var hdr [dSlowTicks + 8]byte
+	var hdr [dCondValue + 8]byte
 	binary.LittleEndian.PutUint64(hdr[dRetstub:], is.retstub)
 	binary.LittleEndian.PutUint64(hdr[dStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
-	binary.LittleEndian.PutUint64(hdr[dSlowTicks:], slow)
+	gate.put(hdr[:])
 	if err := writeMem(tid, data, hdr[:]); err != nil {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
 	return is, nil
-}
-
-// slowTicks is the stubs' D_SLOW_TICKS. Under --slow (and no condition
-// on the arguments, which a call left by longjmp must still be judged by)
-// a selected call keeps its arguments beside its shadow entry, and they go
-// to the ring only when the call ends having lasted this long: a call not
-// kept costs the ring two events, as an untraced-in-detail one does. It is
-// a little less than --slow, so that the tracer, which judges the same
-// ticks in nanoseconds, never keeps a call without them; 0 otherwise
-// (every selected entry sends its arguments).
-func (e *engine) slowTicks() uint64 {
-	r := e.opt.DetailRule
-	if e.opt.DetailFuncs == nil || r.SlowNs <= 0 || (r.If != nil && !r.If.OnReturn()) {
-		return 0
-	}
-	return max(1, uint64(float64(r.SlowNs)/e.clock.NsPerTick()*0.98))
 }
 
 // stallLimitNs is how long a stub waiting for room in a full ring goes

@@ -16,7 +16,13 @@ const (
 	dUnregistered = 0x18
 	dShadowFull   = 0x20
 	dLost         = 0x28
-	dSlowTicks    = 0x30  // nonzero: detail arguments wait in side records (--slow)
+	dSlowTicks    = 0x30 // detail arguments: a frame must last this long (--slow)
+	dDefer        = 0x38 // nonzero: detail arguments wait in side records
+	dCondAt       = 0x40 // --detail-if's register: 0 none, condRet, else its offset in the entry stub's frame
+	dCondType     = 0x48 // 0 i32, 1 u32, 2 i64, 3 u64
+	dCondMask     = 0x50 // holds if below (bit 0), equal (bit 1), above (bit 2)
+	dCondValue    = 0x58
+	condRet       = 8
 	dName         = 0x800 // the memfd's name, for memfd_create
 	dTable        = 0x1000
 	tableSize     = 4096
@@ -24,7 +30,7 @@ const (
 	stateSize     = 64 << 10
 	maxSlots      = 1024
 	dataSize      = dStates + maxSlots*stateSize
-	// Side records (with dSlowTicks): one per shadow entry, after the
+	// Side records (with dDefer): one per shadow entry, after the
 	// states, in a data block that much bigger.
 	dSides     = dataSize
 	sideRecord = 64
@@ -57,8 +63,8 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0xb40
-	stubDataPtr = 0xeb0
+	stubRet     = 0xcc0
+	stubDataPtr = 0x1030
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end

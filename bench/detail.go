@@ -16,8 +16,9 @@ import (
 // document between the detail markers.
 
 // detailHot selects every call the workload makes in its loop (rec and
-// leaf: 12 of 12 per iteration); with --slow 1h none is kept, so each
-// entry writes its arguments and each exit runs the pruning, for nothing.
+// leaf: 12 of 12 per iteration); with --slow 1h, or --detail-if 'ret<0',
+// none is kept: each call is judged, its arguments held, and pruned, for
+// nothing.
 const detailHot = "^(rec|leaf)$"
 
 // detailResults is everything the detail rows measured.
@@ -37,7 +38,9 @@ func measureDetail(c config) (detailResults, error) {
 			return r, fmt.Errorf("detail per call, %s: %w", s.name, err)
 		}
 		rt, _ := dc.ratio()
-		fmt.Printf("  plain %s, --detail %s per call (%s); outside its --context %s\n", us(dc.plain), us(dc.detail), rt, us(dc.outside))
+		ct, _ := dc.ratioOf(dc.cond)
+		fmt.Printf("  plain %s, --detail --slow %s per call (%s), --detail-if %s (%s); outside its --context %s\n",
+			us(dc.plain), us(dc.detail), rt, us(dc.cond), ct, us(dc.outside))
 		r.cost = append(r.cost, dc)
 	}
 	fmt.Printf("detail memory (%s runs):\n", c.detailFor)
@@ -54,15 +57,17 @@ func measureDetail(c config) (detailResults, error) {
 func detailSection(c config, r detailResults, when string) section {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Per call: workload (a), `%s %d`, `profile record --probes inline --no-compensate` "+
-		"plain and with `--detail '%s' --slow 1h` (every loop call selected, none kept), %d runs of each in turn, medians, "+
+		"plain, with `--detail '%s' --slow 1h` and with `--detail '%[3]s' --detail-if 'ret<0'` "+
+		"(every loop call selected, none kept: each returns a positive value), %[4]d runs of each in turn, medians, "+
 		"marginal per traced call (size 0 subtracted, as above). %s.\n\n",
 		filepath.Base(c.workload), c.inlineN, detailHot, c.runs, when)
-	b.WriteString("| setting | traced calls | untraced per call | plain inline per call | `--detail` (none kept) per call | detail ÷ plain | goal ≤ 1.20× |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| setting | traced calls | untraced per call | plain inline per call | `--slow 1h` per call | ÷ plain | `--detail-if ret<0` per call | ÷ plain | goal ≤ 1.20× |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for i, dc := range r.cost {
-		rt, met := dc.ratio()
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", settings[i].name, dc.calls,
-			us(dc.untraced), us(dc.plain), us(dc.detail), rt, met)
+		rt, _ := dc.ratio()
+		ct, _ := dc.ratioOf(dc.cond)
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", settings[i].name, dc.calls,
+			us(dc.untraced), us(dc.plain), us(dc.detail), rt, us(dc.cond), ct, dc.met())
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "A call outside its calling context (issue #13, `--expand run --context 'main>main'`: the loop's rec and leaf "+
@@ -78,7 +83,8 @@ func detailSection(c config, r detailResults, when string) section {
 	}
 	b.WriteString("\n")
 	for i, dc := range r.cost {
-		fmt.Fprintf(&b, "- ring stalls (`--stats`), %s, last run: plain %s; `--detail` %s\n", settings[i].name, orNA(dc.plainSt), orNA(dc.detailSt))
+		fmt.Fprintf(&b, "- ring stalls (`--stats`), %s, last run: plain %s; `--slow 1h` %s; `--detail-if ret<0` %s\n",
+			settings[i].name, orNA(dc.plainSt), orNA(dc.detailSt), orNA(dc.condSt))
 	}
 	b.WriteString("\n")
 	b.WriteString(memTable(c, r.mem))

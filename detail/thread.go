@@ -15,7 +15,7 @@ type Rule struct {
 }
 
 // keeps tells whether a selected call that lasted dur is kept; args nil:
-// its arguments are not known (zero).
+// its arguments are not known.
 func (r *Rule) keeps(dur int64, args *argRegs, ret uint64, returned bool) bool {
 	if dur < r.SlowNs {
 		return false
@@ -24,6 +24,11 @@ func (r *Rule) keeps(dur int64, args *argRegs, ret uint64, returned bool) bool {
 		return true
 	}
 	if args == nil {
+		if !r.If.OnReturn() {
+			// Not known: the inline stubs send a call's arguments only
+			// when the condition held at its entry.
+			return false
+		}
 		args = &argRegs{}
 	}
 	return r.If.Holds(&args.regs, ret, returned)

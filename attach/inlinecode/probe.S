@@ -10,17 +10,20 @@
  *
  * A function recorded in detail (--detail) has F_DETAIL in its id, and an
  * exit event carries rax for every function. Its arguments go one of two
- * ways. With D_SLOW_TICKS 0, its entry event takes three slots, the next
- * two holding its argument registers (two slots, with F_ARGS3, when its
- * parameters fill three at most). With D_SLOW_TICKS set (--slow: only
- * calls that last that long can be kept), the entry keeps them with the
+ * ways. With D_DEFER 0, its entry event takes three slots, the next two
+ * holding its argument registers (two slots, with F_ARGS3, when its
+ * parameters fill three at most). With D_DEFER set (a rule a call must
+ * meet to be kept: --slow, --detail-if), the entry keeps them with the
  * entry's time in a side record beside its shadow entry (T_SIDE, marked
  * by DETAIL_MARK on the return address), and an ARGS event (the frame's
  * slot S, then the argument slots) goes to the ring only for a frame that
- * has lasted D_SLOW_TICKS when it ends: at its return, or at the entry or
- * return that finds it abandoned (the tracer closes such frames there), or
- * when an unwinder takes the thread's frames back. A call that is not
- * kept then costs the ring what an untraced-in-detail one does.
+ * meets the rule when it ends: lasted D_SLOW_TICKS, and the condition on
+ * an argument (checked at the entry: a call failing it is not marked) or
+ * on rax (at the return; a frame that did not return fails it) holds. It
+ * ends at its return, or at the entry or return that finds it abandoned
+ * (the tracer closes such frames there), or when an unwinder takes the
+ * thread's frames back. A call that is not kept then costs the ring what
+ * an untraced-in-detail one does.
  *
  * A calling context (--context 'A>B') is a per-thread count (T_CTX) of
  * its components open in order: the entry of component k (F_CTX with
@@ -54,7 +57,14 @@
 	.set D_UNREGISTERED, 0x18    /* calls by threads without a state */
 	.set D_SHADOW_FULL, 0x20     /* returns left alone: shadow stack full */
 	.set D_LOST, 0x28            /* returns with no shadow entry (never expected) */
-	.set D_SLOW_TICKS, 0x30      /* nonzero: detail arguments wait for this long a frame */
+	.set D_SLOW_TICKS, 0x30      /* detail arguments: a frame must last this long */
+	.set D_DEFER, 0x38           /* nonzero: detail arguments wait in side records */
+	.set D_COND_AT, 0x40         /* the condition's register: 0 none, 8 rax, else */
+	                             /* its offset where the entry stub saved it */
+	.set D_COND_TYPE, 0x48       /* 0 i32, 1 u32, 2 i64, 3 u64 (HOLDS) */
+	.set D_COND_MASK, 0x50       /* holds if below (bit 0), equal (1), above (2) */
+	.set D_COND_VALUE, 0x58      /* compared with, in its type */
+	.set COND_RET, 8
 	.set D_TABLE, 0x1000         /* 4096 x {thread pointer, state} */
 	.set TABLE_MASK, 4095
 
@@ -317,15 +327,53 @@
 	jae	\other
 .endm
 
+/* Go to \no unless the detail condition holds for rax, read as the
+ * tracer reads it (detail.Cond): i32 its low half sign-extended, u32
+ * zero-extended, both compared signed as i64 is; u64 unsigned. Clobbers
+ * rax, r9. */
+.macro HOLDS no
+	mov	r9, [r8 + D_COND_TYPE]
+	cmp	r9d, 1
+	ja	4f                      /* i64, u64: as is */
+	je	3f
+	movsxd	rax, eax                /* i32 */
+	jmp	4f
+3:	mov	eax, eax                /* u32 */
+4:	cmp	r9d, 3
+	je	5f
+	cmp	rax, [r8 + D_COND_VALUE]
+	mov	r9d, 1
+	je	6f
+	mov	r9d, 0
+	jl	6f
+	mov	r9d, 2
+	jmp	6f
+5:	cmp	rax, [r8 + D_COND_VALUE]
+	mov	r9d, 1
+	je	6f
+	mov	r9d, 0
+	jb	6f
+	mov	r9d, 2
+6:	bt	[r8 + D_COND_MASK], r9
+	jnc	\no
+.endm
+
 /* Unless this entry's arguments are deferred to a side record (a detail
- * function, D_SLOW_TICKS set, side records given), go to \skip. */
+ * function, D_DEFER set, side records given, the condition on an
+ * argument, if any, holding), go to \skip. Clobbers rax, r9. */
 .macro DEFERS skip
 	test	dword ptr [rsp + E_ID], F_DETAIL
 	jz	\skip
-	cmp	qword ptr [r8 + D_SLOW_TICKS], 0
+	cmp	qword ptr [r8 + D_DEFER], 0
 	je	\skip
 	cmp	qword ptr [rsi + T_SIDE], 0
 	je	\skip
+	mov	rax, [r8 + D_COND_AT]
+	cmp	rax, COND_RET
+	jbe	8f
+	mov	rax, [rsp + rax]
+	HOLDS	\skip
+8:
 .endm
 
 /* r11 = the side record of shadow entry rcx of the thread at rsi. */
@@ -382,7 +430,7 @@ entry:
 	test	eax, F_CTX
 	jnz	context
 recorded:
-	cmp	qword ptr [r8 + D_SLOW_TICKS], 0
+	cmp	qword ptr [r8 + D_DEFER], 0
 	jne	deferred
 	lea	rdx, [rsp + E_S]
 	mov	r10, [rsp + E_S]
@@ -414,9 +462,11 @@ hijack:
 	jmp	20b
 21:	cmp	rcx, [rsi + T_CAP]
 	jae	shadow_full
+	DEFERS	23f
 	mov	rax, [rsp + E_S]
-	DEFERS	24f
 	bts	rax, DETAIL_MARK
+	jmp	24f
+23:	mov	rax, [rsp + E_S]
 24:	mov	rdi, rcx
 	shl	rdi, 4
 	add	rdi, rsi
@@ -491,10 +541,10 @@ context:
 	mov	rdi, [rsi + T_RING]
 	inc	qword ptr [rdi + R_SKIPPED]
 	jmp	entry_done
-	/* Arguments deferred (D_SLOW_TICKS): the frames this entry closes
-	 * for the tracer (abandoned below S on this stack, or at S: a tail
-	 * call) send theirs first if they lasted long enough; the entry
-	 * itself is a plain one, its arguments going to its side record. */
+	/* Arguments deferred (D_DEFER): the frames this entry closes for
+	 * the tracer (abandoned below S on this stack, or at S: a tail call)
+	 * send theirs first if they meet the rule; the entry itself is a
+	 * plain one, its arguments going to its side record. */
 deferred:
 	lea	rdx, [rsp + E_S]
 	mov	rcx, [rsi + T_DEPTH]
@@ -570,10 +620,22 @@ restore:
 	jmp	entry_done
 
 /* ARGS event for the frame of shadow entry rcx (its side record) at slot
- * rdx, if it has lasted D_SLOW_TICKS (args_if_slow) or anyway (args_now).
- * r8 = data, rsi = state. Clobbers rax, rcx, rdx, rdi, r9, r10, r11. */
+ * rdx if it meets the rule: at its return, rax its return value
+ * (args_at_return); abandoned, so it did not return (args_if_slow); or
+ * whatever its time so far, when an unwinder takes it (args_now). r8 =
+ * data, rsi = state. Clobbers rax, rcx, rdx, rdi, r9, r10, r11. */
+args_at_return:
+	SIDEREC
+	cmp	qword ptr [r8 + D_COND_AT], COND_RET
+	jne	45f
+	HOLDS	42f
+	jmp	45f
 args_if_slow:
 	SIDEREC
+	cmp	qword ptr [r8 + D_COND_AT], COND_RET
+	je	42f                     /* no return, no return value to meet it */
+45:	cmp	qword ptr [r8 + D_SLOW_TICKS], 0
+	je	43f
 	mov	r9, rdx
 	rdtsc
 	shl	rdx, 32
@@ -585,6 +647,8 @@ args_if_slow:
 	jmp	43f
 args_now:
 	SIDEREC
+	cmp	qword ptr [r8 + D_COND_AT], COND_RET
+	je	42f
 43:	push	qword ptr [r11 + 56]
 	push	qword ptr [r11 + 48]
 	push	qword ptr [r11 + 40]
@@ -601,8 +665,8 @@ args_now:
 	add	rsp, 56
 42:	ret
 
-	.org 0xb40
-/* 0xb40: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0xcc0
+/* 0xcc0: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -624,10 +688,11 @@ retstub:
 	mov	r10, [rsi + rdi + T_SHADOW + 8]
 	btr	r10, DETAIL_MARK
 	jnc	34f
-	push	rcx                     /* its arguments, if it was slow */
+	push	rcx                     /* its arguments, if it meets the rule */
 	push	r10
 	lea	rdx, [rsp + R_S + 16]
-	call	args_if_slow
+	mov	rax, [rsp + R_RAX + 16]
+	call	args_at_return
 	pop	r10
 	pop	rcx
 	lea	rdx, [rsp + R_S]
@@ -649,7 +714,7 @@ retstub:
 	mov	r11, [rdi + T_SHADOW + 8] /* abandoned: drop */
 	btr	r11, DETAIL_MARK
 	jnc	35f
-	push	rcx                     /* its arguments, if it was slow */
+	push	rcx                     /* its arguments, if it meets the rule */
 	push	r9
 	push	r11
 	mov	rdx, rax
@@ -700,6 +765,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0xeb0
+	.org 0x1030
 data_ptr:
 	.quad 0

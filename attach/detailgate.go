@@ -1,0 +1,65 @@
+package attach
+
+import "encoding/binary"
+
+// detailGate is how the inline stubs gate a selected call's arguments
+// (the data block's D_DEFER, D_SLOW_TICKS and D_COND_*). With a rule a
+// call must meet to be kept (--slow, --detail-if), they keep its
+// arguments beside its shadow entry and send them only for a call that
+// meets it when it ends: a call not kept costs the ring two events, as
+// any traced call. The stubs judge as the tracer does (detail.Cond's
+// reading of a register), so a call the tracer keeps never lacks its
+// arguments; --slow is judged in ticks 2% short of it, for the same
+// reason. A rule that keeps every call sends them at each entry.
+type detailGate struct {
+	deferred  bool
+	slowTicks uint64
+	condAt    uint64 // dCondAt
+	condType  uint64
+	condMask  uint64
+	condValue uint64
+}
+
+func (e *engine) detailGate() detailGate {
+	r := e.opt.DetailRule
+	if e.opt.DetailFuncs == nil || (r.SlowNs <= 0 && r.If == nil) {
+		return detailGate{}
+	}
+	g := detailGate{deferred: true}
+	if r.SlowNs > 0 {
+		g.slowTicks = max(1, uint64(float64(r.SlowNs)/e.clock.NsPerTick()*0.98))
+	}
+	if c := r.If; c != nil {
+		g.condAt = condRet
+		if !c.OnReturn() {
+			// where the entry stub saved rdi, rsi, rdx, rcx, r8, r9
+			// (E_RDI... in probe.S)
+			g.condAt = [6]uint64{32, 40, 48, 56, 24, 16}[c.Reg]
+		}
+		g.condType = map[string]uint64{"i32": 0, "u32": 1, "i64": 2, "u64": 3}[c.Type]
+		g.condMask = condMask(c.Op)
+		g.condValue = uint64(c.Value)
+	}
+	return g
+}
+
+// condMask is HOLDS's mask for op: the outcomes (below, equal, above) for
+// which the condition holds.
+func condMask(op string) uint64 {
+	const below, equal, above = 1, 2, 4
+	return map[string]uint64{"<": below, "<=": below | equal, "==": equal, "!=": below | above,
+		">=": equal | above, ">": above}[op]
+}
+
+// put writes g into the data block's header.
+func (g detailGate) put(hdr []byte) {
+	if !g.deferred {
+		return
+	}
+	binary.LittleEndian.PutUint64(hdr[dDefer:], 1)
+	binary.LittleEndian.PutUint64(hdr[dSlowTicks:], g.slowTicks)
+	binary.LittleEndian.PutUint64(hdr[dCondAt:], g.condAt)
+	binary.LittleEndian.PutUint64(hdr[dCondType:], g.condType)
+	binary.LittleEndian.PutUint64(hdr[dCondMask:], g.condMask)
+	binary.LittleEndian.PutUint64(hdr[dCondValue:], g.condValue)
+}
