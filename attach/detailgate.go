@@ -36,19 +36,11 @@ func (e *engine) detailGate() detailGate {
 			// (E_RDI... in probe.S)
 			g.condAt = [6]uint64{32, 40, 48, 56, 24, 16}[c.Reg]
 		}
-		g.condType = map[string]uint64{"i32": 0, "u32": 1, "i64": 2, "u64": 3}[c.Type]
-		g.condMask = condMask(c.Op)
+		g.condType = uint64(c.TypeCode())
+		g.condMask = uint64(c.Outcomes())
 		g.condValue = uint64(c.Value)
 	}
 	return g
-}
-
-// condMask is HOLDS's mask for op: the outcomes (below, equal, above) for
-// which the condition holds.
-func condMask(op string) uint64 {
-	const below, equal, above = 1, 2, 4
-	return map[string]uint64{"<": below, "<=": below | equal, "==": equal, "!=": below | above,
-		">=": equal | above, ">": above}[op]
 }
 
 // put writes g into the data block's header.

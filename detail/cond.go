@@ -17,6 +17,9 @@ type Cond struct {
 	Op    string // ==, !=, <, <=, >, >=
 	Value int64  // compared in Type (u64 as its bits)
 	Text  string // as written
+	// typ and outcomes are TypeCode() + 1 and Outcomes(), which ParseCond
+	// works out once: Holds runs at every selected call's end.
+	typ, outcomes uint8
 }
 
 // RegRet is Cond.Reg for the return value.
@@ -44,22 +47,61 @@ func ParseCond(s string) (Cond, error) {
 			return Cond{}, fmt.Errorf("condition %q: %q is not an unsigned integer", s, m[4])
 		}
 		c.Value = int64(u)
-		return c, nil
+		return c.compiled(), nil
 	}
 	v, err := strconv.ParseInt(m[4], 0, 64)
 	if err != nil {
 		return Cond{}, fmt.Errorf("condition %q: %q is not an integer", s, m[4])
 	}
 	c.Value = v
-	return c, nil
+	return c.compiled(), nil
+}
+
+func (c Cond) compiled() Cond {
+	c.typ, c.outcomes = c.TypeCode()+1, c.Outcomes()
+	return c
 }
 
 // OnReturn tells whether the condition needs the return value.
 func (c Cond) OnReturn() bool { return c.Reg == RegRet }
 
+// TypeCode numbers Type: 0 i32, 1 u32, 2 i64, 3 u64 (the inline stubs'
+// D_COND_TYPE).
+func (c Cond) TypeCode() uint8 {
+	switch c.Type {
+	case "u32":
+		return 1
+	case "i64":
+		return 2
+	case "u64":
+		return 3
+	}
+	return 0
+}
+
+// Outcomes is Op as the set of comparisons of the register with Value
+// for which the condition holds: bit 0 below, bit 1 equal, bit 2 above.
+func (c Cond) Outcomes() uint8 {
+	const below, equal, above = 1, 2, 4
+	switch c.Op {
+	case "<":
+		return below
+	case "<=":
+		return below | equal
+	case "==":
+		return equal
+	case "!=":
+		return below | above
+	case ">=":
+		return equal | above
+	}
+	return above
+}
+
 // Holds evaluates the condition on a call's registers; the return value
-// counts only when returned (a call left by longjmp has none).
-func (c Cond) Holds(args *[6]uint64, ret uint64, returned bool) bool {
+// counts only when returned (a call left by longjmp has none). i32, u32
+// and i64 compare as signed 64-bit integers, u64 unsigned.
+func (c *Cond) Holds(args *[6]uint64, ret uint64, returned bool) bool {
 	var raw uint64
 	if c.Reg == RegRet {
 		if !returned {
@@ -69,34 +111,31 @@ func (c Cond) Holds(args *[6]uint64, ret uint64, returned bool) bool {
 	} else {
 		raw = args[c.Reg]
 	}
-	if c.Type == "u64" {
-		return compare(c.Op, raw, uint64(c.Value))
+	typ, outcomes := c.typ-1, c.outcomes
+	if c.typ == 0 { // not from ParseCond
+		typ, outcomes = c.TypeCode(), c.Outcomes()
 	}
-	var v int64
-	switch c.Type {
-	case "i32":
-		v = int64(int32(raw))
-	case "u32":
-		v = int64(uint32(raw))
+	var outcome uint
+	switch typ {
+	case 3:
+		outcome = order(raw, uint64(c.Value))
+	case 0:
+		outcome = order(int64(int32(raw)), c.Value)
+	case 1:
+		outcome = order(int64(uint32(raw)), c.Value)
 	default:
-		v = int64(raw)
+		outcome = order(int64(raw), c.Value)
 	}
-	return compare(c.Op, v, c.Value)
+	return outcomes>>outcome&1 != 0
 }
 
-func compare[T int64 | uint64](op string, a, b T) bool {
-	switch op {
-	case "==":
-		return a == b
-	case "!=":
-		return a != b
-	case "<":
-		return a < b
-	case "<=":
-		return a <= b
-	case ">":
-		return a > b
-	default:
-		return a >= b
+// order is 0 when a < b, 1 when equal, 2 when above.
+func order[T int64 | uint64](a, b T) uint {
+	switch {
+	case a < b:
+		return 0
+	case a == b:
+		return 1
 	}
+	return 2
 }

@@ -177,7 +177,7 @@ func (t *Thread) Exit(now int64, ret uint64, returned bool) {
 		// Most calls: nothing kept in them, not kept themselves, no tree
 		// holding them as an ancestor. Pruned here, as exit would.
 		o := &t.stack[n]
-		if i := int(o.idx); !o.hasAnc && t.persist <= i && (!o.selected || now-o.start < t.rule.SlowNs) {
+		if i := int(o.idx); !o.hasAnc && t.persist <= i && (!o.selected || now-o.start < t.rule.SlowNs || !t.rule.keeps(now-o.start, t.args(n), ret, returned)) {
 			if o.selected {
 				t.selected--
 			}
