@@ -20,9 +20,15 @@ type detailGate struct {
 	condValue uint64
 }
 
+// argsGated tells whether the stubs gate the arguments under opt's
+// rule: whether it can leave a selected call out.
+func argsGated(opt Options) bool {
+	return opt.DetailFuncs != nil && (opt.DetailRule.SlowNs > 0 || opt.DetailRule.If != nil)
+}
+
 func (e *engine) detailGate() detailGate {
 	r := e.opt.DetailRule
-	if e.opt.DetailFuncs == nil || (r.SlowNs <= 0 && r.If == nil) {
+	if !argsGated(e.opt) {
 		return detailGate{}
 	}
 	g := detailGate{deferred: true}

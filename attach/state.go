@@ -146,6 +146,8 @@ func newEngine(opt Options) *engine {
 		e.stats.Context = opt.Context.String()
 	}
 	if opt.DetailFuncs != nil {
+		opt.DetailRule.Gated = argsGated(opt)
+		e.opt.DetailRule.Gated = opt.DetailRule.Gated
 		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
 		s.SetArity(e.arityOf)
 	}

@@ -14,7 +14,8 @@ func BenchmarkPruned(b *testing.B) {
 	for _, r := range []struct {
 		name string
 		rule Rule
-	}{{"slow", Rule{SlowNs: 3600e9, Limit: 1000}}, {"ret<0", Rule{If: &c, Limit: 1000}}} {
+	}{{"slow", Rule{SlowNs: 3600e9, Limit: 1000}}, {"ret<0", Rule{If: &c, Limit: 1000}},
+		{"ret<0-gated", Rule{If: &c, Limit: 1000, Gated: true}}} {
 		b.Run(r.name, func(b *testing.B) { pruned(b, NewThread(&r.rule)) })
 	}
 }

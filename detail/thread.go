@@ -12,6 +12,16 @@ type Rule struct {
 	SlowNs int64 // lasted at least this long (0: any)
 	If     *Cond // and this holds (nil: always)
 	Limit  int   // trees kept per thread, the oldest dropped beyond (0: no limit)
+	// Gated: the probes judged the rule already and gave the arguments of
+	// the calls that may meet it only (the inline stubs' side records):
+	// a selected call without them, unless in flight, is not kept.
+	Gated bool
+}
+
+// judged tells whether call o is known not to be kept without judging
+// it again: not selected, too short, or gated without its arguments.
+func (r *Rule) judged(o *open, now int64) bool {
+	return !o.selected || now-o.start < r.SlowNs || (r.Gated && o.flags&(model.DetailArgs|model.DetailInFlight) == 0)
 }
 
 // keeps tells whether a selected call that lasted dur is kept; args nil:
@@ -177,7 +187,7 @@ func (t *Thread) Exit(now int64, ret uint64, returned bool) {
 		// Most calls: nothing kept in them, not kept themselves, no tree
 		// holding them as an ancestor. Pruned here, as exit would.
 		o := &t.stack[n]
-		if i := int(o.idx); !o.hasAnc && t.persist <= i && (!o.selected || now-o.start < t.rule.SlowNs || !t.rule.keeps(now-o.start, t.args(n), ret, returned)) {
+		if i := int(o.idx); !o.hasAnc && t.persist <= i && (t.rule.judged(o, now) || !t.rule.keeps(now-o.start, t.args(n), ret, returned)) {
 			if o.selected {
 				t.selected--
 			}
@@ -208,7 +218,7 @@ func (t *Thread) exit(now int64, ret uint64, returned bool, extra model.DetailFl
 		t.ancs[n-1] = nil
 	}
 	a := t.args(n - 1)
-	keep := o.selected && t.rule.keeps(now-o.start, a, ret, returned)
+	keep := !t.rule.judged(o, now) && t.rule.keeps(now-o.start, a, ret, returned)
 	if keep {
 		flags |= model.DetailKept
 	}
