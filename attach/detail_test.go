@@ -285,7 +285,8 @@ func TestDetailConditionsInTheStubs(t *testing.T) {
 		calls = append(calls, call{"leaf", x, 2*x + 1})
 	}
 	conds := []string{"arg0==1", "arg0>=8", "arg0/u32<3", "arg0/i64!=5", "arg0/u64>4", "arg0>-1", "arg0/u32>-1",
-		"arg0<=0", "ret<8", "ret/u64<=5", "ret/u32>30", "ret/i64==57", "ret!=3", "ret>=-2"}
+		"arg0<=0", "ret<8", "ret/u64<=5", "ret/u32>30", "ret/i64==57", "ret!=3", "ret>=-2",
+		"ret/u64<0xffffffffffffffff", "arg0/u64>=0x8000000000000000"}
 	for _, text := range conds {
 		t.Run(text, func(t *testing.T) {
 			c, err := detail.ParseCond(text)

@@ -45,6 +45,11 @@ func (e *engine) detailGate() detailGate {
 		g.condType = uint64(c.TypeCode())
 		g.condMask = uint64(c.Outcomes())
 		g.condValue = uint64(c.Value)
+		if g.condType == 3 {
+			// u64: HOLDS flips the register's top bit too, and compares
+			// signed.
+			g.condValue ^= 1 << 63
+		}
 	}
 	return g
 }

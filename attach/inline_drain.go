@@ -24,8 +24,8 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 // frame up to the returning one, exactly as the trap probe's stops do.
 func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 	if ev.id == argsForID {
-		// A frame's arguments, sent as it ends (--slow): before the
-		// event that closes it.
+		// A frame's arguments, sent as it ends meeting the rule (--slow,
+		// --detail-if): before the event that closes it.
 		if ev.args != nil {
 			e.s.ArgsAt(t.st, ev.sp, ev.args)
 		}

@@ -63,8 +63,8 @@ const (
 
 	// Stub offsets in probe.bin.
 	stubEntry   = 0x000
-	stubRet     = 0xcc0
-	stubDataPtr = 0x1030
+	stubRet     = 0xc60
+	stubDataPtr = 0xfd0
 
 	exitID      = 0xffffffff
 	stallID     = 0xfffffffe // a stub waited for room: tick start, sp end

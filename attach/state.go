@@ -146,9 +146,8 @@ func newEngine(opt Options) *engine {
 		e.stats.Context = opt.Context.String()
 	}
 	if opt.DetailFuncs != nil {
-		opt.DetailRule.Gated = argsGated(opt)
-		e.opt.DetailRule.Gated = opt.DetailRule.Gated
-		s.SetDetail(opt.DetailFuncs, &opt.DetailRule)
+		e.opt.DetailRule.Gated = argsGated(opt)
+		s.SetDetail(opt.DetailFuncs, &e.opt.DetailRule)
 		s.SetArity(e.arityOf)
 	}
 	return e

@@ -145,7 +145,8 @@ func (t *Thread) push(fn int, now int64, selected bool, flags model.DetailFlags)
 func (t *Thread) SetArgs(args *[6]uint64, nargs int) { t.SetArgsAt(len(t.stack)-1, args, nargs) }
 
 // SetArgsAt does what SetArgs does for open call i (0: the outermost):
-// arguments may come when the call ends (inline probes under --slow). A
+// arguments may come when the call ends (inline probes under --slow or
+// --detail-if). A
 // call that trees already hold as their ancestor gets them there too.
 func (t *Thread) SetArgsAt(i int, args *[6]uint64, nargs int) {
 	if i < 0 || i >= len(t.stack) || !t.stack[i].selected {

@@ -233,8 +233,8 @@ func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 }
 
 // ArgsAt gives the open activation whose entry saw stack pointer sp its
-// argument registers: inline probes under --slow send a call's only when
-// it has lasted that long, before the event that closes it.
+// argument registers: inline probes under --slow or --detail-if send a
+// call's only when it meets the rule, before the event that closes it.
 func (s *Session) ArgsAt(t *Thread, sp uint64, args *[6]uint64) {
 	if t.det == nil {
 		return

@@ -63,7 +63,7 @@
 	                             /* its offset where the entry stub saved it */
 	.set D_COND_TYPE, 0x48       /* 0 i32, 1 u32, 2 i64, 3 u64 (HOLDS) */
 	.set D_COND_MASK, 0x50       /* holds if below (bit 0), equal (1), above (2) */
-	.set D_COND_VALUE, 0x58      /* compared with, in its type */
+	.set D_COND_VALUE, 0x58      /* compared with, in its type (HOLDS) */
 	.set COND_RET, 8
 	.set D_TABLE, 0x1000         /* 4096 x {thread pointer, state} */
 	.set TABLE_MASK, 4095
@@ -329,30 +329,26 @@
 
 /* Go to \no unless the detail condition holds for rax, read as the
  * tracer reads it (detail.Cond): i32 its low half sign-extended, u32
- * zero-extended, both compared signed as i64 is; u64 unsigned. Clobbers
- * rax, r9. */
+ * zero-extended, i64 as is, all compared signed; u64 with its top bit
+ * flipped, as the tracer flipped D_COND_VALUE's, so that the signed
+ * comparison orders them as unsigned ones. Clobbers rax, r9. */
 .macro HOLDS no
 	mov	r9, [r8 + D_COND_TYPE]
-	cmp	r9d, 1
-	ja	4f                      /* i64, u64: as is */
-	je	3f
+	cmp	r9d, 2
+	jb	3f
+	je	5f                      /* i64 */
+	btc	rax, 63                 /* u64 */
+	jmp	5f
+3:	test	r9d, r9d
+	jnz	4f
 	movsxd	rax, eax                /* i32 */
-	jmp	4f
-3:	mov	eax, eax                /* u32 */
-4:	cmp	r9d, 3
-	je	5f
-	cmp	rax, [r8 + D_COND_VALUE]
-	mov	r9d, 1
-	je	6f
-	mov	r9d, 0
-	jl	6f
-	mov	r9d, 2
-	jmp	6f
+	jmp	5f
+4:	mov	eax, eax                /* u32 */
 5:	cmp	rax, [r8 + D_COND_VALUE]
 	mov	r9d, 1
 	je	6f
 	mov	r9d, 0
-	jb	6f
+	jl	6f
 	mov	r9d, 2
 6:	bt	[r8 + D_COND_MASK], r9
 	jnc	\no
@@ -429,13 +425,61 @@ entry:
 	jnz	restore
 	test	eax, F_CTX
 	jnz	context
+	/* The frames this entry closes for the tracer go first: shadow
+	 * entries at or below S on this thread's stack are abandoned frames
+	 * (dropped), or at S, when the slot already goes to the return stub,
+	 * the caller of a tail call (kept: its exit closes both). Those with
+	 * arguments in a side record send them if they meet the rule, before
+	 * the event that closes them. */
 recorded:
-	cmp	qword ptr [r8 + D_DEFER], 0
-	jne	deferred
 	lea	rdx, [rsp + E_S]
+	mov	rcx, [rsi + T_DEPTH]
+20:	test	rcx, rcx
+	jz	21f
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	r9, [rdi + T_SHADOW - 16]
+	cmp	r9, rdx
+	ja	21f
+	OWNSTACK r9, rdx, 21f
+	cmp	r9, rdx
+	jne	22f
+	mov	rax, [rsp + E_S]
+	cmp	rax, [r8 + D_RETSTUB]
+	jne	22f
+	btr	qword ptr [rdi + T_SHADOW - 8], DETAIL_MARK  /* a tail call */
+	jnc	21f
+	push	rcx
+	push	rdx
+	dec	rcx
+	call	args_if_slow
+	pop	rdx
+	pop	rcx
+	jmp	21f
+22:	mov	r9, [rdi + T_SHADOW - 8]
+	btr	r9, DETAIL_MARK
+	jnc	23f
+	push	rcx
+	push	rdx
+	push	r9
+	dec	rcx
+	mov	rdx, [rdi + T_SHADOW - 16]
+	call	args_if_slow
+	pop	r9
+	pop	rdx
+	pop	rcx
+23:	UNMARK	r9
+	dec	rcx
+	jmp	20b
+21:	mov	[rsi + T_DEPTH], rcx
+	mov	eax, [rsp + E_ID]
 	mov	r10, [rsp + E_S]
 	test	eax, F_DETAIL
-	jnz	detail_entry
+	jz	plain
+	cmp	qword ptr [r8 + D_DEFER], 0
+	je	detail_entry
+	and	eax, ~F_DETAIL          /* its arguments go to its side record */
 plain:
 	EVENT save=1
 	/* hijack the return, unless the slot already goes to the return stub
@@ -446,28 +490,14 @@ hijack:
 	je	tail
 	lea	rdx, [rsp + E_S]
 	mov	rcx, [rsi + T_DEPTH]
-	/* entries at or below S on this thread's stack are abandoned frames */
-20:	test	rcx, rcx
-	jz	21f
-	mov	rdi, rcx
-	shl	rdi, 4
-	add	rdi, rsi
-	mov	r9, [rdi + T_SHADOW - 16]
-	cmp	r9, rdx
-	ja	21f
-	OWNSTACK r9, rdx, 21f
-	mov	r9, [rdi + T_SHADOW - 8]
-	UNMARK	r9
-	dec	rcx
-	jmp	20b
-21:	cmp	rcx, [rsi + T_CAP]
+	cmp	rcx, [rsi + T_CAP]
 	jae	shadow_full
-	DEFERS	23f
+	DEFERS	24f
 	mov	rax, [rsp + E_S]
 	bts	rax, DETAIL_MARK
-	jmp	24f
-23:	mov	rax, [rsp + E_S]
-24:	mov	rdi, rcx
+	jmp	25f
+24:	mov	rax, [rsp + E_S]
+25:	mov	rdi, rcx
 	shl	rdi, 4
 	add	rdi, rsi
 	mov	[rdi + T_SHADOW], rdx
@@ -481,10 +511,10 @@ hijack:
 	mov	[rdi + T_SHADOW], rdx
 	mov	[rdi + T_SHADOW + 8], rax
 	bt	rax, DETAIL_MARK
-	jnc	25f
+	jnc	26f
 	dec	rcx
 	SIDE
-25:	test	dword ptr [rsp + E_ID], F_CTXOPEN
+26:	test	dword ptr [rsp + E_ID], F_CTXOPEN
 	jnz	open
 opened:
 	mov	rax, [r8 + D_RETSTUB]
@@ -521,10 +551,10 @@ tail:
 	lea	rdx, [rsp + E_S]
 	cmp	[rdi + T_SHADOW], rdx
 	jne	entry_done
-	DEFERS	26f
+	DEFERS	27f
 	bts	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
 	SIDE
-26:	test	dword ptr [rsp + E_ID], F_CTXOPEN
+27:	test	dword ptr [rsp + E_ID], F_CTXOPEN
 	jz	entry_done
 	bt	qword ptr [rdi + T_SHADOW + 8], 63
 	jc	entry_done
@@ -541,36 +571,6 @@ context:
 	mov	rdi, [rsi + T_RING]
 	inc	qword ptr [rdi + R_SKIPPED]
 	jmp	entry_done
-	/* Arguments deferred (D_DEFER): the frames this entry closes for
-	 * the tracer (abandoned below S on this stack, or at S: a tail call)
-	 * send theirs first if they meet the rule; the entry itself is a
-	 * plain one, its arguments going to its side record. */
-deferred:
-	lea	rdx, [rsp + E_S]
-	mov	rcx, [rsi + T_DEPTH]
-40:	test	rcx, rcx
-	jz	41f
-	dec	rcx
-	mov	rdi, rcx
-	shl	rdi, 4
-	add	rdi, rsi
-	mov	r9, [rdi + T_SHADOW]
-	cmp	r9, rdx
-	ja	41f
-	OWNSTACK r9, rdx, 41f
-	btr	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
-	jnc	40b
-	push	rcx
-	push	rdx
-	mov	rdx, r9
-	call	args_if_slow
-	pop	rdx
-	pop	rcx
-	jmp	40b
-41:	mov	eax, [rsp + E_ID]
-	and	eax, ~F_DETAIL
-	mov	r10, [rsp + E_S]
-	jmp	plain
 detail_entry:
 	test	eax, F_ARGS3
 	jnz	detail_entry3
@@ -665,8 +665,8 @@ args_now:
 	add	rsp, 56
 42:	ret
 
-	.org 0xcc0
-/* 0xcc0: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0xc60
+/* 0xc60: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -765,6 +765,6 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0x1030
+	.org 0xfd0
 data_ptr:
 	.quad 0
