@@ -39,9 +39,9 @@ func TestCalibrateMeasuresEachProbeKind(t *testing.T) {
 // itself untraced (clock_gettime). Two workloads: 1,000 tiny calls then a
 // 1 ms sleep (about 0.6%), and a busy loop where the tiny function is a
 // third of the time. Inline probes (the default). A pair of runs (untraced,
-// traced) is tried up to 3 times: on a loaded machine (this package's tests
-// run beside others') preemption moves even the untraced share by 5-10
-// points, while a compensation that is off fails every try (the busy loop
+// traced) is tried up to 5 times: on a loaded machine preemption moves
+// even the untraced share by 5-15 points (make test runs one package at a
+// time for this), while a compensation that is off fails every try (the busy loop
 // read 17-25% for 33% before the stubs' fix). Not asserted: trap probes,
 // whose cost per call changes 2-3x from run to run on a virtual machine.
 func TestCompensationMatchesTheWorkloadsOwnShare(t *testing.T) {
@@ -55,13 +55,13 @@ func TestCompensationMatchesTheWorkloadsOwnShare(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got, want float64
-			for try := 1; try <= 3; try++ {
+			for try := 1; try <= 5; try++ {
 				got, want = compensatedShare(t, c.args, c.scope)
 				if math.Abs(got-want) <= 0.05 {
 					return
 				}
 			}
-			t.Fatalf("work is %.2f%% of %s, the workload measures %.2f%% untraced: more than 5 points apart (3 tries)", 100*got, c.scope, 100*want)
+			t.Fatalf("work is %.2f%% of %s, the workload measures %.2f%% untraced: more than 5 points apart (5 tries)", 100*got, c.scope, 100*want)
 		})
 	}
 }

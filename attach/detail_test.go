@@ -18,14 +18,17 @@ import (
 // Detail recording (--detail; seed 000) on testdata/src/requests.c: 1,000
 // requests, 7 slow (50 ms) and 3 failing, each logged with its arguments
 // and return value. Exactly those calls are kept, each with its ancestors
-// (main, serve) and with the values the workload logged.
+// (main, serve) and with the values the workload logged. --slow is 40ms,
+// not less: a fast request stretched past it (trap probes' stops on a
+// loaded machine) is rightly kept, so a run that keeps more than the 7 is
+// tried again, up to 3 runs.
 func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {
 	cases := []struct {
 		name string
 		rule func() detail.Rule
 		log  string // the workload's log lines of the calls to keep
 	}{
-		{"slow", func() detail.Rule { return detail.Rule{SlowNs: 25e6, Limit: 1000} }, "slow"},
+		{"slow", func() detail.Rule { return detail.Rule{SlowNs: 40e6, Limit: 1000} }, "slow"},
 		{"ret<0", func() detail.Rule {
 			c, err := detail.ParseCond("ret<0")
 			if err != nil {
@@ -39,14 +42,18 @@ func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {
 			forEachProbe(t, func(t *testing.T, opt Options) {
 				opt.DetailFuncs = regexp.MustCompile("^handle_request$")
 				opt.DetailRule = tc.rule()
+				n := map[string]int{"slow": 7, "fail": 3}[tc.log]
 				r, out := recordWorkload(t, "requests", opt)
+				for try := 2; try <= 3 && len(r.Profile.Threads) == 1 && len(r.Profile.Threads[0].Trees) > n; try++ {
+					r, out = recordWorkload(t, "requests", opt)
+				}
 				var want []string
 				for _, line := range strings.Split(out, "\n") {
 					if strings.HasPrefix(line, tc.log+" ") {
 						want = append(want, strings.TrimPrefix(line, tc.log+" "))
 					}
 				}
-				if n := map[string]int{"slow": 7, "fail": 3}[tc.log]; len(want) != n {
+				if len(want) != n {
 					t.Fatalf("the workload logged %d %s requests, want %d:\n%s", len(want), tc.log, n, out)
 				}
 				p := r.Profile

@@ -89,17 +89,26 @@ func TestExportRecordedDemo(t *testing.T) {
 	}
 }
 
-// The requests workload recorded with --detail handle_request --slow 25ms
+// The requests workload recorded with --detail handle_request --slow 40ms
 // and exported as a Chrome trace: a valid trace (chrometest: fields per
 // phase, time order, nesting, metadata) whose kept calls are the 7 slow
 // requests the workload logs, with the logged arguments and return
 // values, under main and serve, each once.
 func TestExportChromeRequests(t *testing.T) {
 	dir := t.TempDir()
-	stdout, stderr, code := run(t, dir, "record", "--detail", "handle_request", "--slow", "25ms", "-o", "requests.data",
-		"--", wl(t, "requests"))
-	if code != 0 {
-		t.Fatalf("record: exit %d\n%s", code, stderr)
+	var stdout string
+	// A loaded machine can stretch a fast request past 40ms: up to 3 runs
+	// for the 7 slow ones alone (as TestTreesRequests).
+	for attempt := 1; ; attempt++ {
+		out, stderr, code := run(t, dir, "record", "--detail", "handle_request", "--slow", "40ms", "-o", "requests.data",
+			"--", wl(t, "requests"))
+		if code != 0 {
+			t.Fatalf("record: exit %d\n%s", code, stderr)
+		}
+		stdout = out
+		if doc := treesJSON(t, dir, "requests.data"); len(doc.Threads) == 1 && len(doc.Threads[0].Trees) == 7 || attempt == 3 {
+			break
+		}
 	}
 	var logged []string
 	for _, m := range regexp.MustCompile(`(?m)^slow id=(\d+) size=(\d+) flags=(\d+) ret=(-?\d+)$`).FindAllStringSubmatch(stdout, -1) {
@@ -132,8 +141,8 @@ func TestExportChromeRequests(t *testing.T) {
 			continue
 		}
 		pid, tid = e.Pid, e.Tid
-		if e.Name != "handle_request" || e.DurNs < 25_000_000 || len(e.Args) != 4 {
-			t.Errorf("kept call %s of %d ns, args %v: want handle_request, >= 25ms, arg0-arg2 and ret", e.Name, e.DurNs, e.Args)
+		if e.Name != "handle_request" || e.DurNs < 40_000_000 || len(e.Args) != 4 {
+			t.Errorf("kept call %s of %d ns, args %v: want handle_request, >= 40ms, arg0-arg2 and ret", e.Name, e.DurNs, e.Args)
 		}
 		var vals []string
 		for _, k := range []string{"arg0", "arg1", "arg2", "ret"} {
