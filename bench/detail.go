@@ -37,10 +37,9 @@ func measureDetail(c config) (detailResults, error) {
 		if err != nil {
 			return r, fmt.Errorf("detail per call, %s: %w", s.name, err)
 		}
-		rt, _ := dc.ratio()
-		ct, _ := dc.ratioOf(dc.cond)
-		fmt.Printf("  plain %s, --detail --slow %s per call (%s), --detail-if %s (%s); outside its --context %s\n",
-			us(dc.plain), us(dc.detail), rt, us(dc.cond), ct, us(dc.outside))
+		fmt.Printf("  plain %s, --detail --slow %s per call, --detail-if %s; outside its --context %s\n",
+			us(dc.plain), us(dc.detail), us(dc.cond), us(dc.outside))
+		fmt.Printf("  ÷ plain by round: --slow %s; --detail-if %s\n", spread(dc.detailR), spread(dc.condR))
 		r.cost = append(r.cost, dc)
 	}
 	fmt.Printf("detail memory (%s runs):\n", c.detailFor)
@@ -58,16 +57,23 @@ func detailSection(c config, r detailResults, when string) section {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Per call: workload (a), `%s %d`, `profile record --probes inline --no-compensate` "+
 		"plain, with `--detail '%s' --slow 1h` and with `--detail '%[3]s' --detail-if 'ret<0'` "+
-		"(every loop call selected, none kept: each returns a positive value), %[4]d runs of each in turn, medians, "+
-		"marginal per traced call (size 0 subtracted, as above). %s.\n\n",
-		filepath.Base(c.workload), c.inlineN, detailHot, c.runs, when)
+		"(every loop call selected, none kept: each returns a positive value), %[4]d rounds of one run each, "+
+		"every other round in reverse order; per-call figures are medians of the marginal cost per traced call "+
+		"(size 0 subtracted, as above), and each ratio is the median of the rounds' own ratios (detail ÷ plain "+
+		"from the same round's runs, so that a step in the host's speed between rounds does not enter it). %s.\n\n",
+		filepath.Base(c.workload), c.inlineN, detailHot, c.detailRuns, when)
 	b.WriteString("| setting | traced calls | untraced per call | plain inline per call | `--slow 1h` per call | ÷ plain | `--detail-if ret<0` per call | ÷ plain | goal ≤ 1.20× |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for i, dc := range r.cost {
-		rt, _ := dc.ratio()
-		ct, _ := dc.ratioOf(dc.cond)
+		rt, _ := ratioOf(dc.detailR)
+		ct, _ := ratioOf(dc.condR)
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", settings[i].name, dc.calls,
 			us(dc.untraced), us(dc.plain), us(dc.detail), rt, us(dc.cond), ct, dc.met())
+	}
+	b.WriteString("\n")
+	for i, dc := range r.cost {
+		fmt.Fprintf(&b, "- ÷ plain round by round, %s: `--slow 1h` %s; `--detail-if ret<0` %s\n",
+			settings[i].name, spread(dc.detailR), spread(dc.condR))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "A call outside its calling context (issue #13, `--expand run --context 'main>main'`: the loop's rec and leaf "+

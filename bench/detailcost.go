@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/profile-dev/profile/model"
 )
@@ -15,7 +16,11 @@ import (
 // plain and with every loop call selected for detail but none kept
 // (detailHot, by --slow 1h and by --detail-if 'ret<0': every call returns
 // a positive value), each with its size-0 run and the untraced runs,
-// round-robin under one CPU setting. The same rounds time issue #13's
+// round-robin under one CPU setting, every other round in reverse order.
+// The ratio to plain is taken in each round, from that round's runs, and
+// its median reported: a virtual machine's speed can step up or down for
+// minutes (a neighbour), which medians of each row's runs taken apart
+// mix into the ratio. The same rounds time issue #13's
 // context-filtered call outside its context: the loop's calls (rec,
 // leaf) gated by a context that never opens (ctxSel), each let go by
 // its entry stub.
@@ -26,6 +31,9 @@ type detailCost struct {
 	untraced                  float64 // ns per call of the program itself
 	plain, detail, cond       float64 // marginal ns per traced call
 	plainSt, detailSt, condSt string  // ring stalls of the last runs
+	// detailR and condR are detail's and cond's per-call figure ÷
+	// plain's, each from one round's runs.
+	detailR, condR []float64
 	// outside is the marginal ns per call let go outside its context
 	// (--context), per call of the loop.
 	outside float64
@@ -41,25 +49,32 @@ var outsideRE = regexp.MustCompile(`calls outside it: +(\d+) let go`)
 // detailGoal is issue #12's goal: --detail within 20% of plain.
 const detailGoal = 1.20
 
-// ratio is detail ÷ plain and whether it meets the goal; n/a when the
-// plain figure is lost in the noise (not above 0).
-func (dc detailCost) ratio() (string, string) { return dc.ratioOf(dc.detail) }
-
-// ratioOf is ratio for a per-call figure v of --detail.
-func (dc detailCost) ratioOf(v float64) (string, string) {
-	if dc.plain <= 0 {
+// ratio is the median of per-round ratios rs and whether it meets the
+// goal; n/a when a round's plain figure was lost in the noise (not above
+// 0: no ratios).
+func ratioOf(rs []float64) (string, string) {
+	if len(rs) == 0 {
 		return "n/a", "n/a (plain ≤ 0)"
 	}
-	r := v / dc.plain
+	r := median(rs)
 	return ratio(r), metOrNot(r <= detailGoal)
 }
 
 // met says whether both --detail figures meet the goal.
 func (dc detailCost) met() string {
-	if dc.plain <= 0 {
+	if len(dc.detailR) == 0 || len(dc.condR) == 0 {
 		return "n/a (plain ≤ 0)"
 	}
-	return metOrNot(dc.detail/dc.plain <= detailGoal && dc.cond/dc.plain <= detailGoal)
+	return metOrNot(median(dc.detailR) <= detailGoal && median(dc.condR) <= detailGoal)
+}
+
+// spread lists per-round ratios rs in round order.
+func spread(rs []float64) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("%.2f", r))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // detailCostJobs are the per-call rows' jobs under one setting. Keys:
@@ -81,7 +96,7 @@ func detailCostJobs(c config, s setting) []job {
 }
 
 func measureDetailCost(c config, s setting) (detailCost, error) {
-	res := rounds(c.runs, detailCostJobs(c, s))
+	res := roundsEachWay(c.detailRuns, detailCostJobs(c, s))
 	if err := res.required("untraced N", "untraced 0", "plain N", "plain 0", "detail N", "detail 0", "cond N", "cond 0", "context N", "context 0"); err != nil {
 		return detailCost{}, err
 	}
@@ -96,7 +111,10 @@ func measureDetailCost(c config, s setting) (detailCost, error) {
 	}
 	u, u0 := res.wall("untraced N"), res.wall("untraced 0")
 	pl, dl, cl := res.last("plain N"), res.last("detail N"), res.last("cond N")
+	detailR, condR := perRound(res, "detail", calls), perRound(res, "cond", calls)
 	return detailCost{
+		detailR:  detailR,
+		condR:    condR,
 		calls:    calls,
 		untraced: float64(u-u0) / float64(max(calls, 1)),
 		plain:    marginal(res.wall("plain N"), res.wall("plain 0"), u, u0, calls),
@@ -107,6 +125,21 @@ func measureDetailCost(c config, s setting) (detailCost, error) {
 		detailSt: stalls(dl.stderr, dl.wall),
 		condSt:   stalls(cl.stderr, cl.wall),
 	}, nil
+}
+
+// perRound is row k's per-call figure ÷ plain's in each round, from that
+// round's runs; a round whose plain figure is not above 0 gives none.
+func perRound(res results, k string, calls int64) []float64 {
+	var rs []float64
+	for i := range res["plain N"].outs {
+		at := func(key string) time.Duration { return res[key].outs[i].wall }
+		u, u0 := at("untraced N"), at("untraced 0")
+		p := marginal(at("plain N"), at("plain 0"), u, u0, calls)
+		if p > 0 {
+			rs = append(rs, marginal(at(k+" N"), at(k+" 0"), u, u0, calls)/p)
+		}
+	}
+	return rs
 }
 
 // detailRecordJob times `profile record --probes inline --stats [sel]` of

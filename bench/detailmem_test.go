@@ -41,17 +41,17 @@ func TestMemGoal(t *testing.T) {
 
 func TestDetailCostRatio(t *testing.T) {
 	for _, tc := range []struct {
-		plain, detail float64
-		ratio, met    string
+		rounds     []float64
+		ratio, met string
 	}{
-		{100, 110, "1.10×", "met"},
-		{100, 120, "1.20×", "met"},
-		{100, 139, "1.39×", "**not met**"},
-		{0, 50, "n/a", "n/a (plain ≤ 0)"},
+		{[]float64{1.10}, "1.10×", "met"},
+		{[]float64{1.30, 1.20, 1.05}, "1.20×", "met"},
+		{[]float64{1.39, 1.0, 1.5}, "1.39×", "**not met**"},
+		{nil, "n/a", "n/a (plain ≤ 0)"},
 	} {
-		r, met := detailCost{plain: tc.plain, detail: tc.detail}.ratio()
+		r, met := ratioOf(tc.rounds)
 		if r != tc.ratio || met != tc.met {
-			t.Errorf("ratio(%v, %v) = %q, %q; want %q, %q", tc.plain, tc.detail, r, met, tc.ratio, tc.met)
+			t.Errorf("ratioOf(%v) = %q, %q; want %q, %q", tc.rounds, r, met, tc.ratio, tc.met)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,13 +35,24 @@ type results map[string]*series
 
 // rounds runs every job once per round, runs rounds: neighbouring runs of
 // different rows see the same load. A job that fails is not run again.
-func rounds(runs int, jobs []job) results {
+func rounds(runs int, jobs []job) results { return runRounds(runs, jobs, false) }
+
+// roundsEachWay is rounds with every other round run in reverse order, so
+// that no row always runs first (or right after the same one).
+func roundsEachWay(runs int, jobs []job) results { return runRounds(runs, jobs, true) }
+
+func runRounds(runs int, jobs []job, eachWay bool) results {
 	res := results{}
 	for _, j := range jobs {
 		res[j.key] = &series{}
 	}
 	for i := 0; i < runs; i++ {
-		for _, j := range jobs {
+		order := jobs
+		if eachWay && i%2 == 1 {
+			order = slices.Clone(jobs)
+			slices.Reverse(order)
+		}
+		for _, j := range order {
 			s := res[j.key]
 			if s.err != nil {
 				continue
@@ -109,6 +121,16 @@ func (r results) last(key string) outcome {
 		return outcome{}
 	}
 	return outs[len(outs)-1]
+}
+
+// median is the middle of v (the upper one of an even count), 0 if empty.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 func medianBy(outs []outcome, f func(outcome) int64) int64 {

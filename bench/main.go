@@ -30,6 +30,7 @@ import (
 type config struct {
 	profile, workload, out string
 	iterations, runs       int
+	detailRuns             int // rounds of the detail per-call rows
 	// inlineN is the size of the runs of cheap tracers (inline probes,
 	// uftrace): large enough that their cost is well above start-up noise.
 	inlineN int
@@ -77,6 +78,7 @@ func main() {
 	flag.IntVar(&c.iterations, "n", 1000, "workload iterations for the trap and ltrace rows (12 traced calls each)")
 	flag.IntVar(&c.inlineN, "n-inline", 500000, "workload iterations for the inline and uftrace rows")
 	flag.IntVar(&c.runs, "runs", 5, "runs per measurement (the median is reported)")
+	flag.IntVar(&c.detailRuns, "detail-runs", 9, "rounds of the detail per-call rows (the median of the rounds' ratios is reported)")
 	flag.DurationVar(&c.attachShort, "attach-short", 500*time.Millisecond, "the shorter attach duration")
 	flag.DurationVar(&c.attachLong, "attach-long", 2500*time.Millisecond, "the longer attach duration")
 	flag.DurationVar(&c.attachDelay, "attach-delay", 300*time.Millisecond, "how long the target runs before attaching")

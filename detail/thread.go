@@ -173,6 +173,9 @@ func (t *Thread) args(i int) *argRegs {
 	return nil
 }
 
+// Depth is the number of open calls.
+func (t *Thread) Depth() int { return len(t.stack) }
+
 // Func is open call i's function (0: the outermost), model.None if none.
 func (t *Thread) Func(i int) int {
 	if i < 0 || i >= len(t.stack) {

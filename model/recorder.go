@@ -4,9 +4,11 @@ package model
 // The engine feeds it entries and returns with timestamps; tests feed it
 // scripted events. Times are nanoseconds on any monotonic clock.
 type Recorder struct {
-	tree   *Tree
-	stack  []frame // stack[0] is START
-	active map[int]int
+	tree  *Tree
+	stack []frame // stack[0] is START
+	// active[fn] counts fn's open activations (recursion, §2.2): indexed
+	// by function, as a map costs a hash at every call.
+	active []int32
 	start  int64
 	end    int64
 	done   bool
@@ -22,10 +24,9 @@ type frame struct {
 // NewRecorder starts a thread's accounting at time start.
 func NewRecorder(start int64) *Recorder {
 	return &Recorder{
-		tree:   NewTree(),
-		stack:  []frame{{node: 0, fn: StartFunc, entry: start}},
-		active: make(map[int]int),
-		start:  start,
+		tree:  NewTree(),
+		stack: []frame{{node: 0, fn: StartFunc, entry: start}},
+		start: start,
 	}
 }
 
@@ -58,6 +59,9 @@ func (r *Recorder) push(fn int, now int64) int {
 	top := r.stack[len(r.stack)-1]
 	n := r.tree.Child(top.node, fn)
 	r.stack = append(r.stack, frame{node: n, fn: fn, entry: now})
+	if fn >= len(r.active) {
+		r.active = append(r.active, make([]int32, fn+1-len(r.active))...)
+	}
 	r.active[fn]++
 	return n
 }
@@ -159,11 +163,8 @@ func (r *Recorder) Snapshot(end int64) (nodes []Node, tracedNs int64) {
 	c := &Recorder{
 		tree:   &Tree{Nodes: append([]Node(nil), r.tree.Nodes...), kids: r.tree.kids},
 		stack:  append([]frame(nil), r.stack...),
-		active: make(map[int]int, len(r.active)),
+		active: append([]int32(nil), r.active...),
 		start:  r.start,
-	}
-	for k, v := range r.active {
-		c.active[k] = v
 	}
 	// Closing frames only touches existing nodes: sharing kids is safe.
 	return c.Finish(end)

@@ -129,7 +129,7 @@ func (p *Profile) validateThread(ti int) error {
 		return broken(where, "node 0 must be the START root")
 	}
 	var self int64
-	kids := make(map[childKey]bool, len(t.Nodes))
+	kids := make(map[uint64]bool, len(t.Nodes))
 	for ni := range t.Nodes {
 		if err := p.validateNode(t, ni, kids); err != nil {
 			return err
@@ -170,7 +170,7 @@ func (p *Profile) validateTree(tr *DetailTree) error {
 	return nil
 }
 
-func (p *Profile) validateNode(t *Thread, ni int, kids map[childKey]bool) error {
+func (p *Profile) validateNode(t *Thread, ni int, kids map[uint64]bool) error {
 	n := &t.Nodes[ni]
 	where := nodeWhere{t.Tid, ni}
 	if ni > 0 {
@@ -180,7 +180,7 @@ func (p *Profile) validateNode(t *Thread, ni int, kids map[childKey]bool) error 
 		if n.Func <= StartFunc || n.Func >= len(p.Functions) {
 			return broken(where, "function %d out of range (START only at the root)", n.Func)
 		}
-		k := childKey{n.Parent, n.Func}
+		k := childKey(n.Parent, n.Func)
 		if kids[k] {
 			return broken(where, "two children of node %d for one function", n.Parent)
 		}

@@ -11,15 +11,16 @@ import (
 // BenchmarkCalls feeds a session the calls of workload (a)'s loop
 // (run → rec(10) → … → rec(1) → leaf, leaf), as the inline probes' drain
 // does, plain and with rec and leaf selected for detail but none kept
-// (--slow 1h): the tracer's share of a call, and of --detail. ns/op is
-// per call.
+// (--slow 1h): the tracer's share of a call, and of --detail, with the
+// arguments at every entry (trap probes) and gated by the inline stubs
+// (none sent: the detail thread follows nothing). ns/op is per call.
 func BenchmarkCalls(b *testing.B) {
-	for _, mode := range []string{"plain", "detail"} {
+	for _, mode := range []string{"plain", "detail", "gated"} {
 		b.Run(mode, func(b *testing.B) {
 			var now int64
 			s := testSession(&now)
-			if mode == "detail" {
-				s.SetDetail(regexp.MustCompile("^(rec|leaf)$"), &detail.Rule{SlowNs: 3600e9, Limit: 1000})
+			if mode != "plain" {
+				s.SetDetail(regexp.MustCompile("^(rec|leaf)$"), &detail.Rule{SlowNs: 3600e9, Limit: 1000, Gated: mode == "gated"})
 			}
 			p := s.NewProcess(ProcessInfo{Pid: pid, Exe: "/bin/prog"}, nil, model.None, nil)
 			th := s.NewThread(pid, p, nil, model.None, "prog")

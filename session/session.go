@@ -68,6 +68,11 @@ type Thread struct {
 	frames []frame
 	done   bool
 	det    *detail.Thread // nil without detail recording
+	// lazy: det follows only the frames below the innermost one that
+	// sent its arguments (detailSync), as the inline stubs gate them
+	// (detail.Rule.Gated): a call that sends none is not kept, so most
+	// calls cost detail nothing. det's open call k is frames[k].
+	lazy bool
 
 	// The stack mapping sp was last seen in: a signal handler on a
 	// sigaltstack runs on another one.
@@ -75,10 +80,13 @@ type Thread struct {
 }
 
 // frame is one open activation as the probe saw it: the stack pointer at
-// entry (where the return address lies) and the return address.
+// entry (where the return address lies) and the return address; its
+// function and entry time, for detail recording's lazy start.
 type frame struct {
 	sp, ret uint64
 	stack   uint64 // end of the stack mapping holding sp: its identity
+	start   int64
+	fn      int32
 }
 
 // Counters are the probe's numbers written into the profile's Meta.
@@ -138,7 +146,7 @@ func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, exe
 func (s *Session) NewThread(tid int, p *Process, parent *Thread, spawnedBy int, name string) *Thread {
 	t := &Thread{Tid: tid, Proc: p, rec: model.NewRecorder(s.Now())}
 	if s.detailRule != nil {
-		t.det = detail.NewThread(s.detailRule)
+		t.det, t.lazy = detail.NewThread(s.detailRule), s.detailRule.Gated
 	}
 	mt := model.Thread{Tid: tid, Process: p.Idx, Name: name, SpawnedBy: spawnedBy}
 	if parent != nil && parent.Proc == p {
@@ -216,18 +224,28 @@ func (s *Session) Stack(t *Thread) []int { return t.rec.Stack() }
 // exceptions), and one at sp too (a tail call): they close first.
 func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, now int64) {
 	s.pop(t, sp, 0, now, true)
-	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
+	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp), start: now, fn: int32(fn)})
 	t.rec.Enter(fn, now, kind)
-	if t.det != nil {
+	if t.det != nil && !t.lazy {
 		t.det.Enter(fn, now, s.Selected(fn))
 	}
 	s.tracedCalls++
+}
+
+// detailSync has t.det follow t's frames up to frame i (lazy detail): the
+// frames it did not follow yet open there, at their entry times.
+func (s *Session) detailSync(t *Thread, i int) {
+	for k := t.det.Depth(); k <= i && k < len(t.frames); k++ {
+		f := &t.frames[k]
+		t.det.Enter(int(f.fn), f.start, s.Selected(int(f.fn)))
+	}
 }
 
 // Args gives the activation of fn that Enter just opened its integer
 // argument registers (rdi, rsi, rdx, rcx, r8, r9), for detail recording.
 func (s *Session) Args(t *Thread, fn int, args *[6]uint64) {
 	if t.det != nil {
+		s.detailSync(t, len(t.frames)-1)
 		t.det.SetArgsAt(len(t.frames)-1, args, s.arity(fn))
 	}
 }
@@ -241,6 +259,7 @@ func (s *Session) ArgsAt(t *Thread, sp uint64, args *[6]uint64) {
 	}
 	for i := len(t.frames) - 1; i >= 0; i-- {
 		if t.frames[i].sp == sp {
+			s.detailSync(t, i)
 			t.det.SetArgsAt(i, args, s.arity(t.det.Func(i)))
 			return
 		}
@@ -265,9 +284,12 @@ func (s *Session) SetArity(f func(fn int) int) { s.nargs.ask = f }
 func (s *Session) EnterInFlight(t *Thread, fn int, sp, ret uint64, now int64) {
 	t.rec.EnterInFlight(fn, now)
 	if t.det != nil {
+		// Followed from the start, lazy or not: kept without arguments
+		// if it lasts --slow.
+		s.detailSync(t, len(t.frames)-1)
 		t.det.EnterInFlight(fn, now, s.Selected(fn))
 	}
-	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp)})
+	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp), start: now, fn: int32(fn)})
 }
 
 // Return closes every open frame whose entry stack pointer lies below sp:
@@ -307,7 +329,7 @@ func (s *Session) pop(t *Thread, sp, rax uint64, now int64, atEntry bool) uint64
 			s.checkpoints++
 		}
 		t.rec.Exit(now)
-		if t.det != nil {
+		if t.det != nil && t.det.Depth() > len(t.frames) {
 			// Only the outermost frame closed by a return returned (rax);
 			// the others were left.
 			t.det.Exit(now, rax, !atEntry && len(t.frames) == cut)
