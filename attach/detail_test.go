@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/profile-dev/profile/detail"
 	"github.com/profile-dev/profile/internal/workload"
@@ -330,4 +332,70 @@ func TestDetailConditionsInTheStubs(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A selected call still running at the detach, having lasted --slow, is
+// kept with its arguments under both probe kinds: the trap probes read
+// them at its entry; the inline stubs keep them in a side record until
+// the call ends, and the detach reads them from there.
+func TestDetailKeepsACallRunningAtDetach(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "stuck")
+	if out, err := exec.Command("gcc", "-O2", "-g", "-o", bin, "testdata/stuck.c").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		opt.DetailFuncs = regexp.MustCompile("^(stuck|quick)$")
+		opt.DetailRule = detail.Rule{SlowNs: 20e6, Limit: 100}
+		cmd, stdin, lines := startReady(t, bin)
+		ready := make(chan struct{})
+		var once sync.Once
+		opt.Progress = func(Stats) { once.Do(func() { close(ready) }) }
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		type res struct {
+			r   *Result
+			err error
+		}
+		done := make(chan res, 1)
+		go func() {
+			r, err := Attach(ctx, cmd.Process.Pid, opt)
+			done <- res{r, err}
+		}()
+		select {
+		case <-ready:
+		case d := <-done:
+			t.Fatalf("attach ended before tracing: %v", d.err)
+		}
+		fmt.Fprintln(stdin, "go")
+		if !lines.Scan() || lines.Text() != "stuck" {
+			t.Fatalf("second line %q, want stuck", lines.Text())
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		d := <-done
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		fmt.Fprintln(stdin, "on")
+		if !lines.Scan() || lines.Text() != "done 5757" {
+			t.Errorf("the target after the detach printed %q, want done 5757", lines.Text())
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the target after the detach: %v", err)
+		}
+		p := d.r.Profile
+		var got []string
+		for _, tr := range p.Threads[0].Trees {
+			for _, c := range tr.Calls {
+				got = append(got, fmt.Sprintf("%s@%d(%d, %d) %b", p.FuncName(c.Func), c.Depth, c.Args[0], c.Args[1], c.Flags))
+			}
+		}
+		// main: in flight and still open (no arguments, not kept); stuck:
+		// kept, with its arguments, still open.
+		want := fmt.Sprintf("main@0(0, 0) %b stuck@1(7, 700) %b",
+			model.DetailInFlight|model.DetailOpen, model.DetailKept|model.DetailArgs|model.DetailOpen)
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("trees: %s, want %s", g, want)
+		}
+	})
 }

@@ -66,3 +66,42 @@ func (g detailGate) put(hdr []byte) {
 	binary.LittleEndian.PutUint64(hdr[dCondMask:], g.condMask)
 	binary.LittleEndian.PutUint64(hdr[dCondValue:], g.condValue)
 }
+
+// openFrameArgs gives the session the arguments of t's frames still open
+// at a detach whose side records hold them, as an unwinder's restore does
+// (args_now in probe.S): a selected call still running then is judged as
+// the trap probes judge it, on its time so far and its arguments, not
+// left out for having sent none. A condition on the return value cannot
+// hold for a call that has not returned: none are sent then.
+func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
+	slot, ok := is.tidSlot[t.tid]
+	if !ok || !argsGated(e.opt) || e.opt.DetailRule.If != nil && e.opt.DetailRule.If.OnReturn() {
+		return
+	}
+	state := is.state(slot)
+	var w [8]byte
+	if readMem(t.tid, state+tDepth, w[:]) != nil {
+		return
+	}
+	depth := binary.LittleEndian.Uint64(w[:])
+	if depth == 0 || depth > shadowEntries {
+		return
+	}
+	sh := make([]byte, depth*16)
+	side := make([]byte, depth*sideRecord)
+	if readMem(t.tid, state+tShadow, sh) != nil || readMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
+		return
+	}
+	for i := range int(depth) {
+		if binary.LittleEndian.Uint64(sh[i*16+8:])&detailMark == 0 {
+			continue
+		}
+		rec := side[i*sideRecord:]
+		var args [6]uint64
+		n := 3 * min(binary.LittleEndian.Uint64(rec[8:]), 2)
+		for k := range n {
+			args[k] = binary.LittleEndian.Uint64(rec[16+8*k:])
+		}
+		e.s.ArgsAt(t.st, binary.LittleEndian.Uint64(sh[i*16:]), &args)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -106,17 +107,7 @@ func TestLongRunningFunctionAtAttach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, "--wait-mark")
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer cmd.Process.Kill()
-		lines := bufio.NewScanner(stdout)
-		if !lines.Scan() || lines.Text() != "ready" {
-			t.Fatalf("first line %q, want ready", lines.Text())
-		}
+		cmd, stdin, lines := startReady(t, bin, "--wait-mark")
 		type res struct {
 			r   *Result
 			err error
@@ -163,4 +154,22 @@ func TestLongRunningFunctionAtAttach(t *testing.T) {
 			}
 		}
 	})
+}
+
+// startReady starts bin with args, its stdin and stdout piped, and waits
+// for its first line, "ready" (killed at the test's end).
+func startReady(t *testing.T, bin string, args ...string) (*exec.Cmd, io.Writer, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("first line %q, want ready", lines.Text())
+	}
+	return cmd, stdin, lines
 }

@@ -134,6 +134,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	e.inlineCounters(is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
+		e.openFrameArgs(t, is)
 		e.restoreReturns(t, is)
 	}
 	refs := 0

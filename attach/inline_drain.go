@@ -59,11 +59,16 @@ func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 // address, once per call site.
 func (e *engine) inlineKind(t *thread, ret uint64) model.CallKind {
 	as := t.proc.as
-	if k, ok := as.kinds[ret]; ok {
-		return k
+	hot := &as.kindHot[(ret*0x9e3779b97f4a7c15)>>56]
+	if hot.ret == ret && ret != 0 {
+		return hot.kind
 	}
-	k := e.callKind(t.tid, as, ret)
-	as.kinds[ret] = k
+	k, ok := as.kinds[ret]
+	if !ok {
+		k = e.callKind(t.tid, as, ret)
+		as.kinds[ret] = k
+	}
+	*hot = kindEntry{ret, k}
 	return k
 }
 
