@@ -78,21 +78,12 @@ func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
 	if !ok || !argsGated(e.opt) || e.opt.DetailRule.If != nil && e.opt.DetailRule.If.OnReturn() {
 		return
 	}
-	state := is.state(slot)
-	var w [8]byte
-	if readMem(t.tid, state+tDepth, w[:]) != nil {
+	sh := shadowOf(t.tid, is, slot)
+	side := make([]byte, len(sh)/16*sideRecord)
+	if sh == nil || readMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
 		return
 	}
-	depth := binary.LittleEndian.Uint64(w[:])
-	if depth == 0 || depth > shadowEntries {
-		return
-	}
-	sh := make([]byte, depth*16)
-	side := make([]byte, depth*sideRecord)
-	if readMem(t.tid, state+tShadow, sh) != nil || readMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
-		return
-	}
-	for i := range int(depth) {
+	for i := range len(sh) / 16 {
 		if binary.LittleEndian.Uint64(sh[i*16+8:])&detailMark == 0 {
 			continue
 		}

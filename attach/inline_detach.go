@@ -74,21 +74,13 @@ func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
 // restoreReturnsIn restores the return addresses of slot's shadow stack in
 // the memory of task tid.
 func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
-	state := is.state(slot)
+	sh := shadowOf(tid, is, slot)
+	if sh == nil {
+		return
+	}
 	var w [8]byte
-	if readMem(tid, state+tDepth, w[:]) != nil {
-		return
-	}
-	depth := binary.LittleEndian.Uint64(w[:])
-	if depth == 0 || depth > shadowEntries {
-		return
-	}
-	sh := make([]byte, depth*16)
-	if readMem(tid, state+tShadow, sh) != nil {
-		return
-	}
 	done := map[uint64]bool{}
-	for i := int(depth) - 1; i >= 0; i-- {
+	for i := len(sh)/16 - 1; i >= 0; i-- {
 		slotAddr := binary.LittleEndian.Uint64(sh[i*16:])
 		orig := sh[i*16+8 : i*16+16]
 		// A context component's mark (probe.S) is no part of the address.
@@ -104,7 +96,27 @@ func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
 		}
 	}
 	binary.LittleEndian.PutUint64(w[:], 0)
-	writeMem(tid, state+tDepth, w[:])
+	writeMem(tid, is.state(slot)+tDepth, w[:])
+}
+
+// shadowOf reads slot's shadow stack in the memory of task tid: 16 bytes
+// an entry (the return address's slot, the address with its marks),
+// outermost first; nil if empty or unreadable.
+func shadowOf(tid int, is *inlineSpace, slot int) []byte {
+	state := is.state(slot)
+	var w [8]byte
+	if readMem(tid, state+tDepth, w[:]) != nil {
+		return nil
+	}
+	depth := binary.LittleEndian.Uint64(w[:])
+	if depth == 0 || depth > shadowEntries {
+		return nil
+	}
+	sh := make([]byte, depth*16)
+	if readMem(tid, state+tShadow, sh) != nil {
+		return nil
+	}
+	return sh
 }
 
 // detachInline takes the inline probes out of space as, every thread of

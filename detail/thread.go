@@ -140,14 +140,11 @@ func (t *Thread) push(fn int, now int64, selected bool, flags model.DetailFlags)
 	}
 }
 
-// SetArgs gives the innermost open call its argument registers, nargs of
-// them its parameters (-1: unknown); kept for selected functions only.
-func (t *Thread) SetArgs(args *[6]uint64, nargs int) { t.SetArgsAt(len(t.stack)-1, args, nargs) }
-
-// SetArgsAt does what SetArgs does for open call i (0: the outermost):
-// arguments may come when the call ends (inline probes under --slow or
-// --detail-if). A
-// call that trees already hold as their ancestor gets them there too.
+// SetArgsAt gives open call i (0: the outermost) its argument registers,
+// nargs of them its parameters (-1: unknown); kept for selected functions
+// only. They may come at its entry or when it ends (inline probes under
+// --slow or --detail-if); a call that trees already hold as their
+// ancestor gets them there too.
 func (t *Thread) SetArgsAt(i int, args *[6]uint64, nargs int) {
 	if i < 0 || i >= len(t.stack) || !t.stack[i].selected {
 		return
@@ -175,14 +172,6 @@ func (t *Thread) args(i int) *argRegs {
 
 // Depth is the number of open calls.
 func (t *Thread) Depth() int { return len(t.stack) }
-
-// Func is open call i's function (0: the outermost), model.None if none.
-func (t *Thread) Func(i int) int {
-	if i < 0 || i >= len(t.stack) {
-		return model.None
-	}
-	return int(t.stack[i].fn)
-}
 
 // Exit closes the innermost open call at now: returned with rax ret, or
 // left (longjmp, exception, tail call) when returned is false.

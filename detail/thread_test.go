@@ -60,7 +60,7 @@ func run(rule Rule, steps []step, end int64) (string, int64, *Thread) {
 				names = append(names, s.enter)
 			}
 			th.Enter(id, s.at, strings.HasPrefix(s.enter, "s"))
-			th.SetArgs(&[6]uint64{s.arg0}, 1)
+			th.SetArgsAt(th.Depth()-1, &[6]uint64{s.arg0}, 1)
 			continue
 		}
 		th.Exit(s.at, s.ret, !s.left)

@@ -67,12 +67,13 @@ type Thread struct {
 	rec    *model.Recorder
 	frames []frame
 	done   bool
-	det    *detail.Thread // nil without detail recording
-	// lazy: det follows only the frames below the innermost one that
-	// sent its arguments (detailSync), as the inline stubs gate them
-	// (detail.Rule.Gated): a call that sends none is not kept, so most
-	// calls cost detail nothing. det's open call k is frames[k].
-	lazy bool
+	// det follows t's calls in detail (nil without detail recording).
+	// Under a gated rule (detail.Rule.Gated: the probes send a call's
+	// arguments only if it may be kept) it follows them lazily: only the
+	// frames up to the innermost one that sent its arguments
+	// (detailSync), as a call that sends none is not kept. Its open call
+	// k is frames[k].
+	det *detail.Thread
 
 	// The stack mapping sp was last seen in: a signal handler on a
 	// sigaltstack runs on another one.
@@ -81,7 +82,8 @@ type Thread struct {
 
 // frame is one open activation as the probe saw it: the stack pointer at
 // entry (where the return address lies) and the return address; its
-// function and entry time, for detail recording's lazy start.
+// function and entry time as the probe saw them, for detail recording's
+// lazy start (the recorder's entry times move with Hold).
 type frame struct {
 	sp, ret uint64
 	stack   uint64 // end of the stack mapping holding sp: its identity
@@ -146,7 +148,7 @@ func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, exe
 func (s *Session) NewThread(tid int, p *Process, parent *Thread, spawnedBy int, name string) *Thread {
 	t := &Thread{Tid: tid, Proc: p, rec: model.NewRecorder(s.Now())}
 	if s.detailRule != nil {
-		t.det, t.lazy = detail.NewThread(s.detailRule), s.detailRule.Gated
+		t.det = detail.NewThread(s.detailRule)
 	}
 	mt := model.Thread{Tid: tid, Process: p.Idx, Name: name, SpawnedBy: spawnedBy}
 	if parent != nil && parent.Proc == p {
@@ -226,7 +228,7 @@ func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, 
 	s.pop(t, sp, 0, now, true)
 	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp), start: now, fn: int32(fn)})
 	t.rec.Enter(fn, now, kind)
-	if t.det != nil && !t.lazy {
+	if t.det != nil && !s.detailRule.Gated {
 		t.det.Enter(fn, now, s.Selected(fn))
 	}
 	s.tracedCalls++
@@ -260,7 +262,7 @@ func (s *Session) ArgsAt(t *Thread, sp uint64, args *[6]uint64) {
 	for i := len(t.frames) - 1; i >= 0; i-- {
 		if t.frames[i].sp == sp {
 			s.detailSync(t, i)
-			t.det.SetArgsAt(i, args, s.arity(t.det.Func(i)))
+			t.det.SetArgsAt(i, args, s.arity(int(t.frames[i].fn)))
 			return
 		}
 	}
