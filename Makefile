@@ -17,13 +17,16 @@ test: testdata
 	$(GO) test -count=1 -p 1 -timeout 60m ./...
 
 # The stress suite (stress/, build tag "stress"): the profiler never hurts
-# its target. The tests build their own profile binary. Then every fuzz
+# its target. The tests build their own profile binary. Then 1,000
+# recordings of a threaded workload read back (attach's
+# TestRecordingsAlwaysReadBack, 200 in make test). Then every fuzz
 # target for STRESS_FUZZTIME (the file decoder, every parser of user input).
 STRESS_FUZZTIME ?= 100000x
 
 stress: testdata
 	$(GO) vet -tags stress ./stress/
 	$(GO) test -tags stress -count=1 -v -timeout 40m ./stress/
+	MIXED_RUNS=1000 $(GO) test -count=1 -run '^TestRecordingsAlwaysReadBack$$' -timeout 20m ./attach/
 	$(MAKE) fuzz FUZZTIME=$(STRESS_FUZZTIME)
 
 # Regenerate model/pb from model/proto (needs protoc and protoc-gen-go).

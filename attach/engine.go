@@ -189,7 +189,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 	}
 	var cal *model.Calibration
 	if opt.Calibration != nil {
-		c := *opt.Calibration // the late trap measure fills it in
+		c := *opt.Calibration // copied: the engine fills in what it took out
 		cal = &c
 	}
 	ch := make(chan out, 1)

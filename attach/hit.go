@@ -20,8 +20,20 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.programEntry(t, b, regs)
 		return
 	}
+	// A stop costs the thread the kernel's work (stopWake: half before
+	// the tracer saw the stop, half after it let the thread go), the
+	// tracer's, and the thread's wait for a CPU once let go (read here,
+	// at its next stop). What came before the event is held in the frame
+	// open until now, the rest in the one open from now: a trap-probed
+	// call's entry stop lands half in its caller and half in it, its
+	// return stop the same way.
+	charged := e.opt.Compensate && e.stopWake > 0 && !b.linkerHook
+	if charged {
+		queued := t.queued.since(t.proc.pid, t.tid)
+		e.s.Stopped(t.st, e.stopAt-e.stopWake/2-queued, now)
+	}
 	if b.linkerHook {
-		e.linkMapChanged(t)
+		e.linkMapChanged(t) // holds what it takes itself
 	}
 	if t.ctx != nil {
 		e.ctxPassed(t, regs.Rsp)
@@ -41,7 +53,12 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 			e.enter(t, b, regs, now)
 		}
 	}
+	e.resumedAt = 0
 	e.step(t, b, regs)
+	if charged && e.resumedAt >= now {
+		e.s.Stopped(t.st, now, e.resumedAt+e.stopWake/2)
+		e.s.StopsTaken()
+	}
 }
 
 // enter opens an activation of b's function.
@@ -54,7 +71,13 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	kind := model.KindUnknown
 	rb, ok := t.proc.as.bps[ret]
 	fresh := false
-	if !ok || !rb.isReturn {
+	if is := t.proc.as.inl; is != nil && ret == is.retstub {
+		// Tail-called from an inline-probed function, whose return
+		// address the stub swapped: the stub's exit event closes this
+		// frame too. A breakpoint there would stop every inline-probed
+		// return of the process.
+		rb, ok = nil, true
+	} else if !ok || !rb.isReturn {
 		var err error
 		if rb, err = e.insertReturn(t.tid, t.proc.as, ret); err != nil {
 			rb = nil

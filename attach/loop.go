@@ -48,6 +48,7 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	if len(e.deferred) > 0 {
 		d := e.deferred[0]
 		e.deferred = e.deferred[1:]
+		e.stopAt = e.now()
 		return d.tid, d.ws, nil
 	}
 	// Reaping a stop clears its pending signal. A SIGTRAP stop of a thread
@@ -60,6 +61,7 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	for {
 		e.mu.Unlock() // the drain goroutine runs while we wait
 		tid, ws, err = peek(e.spin)
+		e.stopAt = e.now() // before waiting for the drain: the thread waits too
 		e.mu.Lock()
 		if err != nil {
 			break
@@ -217,6 +219,8 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 }
 
 func (e *engine) resume(t *thread, sig int) {
+	// Read before: the thread woken may take the tracer's CPU at once.
+	e.resumedAt = e.now()
 	err := cont(t.tid, sig)
 	t.unreaped = false // resuming discards a peeked stop's notification
 	if err != nil && !errors.Is(err, unix.ESRCH) {
@@ -307,10 +311,7 @@ func (e *engine) finish() *Result {
 			prof.Meta.PartialReason = "target killed by " + signalName(ws.Signal())
 		}
 	} else if e.detaching {
-		prof.Meta.Partial = true
-		if prof.Meta.PartialReason == "" {
-			prof.Meta.PartialReason = "detached before the target ended"
-		}
+		prof.Meta.Detached = true // complete for its window: not partial
 	}
 	return r
 }

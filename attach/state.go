@@ -56,6 +56,12 @@ type engine struct {
 	// measured, and each traced function's probe kind.
 	cal   *model.Calibration
 	kinds map[int]string
+	// stopWake is what a stop costs the thread beyond the tracer's work
+	// (measureStop); stopAt when the stop being handled was seen,
+	// resumedAt when a thread was last let go.
+	stopWake  int64
+	stopAt    int64
+	resumedAt int64
 
 	// Checkpoint snapshots: the checkpoint returns seen, and the time of
 	// the last one that took a snapshot (snapped: there was one).
@@ -110,6 +116,8 @@ type thread struct {
 	trapAt   uint64
 
 	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
+	// queued reads its waits for a CPU, part of its trap stops' cost.
+	queued runDelay
 	// pendingSig is a signal that arrived while detach stepped the thread
 	// out of the inline probes' code: delivered as it is let go.
 	pendingSig int
@@ -248,6 +256,7 @@ func (e *engine) forget(t *thread) {
 	e.ctxGone(t)
 	e.unregisterInline(t)
 	e.finishThread(t)
+	t.queued.close()
 	delete(e.threads, t.tid)
 	if as := t.proc.as; as.inl != nil && !e.spaceInUse(as) {
 		// The image is gone (exit, exec), and its rings with it.

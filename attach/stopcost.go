@@ -1,7 +1,7 @@
 package attach
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -11,7 +11,11 @@ import (
 // stopped thread runs `syscall; int3` (getpid) from the first area's slot
 // 0, so each round is SETREGS, CONT, the stop, wait4 and GETREGS — the
 // least any breakpoint costs. The median of a few rounds goes into the
-// profile (§5) and is the floor the benchmarks compare against.
+// profile (§5) and is the floor the benchmarks compare against. The
+// time from CONT to wait4's return (the thread woken, its system call and
+// trap, the tracer woken), less the thread's wait for a CPU, is what the
+// kernel's work costs the thread at every stop (stopWake, a low reading of
+// the rounds: hit takes it out of the times).
 func (e *engine) measureStop(tid int, as *space) {
 	if len(as.areas) == 0 {
 		return
@@ -29,7 +33,14 @@ func (e *engine) measureStop(tid int, as *space) {
 		e.markRip(t, as.areas[0].base)
 	}
 	const rounds = 15
-	var took []time.Duration
+	var took, wake []time.Duration
+	var queued runDelay
+	defer queued.close()
+	pid := tid
+	if t != nil {
+		pid = t.proc.pid
+	}
+	queued.since(pid, tid)
 	for i := 0; i < rounds; i++ {
 		regs = saved
 		regs.Rip, regs.Rax, regs.Orig_rax = as.areas[0].base, unix.SYS_GETPID, ^uint64(0)
@@ -37,6 +48,7 @@ func (e *engine) measureStop(tid int, as *space) {
 		if setRegs(tid, &regs) != nil || cont(tid, 0) != nil {
 			break
 		}
+		t1 := time.Now()
 		if t != nil {
 			t.unreaped = false
 		}
@@ -47,6 +59,9 @@ func (e *engine) measureStop(tid int, as *space) {
 			}
 			break
 		}
+		// The kernel's part: without the wait for a CPU, which each stop
+		// reads for itself.
+		wake = append(wake, time.Since(t1)-time.Duration(queued.since(pid, tid)))
 		getRegs(tid, &regs)
 		took = append(took, time.Since(t0))
 	}
@@ -54,6 +69,10 @@ func (e *engine) measureStop(tid int, as *space) {
 	if len(took) == 0 {
 		return
 	}
-	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	slices.Sort(took)
+	slices.Sort(wake)
 	e.s.Profile().Meta.StopOverheadNs = int64(took[len(took)/2])
+	// A low reading, not the median: a round the scheduler delayed would
+	// make every stop's share too large, and times too small.
+	e.stopWake = int64(wake[len(wake)/5])
 }

@@ -24,7 +24,17 @@ and writes the profile.
 Snapshots, each a complete profile of everything so far while tracing goes
 on: SIGUSR1 to profile writes one, --checkpoint FUNC one each time FUNC
 returns (at most one a second), --snapshot-every D one every D. They are
-FILE.1, FILE.2, ... beside the output FILE.`,
+FILE.1, FILE.2, ... beside the output FILE.
+
+A profile ended by a detach (Ctrl-C, --duration) is complete for its
+window: info and summary say "detached", not "partial".
+
+-o - writes the profile to the standard output (nothing else goes there);
+-o /dev/null writes nothing. When FILE (or a snapshot) cannot be written (a
+full disk, an I/O error), the profile is kept in a new file of $TMPDIR (or
+/tmp) named after it, and a line on stderr says why and where. The exit
+status is 0 when the profile was saved, to FILE or kept aside; 1 when it
+could be saved nowhere, or tracing failed.`,
 		Example: `  profile attach --pid 4242
   profile attach --pid 4242 --duration 10s -o server.data
   profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3
@@ -35,6 +45,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 			if pid <= 0 {
 				return usagef("attach needs --pid PID")
 			}
+			f.stdout = c.OutOrStdout()
 			opt, err := f.options("attach", nil, pid)
 			if err != nil {
 				return err
@@ -55,6 +66,7 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 	}
 	c.Flags().IntVarP(&pid, "pid", "p", 0, "attach to the process `PID`")
 	f.register(c)
+	c.Flags().Lookup("output").Usage = "write the profile to `FILE`, - for the standard output (an existing file is kept as FILE.old; a device such as /dev/null is written straight)"
 	f.registerAutoExpand(c)
 	completeFlag(c, "pid", completePids)
 	completeTraceFlags(c)

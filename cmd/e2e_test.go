@@ -193,7 +193,8 @@ func TestSigtermDetachesAndWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Meta.Partial || p.Meta.Mode != "attach" || len(p.Threads) != 4 { // main, 2 compute threads, sleeper
+	// A detach is complete for its window: detached, not partial.
+	if !p.Meta.Detached || p.Meta.Partial || p.Meta.Mode != "attach" || len(p.Threads) != 4 { // main, 2 compute threads, sleeper
 		t.Fatalf("profile meta %+v, %d threads", p.Meta, len(p.Threads))
 	}
 	if err := target.Wait(); err != nil {

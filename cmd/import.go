@@ -39,7 +39,7 @@ The output is PPROF with its extension (after .gz) replaced by .data unless
 			if out == "" {
 				out = renderedName(strings.TrimSuffix(args[0], ".gz"), "data")
 			}
-			if err := checkOutput(out); err != nil {
+			if err := checkProfileOutput(c, out); err != nil {
 				return err
 			}
 			f, err := os.Open(args[0])
@@ -54,18 +54,18 @@ The output is PPROF with its extension (after .gz) replaced by .data unless
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			p.Meta.ToolVersion = Version
-			if err := writeProfile(out, p); err != nil {
+			if err := writeDest(c.OutOrStdout(), out, true, profileWriter(p)); err != nil {
 				return err
 			}
 			threads := "1 thread"
 			if len(p.Threads) != 1 {
 				threads = fmt.Sprintf("%d threads", len(p.Threads))
 			}
-			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%s, values %s)\n", out, threads, p.Meta.Values())
+			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%s, values %s)\n", outName(out), threads, p.Meta.Values())
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "write the profile to `FILE` (default: PPROF with the extension .data)")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the profile to `FILE`, - for the standard output (default: PPROF with the extension .data)")
 	c.Flags().StringVar(&index, "sample-index", "", "import the sample type `NAME` (or its index), converted to nanoseconds")
 	completeFlag(c, "output", fileArgs(-1, profileExt))
 	return c

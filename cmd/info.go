@@ -50,6 +50,10 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 		partial = "yes: " + m.PartialReason
 	}
 	fmt.Fprintf(w, "partial\t%s\n", partial)
+	if m.Detached {
+		// Said apart from partial: the window traced is complete.
+		fmt.Fprintf(w, "ended\tdetached (the target went on running)\n")
+	}
 	fmt.Fprintf(w, "values\t%s\n", m.Values())
 	if c := m.Crash; c != nil {
 		fmt.Fprintf(w, "crash\t%s in pid %d tid %d at %#x\n", c.Signal, c.Pid, c.Tid, c.Addr)
@@ -196,6 +200,10 @@ func detailLine(p *model.Profile) string {
 	return fmt.Sprintf("%s --detail-limit %d: %d trees (%d dropped)", rule, r.Limit, trees, dropped)
 }
 
+// calibrationLine says what the probes cost and what was taken out of the
+// times, by probe kind: the inline probes' measured cost per call, the
+// trap probes' stops (each measured as it happened: their count and
+// average), the set-up holds, and their sum.
 func calibrationLine(c *model.Calibration) string {
 	if c == nil {
 		return "not measured: times include the probes' cost (--no-compensate, or an older or imported profile)"
@@ -210,12 +218,26 @@ func calibrationLine(c *model.Calibration) string {
 				human.Duration(k.cost.InNs), human.Duration(k.cost.OutNs)))
 		}
 	}
-	s := strings.Join(kinds, "; ") + " per call"
+	s := strings.Join(kinds, "; ")
+	if s != "" {
+		s += " per call"
+	}
+	if c.Stops > 0 {
+		if s != "" {
+			s += "; "
+		}
+		s += "trap stops measured one by one"
+	}
 	if c.Host != "" {
 		s += " on " + c.Host
 	}
 	if !c.Compensated {
 		return s + "; not taken out of the times (not in every merged run)"
 	}
-	return s + fmt.Sprintf("; taken out: %s of probes, %s of set-up", human.Duration(c.SubtractedNs), human.Duration(c.HeldNs))
+	if c.Stops == 0 {
+		return s + fmt.Sprintf("; taken out: %s of probes, %s of set-up", human.Duration(c.SubtractedNs), human.Duration(c.HeldNs))
+	}
+	return s + fmt.Sprintf("; taken out: %s of inline probes + %s of trap stops (%d × %s) + %s of set-up = %s",
+		human.Duration(c.SubtractedNs), human.Duration(c.StopNs), c.Stops, human.Duration(c.StopNs/c.Stops),
+		human.Duration(c.HeldNs), human.Duration(c.SubtractedNs+c.StopNs+c.HeldNs))
 }

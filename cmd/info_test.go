@@ -17,6 +17,10 @@ func TestCalibrationLine(t *testing.T) {
 		{nil, "not measured: times include the probes' cost (--no-compensate, or an older or imported profile)"},
 		{&model.Calibration{Host: "AMD EPYC (2 CPUs)", Inline: cost, Compensated: true, SubtractedNs: 4_700_000, HeldNs: 18_000_000},
 			"inline 13ns in the callee + 21ns in the caller per call on AMD EPYC (2 CPUs); taken out: 4.70ms of probes, 18.0ms of set-up"},
+		{&model.Calibration{Host: "AMD EPYC (2 CPUs)", Inline: cost, Compensated: true, SubtractedNs: 4_700_000, HeldNs: 18_000_000, Stops: 2000, StopNs: 120_000_000},
+			"inline 13ns in the callee + 21ns in the caller per call; trap stops measured one by one on AMD EPYC (2 CPUs); taken out: 4.70ms of inline probes + 120ms of trap stops (2000 × 60.0µs) + 18.0ms of set-up = 143ms"},
+		{&model.Calibration{Compensated: true, HeldNs: 1_000, Stops: 3, StopNs: 100_000},
+			"trap stops measured one by one; taken out: 0ns of inline probes + 100µs of trap stops (3 × 33.3µs) + 1.00µs of set-up = 101µs"},
 		{&model.Calibration{Inline: cost, Trap: model.ProbeCost{InNs: 27_000, OutNs: 26_000}},
 			"inline 13ns in the callee + 21ns in the caller; trap 27.0µs in the callee + 26.0µs in the caller per call; not taken out of the times (not in every merged run)"},
 	} {
@@ -77,5 +81,50 @@ func TestInfoTracedLater(t *testing.T) {
 				t.Errorf("section not after the threads:\n%s", out)
 			}
 		})
+	}
+}
+
+// info's labels are true: a detach is said as how the trace ended, not as
+// partial, and a process that did not exit is running, with no exit code.
+func TestInfoLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		edit    func(p *model.Profile)
+		want    []string // lines of the output, spaces squeezed
+		notWant []string
+	}{
+		{"exited", func(p *model.Profile) {}, []string{"partial no", "100 - - /bin/app exit 0"}, []string{"ended"}},
+		{"detached", func(p *model.Profile) {
+			p.Meta.Detached = true
+			p.Processes[0].Exited = false
+		}, []string{"partial no", "ended detached (the target went on running)", "100 - - /bin/app running"}, nil},
+		{"detached, calls dropped", func(p *model.Profile) {
+			p.Meta.Detached, p.Meta.Partial, p.Meta.PartialReason = true, true, "calls dropped"
+		}, []string{"partial yes: calls dropped", "ended detached (the target went on running)"}, nil},
+		{"killed", func(p *model.Profile) {
+			p.Meta.Partial, p.Meta.PartialReason = true, "target killed by SIGKILL"
+			p.Processes[0].Signal = "SIGKILL"
+		}, []string{"partial yes: target killed by SIGKILL", "100 - - /bin/app killed by SIGKILL"}, []string{"ended"}},
+	} {
+		p := modeltest.Sample()
+		tc.edit(p)
+		var buf strings.Builder
+		if err := writeInfo(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+		lines := map[string]bool{}
+		for _, l := range strings.Split(buf.String(), "\n") {
+			lines[strings.Join(strings.Fields(l), " ")] = true
+		}
+		for _, l := range tc.want {
+			if !lines[l] {
+				t.Errorf("%s: no line %q in\n%s", tc.name, l, buf.String())
+			}
+		}
+		for _, s := range tc.notWant {
+			if strings.Contains(buf.String(), s) {
+				t.Errorf("%s: %q in\n%s", tc.name, s, buf.String())
+			}
+		}
 	}
 }

@@ -25,7 +25,7 @@ profiles can be merged again.`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: profileArgs(-1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkOutput(out); err != nil {
+			if err := checkProfileOutput(c, out); err != nil {
 				return err
 			}
 			runs := make([]merge.Run, 0, len(args))
@@ -40,7 +40,7 @@ profiles can be merged again.`,
 			if err != nil {
 				return fmt.Errorf("merge: %w", err)
 			}
-			if err := writeProfile(out, m); err != nil {
+			if err := writeDest(c.OutOrStdout(), out, true, profileWriter(m)); err != nil {
 				return err
 			}
 			members := 0
@@ -48,11 +48,11 @@ profiles can be merged again.`,
 				members += len(t.Members)
 			}
 			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%d runs, %d processes, %d threads in %d levels)\n",
-				out, len(m.Meta.Sources), len(m.Processes), members, len(m.Threads))
+				outName(out), len(m.Meta.Sources), len(m.Processes), members, len(m.Threads))
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "merged.data", "write the composite profile to `FILE` (an existing one is kept as FILE.old)")
+	c.Flags().StringVarP(&out, "output", "o", "merged.data", "write the composite profile to `FILE`, - for the standard output (an existing file is kept as FILE.old)")
 	completeFlag(c, "output", fileArgs(-1, profileExt))
 	return c
 }

@@ -87,3 +87,38 @@ func TestMergeCmdErrors(t *testing.T) {
 		}
 	}
 }
+
+// A merge of detached profiles is detached, not partial; a partial input
+// keeps the merge partial, with its reason.
+func TestMergeDetached(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, c := range []struct {
+		name              string
+		a, b              model.Meta
+		partial, detached bool
+		reason            string
+	}{
+		{"both detached", model.Meta{Detached: true}, model.Meta{Detached: true}, false, true, ""},
+		{"one detached", model.Meta{Detached: true}, model.Meta{}, false, true, ""},
+		{"neither", model.Meta{}, model.Meta{}, false, false, ""},
+		{"detached and crashed", model.Meta{Detached: true}, model.Meta{Partial: true, PartialReason: "target crashed: SIGSEGV"},
+			true, true, "target crashed: SIGSEGV"},
+	} {
+		a, b := modeltest.Sample(), modeltest.Sample()
+		a.Meta, b.Meta = c.a, c.b
+		writeTemp(t, dir, "a.data", a)
+		writeTemp(t, dir, "b.data", b)
+		if _, stderr, code := runRoot("merge", "a.data", "b.data", "-o", "m.data"); code != 0 {
+			t.Fatalf("%s: merge: %s", c.name, stderr)
+		}
+		m, err := model.ReadFile("m.data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Meta.Partial != c.partial || m.Meta.Detached != c.detached || m.Meta.PartialReason != c.reason {
+			t.Errorf("%s: merged partial %v (%q), detached %v; want %v (%q), %v", c.name, m.Meta.Partial,
+				m.Meta.PartialReason, m.Meta.Detached, c.partial, c.reason, c.detached)
+		}
+	}
+}

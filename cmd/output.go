@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
@@ -22,7 +23,30 @@ import (
 // never lost at the end for want of a place to put it, and written to a
 // temporary file beside the destination, then renamed over it: a reader
 // never sees half a file and a failed write leaves the previous one intact.
-// Errors name the user's path, never the temporary one.
+// Errors name the user's path, never the temporary one. A character device
+// (/dev/null) is written straight: there is nothing to rename over it. "-"
+// is standard output, for the commands that take it.
+
+// stdoutPath is the -o that names standard output.
+const stdoutPath = "-"
+
+// outName is how messages name an output.
+func outName(path string) string {
+	if path == stdoutPath {
+		return "the standard output"
+	}
+	return path
+}
+
+// isDevice tells whether path is a character device (/dev/null, /dev/full).
+func isDevice(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&fs.ModeCharDevice != 0
+}
+
+// isStream tells whether path is written straight, once, never replaced:
+// standard output or a character device.
+func isStream(path string) bool { return path == stdoutPath || isDevice(path) }
 
 // checkOutput reports, in one line naming path, why a file could not be
 // written at path. "Writable" is for this user (root may write a 0444 file).
@@ -36,9 +60,16 @@ func checkOutput(path string) error {
 		if fi.IsDir() {
 			return fmt.Errorf("-o %s: is a directory", path)
 		}
+		if fi.Mode()&fs.ModeCharDevice != 0 {
+			if err := unix.Access(path, unix.W_OK); err != nil {
+				return fmt.Errorf("-o %s: cannot write the device: %w", path, err)
+			}
+			return nil // written straight: its directory does not matter
+		}
 		if !fi.Mode().IsRegular() {
-			// A device or fifo would be replaced by the rename, not written.
-			return fmt.Errorf("-o %s: not a regular file", path)
+			// A fifo would block the end of a trace until read; a socket
+			// cannot be opened. -o - writes standard output.
+			return fmt.Errorf("-o %s: not a regular file or a character device", path)
 		}
 		if err := unix.Access(path, unix.W_OK); err != nil {
 			// Moving a read-only file aside would defeat its protection.
@@ -65,11 +96,6 @@ func checkOutput(path string) error {
 	return nil
 }
 
-// writeProfile writes p to path, keeping an existing file as path.old.
-func writeProfile(path string, p *model.Profile) error {
-	return writeOutput(path, true, profileWriter(p))
-}
-
 func profileWriter(p *model.Profile) func(io.Writer) error {
 	return func(w io.Writer) error { return model.Write(w, p) }
 }
@@ -80,6 +106,9 @@ func profileWriter(p *model.Profile) func(io.Writer) error {
 func writeOutput(path string, keepOld bool, write func(io.Writer) error) error {
 	if err := checkOutput(path); err != nil {
 		return err
+	}
+	if isDevice(path) {
+		return writeDevice(path, write)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -125,6 +154,57 @@ func writeOutput(path string, keepOld bool, write func(io.Writer) error) error {
 			os.Rename(old, path) // put the previous file back
 		}
 		return fmt.Errorf("write %s: %w", path, bare(err))
+	}
+	return nil
+}
+
+// writeDevice writes what write produces straight to the character device
+// path: no temporary file, no rename, no .old, no sync (a device may not
+// have one: /dev/null says EINVAL).
+func writeDevice(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, bare(err))
+	}
+	bw := bufio.NewWriterSize(plainWriter{f}, 1<<20)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, bare(err))
+	}
+	return nil
+}
+
+// writeDest is writeOutput, or a write to stdout for "-".
+func writeDest(stdout io.Writer, path string, keepOld bool, write func(io.Writer) error) error {
+	if path != stdoutPath {
+		return writeOutput(path, keepOld, write)
+	}
+	w := bufio.NewWriterSize(stdout, 1<<20)
+	err := write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("write the standard output: %w", bare(err))
+	}
+	return nil
+}
+
+// checkProfileOutput is checkOutput for the commands that write a profile
+// (binary, gzip-compressed), where "-" is standard output: refused when
+// that is a terminal, which would show garbage.
+func checkProfileOutput(c *cobra.Command, path string) error {
+	if path != stdoutPath {
+		return checkOutput(path)
+	}
+	if f, ok := c.OutOrStdout().(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		return usagef("-o -: the standard output is a terminal, and a profile is binary: redirect it, or give -o FILE")
 	}
 	return nil
 }
@@ -178,7 +258,7 @@ func outputPath(input, out, ext string) (string, error) {
 	if out == "" {
 		out = renderedName(input, ext)
 	}
-	if out == "-" {
+	if out == stdoutPath {
 		return out, nil
 	}
 	return out, checkOutput(out)
@@ -188,17 +268,12 @@ func outputPath(input, out, ext string) (string, error) {
 // and says where it went. An existing file is replaced, not kept as .old:
 // a rendering or an export is made again at will.
 func emit(c *cobra.Command, out string, write func(io.Writer) error) error {
-	if out == "-" {
-		w := bufio.NewWriter(c.OutOrStdout())
-		if err := write(w); err != nil {
-			return err
-		}
-		return w.Flush()
-	}
-	if err := writeOutput(out, false, write); err != nil {
+	if err := writeDest(c.OutOrStdout(), out, false, write); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)
+	if out != stdoutPath {
+		fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s\n", out)
+	}
 	return nil
 }
 

@@ -61,8 +61,8 @@ func TestCheckOutput(t *testing.T) {
 		{"link to a directory", link, "is a directory"},
 		{"missing directory", filepath.Join(dir, "no", "x.data"), "directory " + filepath.Join(dir, "no") + " does not exist"},
 		{"parent is a file", filepath.Join(file, "x.data"), file + " is not a directory"},
-		{"device", "/dev/null", "-o /dev/null: not a regular file"},
-		{"fifo", fifo, "not a regular file"},
+		{"device", "/dev/null", ""},
+		{"fifo", fifo, "-o " + fifo + ": not a regular file or a character device"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkOutput(c.path)
@@ -143,6 +143,36 @@ func TestWriteOutput(t *testing.T) {
 	noTemp(t, dir)
 }
 
+// A character device is written straight: nothing renamed, no .old, no
+// temporary file in /dev; its errors are the write's. "-" is standard
+// output.
+func TestWriteDevice(t *testing.T) {
+	text := func(w io.Writer) error { _, err := io.WriteString(w, "profile"); return err }
+	if err := writeOutput("/dev/null", true, text); err != nil {
+		t.Errorf("/dev/null: %v", err)
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat("/dev/null.old"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("/dev/null.old: %v", err)
+	}
+	noTemp(t, "/dev")
+	checkOutputError(t, writeOutput("/dev/full", true, text), "/dev/full", "write /dev/full: no space left on device")
+	var b strings.Builder
+	if err := writeDest(&b, "-", true, text); err != nil || b.String() != "profile" {
+		t.Errorf("-: %q, %v", b.String(), err)
+	}
+	if err := writeDest(failWriter{}, "-", true, text); err == nil || err.Error() != "write the standard output: input/output error" {
+		t.Errorf("- failing: %v", err)
+	}
+}
+
+// failWriter fails every write as a dead disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, unix.EIO }
+
 // A session's first save keeps the previous file as .old; a later one (the
 // final profile after a crash snapshot) replaces the snapshot, keeping the
 // .old of the previous session.
@@ -152,11 +182,10 @@ func TestSaveSession(t *testing.T) {
 	os.WriteFile(path, []byte("previous session"), 0o644)
 	f := traceFlags{out: path}
 	snapshot, final := modeltest.Sample(), modeltest.Synthetic(100, 2, 1)
-	if err := f.save(snapshot); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.save(final); err != nil {
-		t.Fatal(err)
+	for _, p := range []*model.Profile{snapshot, final} {
+		if at, err := f.save(p); err != nil || at != path {
+			t.Fatalf("saved at %q: %v", at, err)
+		}
 	}
 	if old, _ := os.ReadFile(path + ".old"); string(old) != "previous session" {
 		t.Errorf(".old = %q, want the previous session's file", old)
@@ -192,7 +221,7 @@ func TestOutputPermissions(t *testing.T) {
 
 	asUnprivileged(t, func() {
 		checkOutputError(t, checkOutput(readOnly), readOnly, "cannot write the file: permission denied")
-		err := writeProfile(readOnly, modeltest.Sample())
+		err := writeOutput(readOnly, true, profileWriter(modeltest.Sample()))
 		checkOutputError(t, err, readOnly, "permission denied")
 		if data, _ := os.ReadFile(readOnly); string(data) != "keep me" {
 			t.Errorf("read-only file replaced")

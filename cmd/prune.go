@@ -63,7 +63,7 @@ Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.
 			if out == "" {
 				out = prunedName(args[0])
 			}
-			if err := checkOutput(out); err != nil {
+			if err := checkProfileOutput(c, out); err != nil {
 				return err
 			}
 			p, err := readProfile(args[0])
@@ -74,16 +74,16 @@ Without --threshold the default is 1%, or 0 when --keep or --min-calls is given.
 			if err != nil {
 				return fmt.Errorf("prune %s: %w", args[0], err)
 			}
-			if err := writeProfile(out, q); err != nil {
+			if err := writeDest(c.OutOrStdout(), out, true, profileWriter(q)); err != nil {
 				return err
 			}
 			before, after := countNodes(p.Threads), countNodes(q.Threads)
-			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%d of %d calling contexts kept)\n", out, after, before)
+			fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%d of %d calling contexts kept)\n", outName(out), after, before)
 			return nil
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&out, "output", "o", "", "write the pruned profile to `FILE` (default: FILE with .pruned before its extension)")
+	fl.StringVarP(&out, "output", "o", "", "write the pruned profile to `FILE`, - for the standard output (default: FILE with .pruned before its extension)")
 	fl.StringVar(&threshold, "threshold", "1%", "drop functions under `AMOUNT`: a percentage of traced time (1%, 0.5%) or a duration (5ms, 250us)")
 	fl.StringVar(&metric, "metric", "total", "the `METRIC` the threshold applies to: total, self or calls")
 	fl.Int64Var(&minCalls, "min-calls", 0, "drop functions called fewer than `N` times")

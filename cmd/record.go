@@ -25,7 +25,14 @@ SIGTERM or SIGHUP to profile detaches and writes what was recorded.
 Snapshots, each a complete profile of everything so far while tracing goes
 on: SIGUSR1 to profile writes one, --checkpoint FUNC one each time FUNC
 returns (at most one a second), --snapshot-every D one every D. They are
-FILE.1, FILE.2, ... beside the output FILE.`,
+FILE.1, FILE.2, ... beside the output FILE.
+
+A full or failing disk under FILE does not lose the recording: when FILE
+(or a snapshot) cannot be written (a full disk, an I/O error), the profile
+is kept in a new file of $TMPDIR (or /tmp) named after it, and a line on
+stderr says why and where. The exit status is still CMD's, whether the profile was written,
+kept aside or, when even that failed, lost (stderr says so). -o /dev/null
+writes nothing; -o - is refused: CMD writes to the standard output.`,
 		Example: `  profile record -- ./server --port 8080
   profile record --probes trap --duration 5s -- ./server
   profile record --filter '^parse' --lib libz.so.1 -- ./app input.txt
@@ -47,7 +54,8 @@ FILE.1, FILE.2, ... beside the output FILE.`,
 				return err
 			}
 			if err := f.finishTrace(c, r); err != nil {
-				return err
+				// Lost: said, but the exit status stays the program's.
+				fmt.Fprintf(c.ErrOrStderr(), "profile: %v\n", err)
 			}
 			if !r.Exited && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				// --duration ended the trace, not the program: it runs on

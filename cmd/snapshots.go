@@ -16,6 +16,8 @@ import (
 // snapshotFiles writes the snapshots of a trace (--checkpoint,
 // --snapshot-every, SIGUSR1) to OUT.1, OUT.2, ... on a goroutine of its
 // own: the engine, which is held while it hands one off, only queues it.
+// One that cannot be written is kept aside as the final profile is
+// (keep.go).
 type snapshotFiles struct {
 	out   string
 	w     io.Writer
@@ -34,8 +36,15 @@ func (f *traceFlags) startSnapshots(opt *attach.Options, w io.Writer) {
 	ask := make(chan struct{}, 1)
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
+	// validate refused the snapshot flags with these; SIGUSR1 is told.
+	stream := isStream(f.out)
 	go func() {
 		for range usr1 {
+			if stream {
+				fmt.Fprintf(w, "profile: no snapshot: snapshots are written to FILE.1, FILE.2, ... beside -o FILE, and -o is %s\n",
+					outName(f.out))
+				continue
+			}
 			select {
 			case ask <- struct{}{}:
 			default: // one is asked for already
@@ -65,11 +74,15 @@ func (s *snapshotFiles) run() {
 	for p := range s.queue {
 		n++
 		name := fmt.Sprintf("%s.%d", s.out, n)
-		if err := model.WriteFile(name, p); err != nil {
+		at, err := saveOrKeep(nil, name, false, "", p)
+		switch {
+		case err == nil:
+			fmt.Fprintf(s.w, "%sprofile: snapshot %s (%d calls)\n", erase, name, p.Meta.TracedCalls)
+		case at != "":
+			fmt.Fprintf(s.w, "%sprofile: snapshot: %v (%d calls)\n", erase, err, p.Meta.TracedCalls)
+		default:
 			fmt.Fprintf(s.w, "%sprofile: snapshot: %v\n", erase, err)
-			continue
 		}
-		fmt.Fprintf(s.w, "%sprofile: snapshot %s (%d calls)\n", erase, name, p.Meta.TracedCalls)
 	}
 }
 

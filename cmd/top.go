@@ -78,6 +78,9 @@ them whole.`,
 			if f.detail != "" {
 				return usagef("--detail records call trees into the profile of record and attach; top shows no trees")
 			}
+			if f.out == stdoutPath {
+				return usagef("-o -: top shows its view on the standard output: give -o FILE")
+			}
 			opt, err := f.options("attach", nil, pid)
 			if err != nil {
 				return err
@@ -175,6 +178,9 @@ func (s *topSession) header(p *model.Profile, st attach.Stats, final bool) top.H
 
 // save writes a snapshot beside the output: OUT.1, OUT.2, ...
 func (s *topSession) save(p *model.Profile) (string, error) {
+	if isDevice(s.f.out) {
+		return "", fmt.Errorf("snapshots are written to OUT.1, OUT.2, ... beside -o OUT, and -o is the device %s", s.f.out)
+	}
 	s.saved++
 	path := fmt.Sprintf("%s.%d", s.f.out, s.saved)
 	return path, writeOutput(path, false, profileWriter(p))

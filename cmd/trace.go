@@ -43,22 +43,36 @@ type traceFlags struct {
 	autoExpand   int            // --auto-expand N (expand.go)
 	interval     time.Duration  // --interval D
 	saved        bool           // the output was written once already this session
+	kept         string         // the file a save of this session was kept in instead (keep.go)
+	stdout       io.Writer      // standard output, for -o - (attach)
 	snaps        *snapshotFiles // the snapshots' writer
 }
 
-// save writes the profile; the first write of a session keeps an existing
-// file as .old, later ones (after a crash snapshot) replace it.
-func (f *traceFlags) save(p *model.Profile) error {
-	if err := writeOutput(f.out, !f.saved, profileWriter(p)); err != nil {
-		return err
+// save writes the profile to -o or, when that fails, keeps it aside
+// (keep.go): it returns where it went ("" for nowhere) and, unless that
+// is -o, a *keptError saying why and where. The first write of a session
+// keeps an existing file as .old, later ones (after a crash snapshot)
+// replace it, as they replace the file an earlier save was kept in.
+func (f *traceFlags) save(p *model.Profile) (string, error) {
+	stdout := f.stdout
+	if stdout == nil {
+		stdout = os.Stdout
 	}
-	f.saved = true
-	return nil
+	at, err := saveOrKeep(stdout, f.out, !f.saved, f.kept, p)
+	switch {
+	case err == nil:
+		f.saved = true
+	case at != "":
+		f.kept = at
+	}
+	return at, err
 }
 
 // validate checks the flags before tracing starts: a bad value is a usage
 // error, and an unwritable output must not cost the trace at the end.
-func (f *traceFlags) validate() error {
+// -o - (standard output) is not for record: its program owns standard
+// output.
+func (f *traceFlags) validate(mode string) error {
 	if f.duration < 0 {
 		return usagef("--duration must be positive, not %s", f.duration)
 	}
@@ -77,12 +91,27 @@ func (f *traceFlags) validate() error {
 	if err := attach.CheckProbes(f.probes); err != nil {
 		return usagef("--probes: %v", err)
 	}
-	return checkOutput(f.out)
+	if f.out == stdoutPath {
+		switch {
+		case mode == "record":
+			return usagef("-o -: the traced program writes to the standard output (it inherits it): give -o FILE")
+		case f.snapshotting():
+			return usagef("--checkpoint and --snapshot-every write FILE.1, FILE.2, ... beside -o FILE: give -o FILE, not -o -")
+		}
+		return nil
+	}
+	if err := checkOutput(f.out); err != nil {
+		return err
+	}
+	if f.snapshotting() && isDevice(f.out) {
+		return usagef("--checkpoint and --snapshot-every write FILE.1, FILE.2, ... beside -o FILE: give -o FILE, not a device")
+	}
+	return nil
 }
 
 func (f *traceFlags) register(c *cobra.Command) {
 	fl := c.Flags()
-	fl.StringVarP(&f.out, "output", "o", "profile.data", "write the profile to `FILE` (an existing one is kept as FILE.old)")
+	fl.StringVarP(&f.out, "output", "o", "profile.data", "write the profile to `FILE` (an existing one is kept as FILE.old; a device such as /dev/null is written straight)")
 	fl.StringArrayVar(&f.filters, "filter", nil, "trace only functions whose module:function matches `REGEX` (repeatable)")
 	fl.StringArrayVar(&f.excludes, "exclude", nil, "do not trace functions whose module:function matches `REGEX` (repeatable)")
 	fl.StringArrayVar(&f.libs, "lib", nil, "also trace every function of the library `NAME` (repeatable)")
@@ -118,7 +147,7 @@ func (f *traceFlags) snapshotting() bool { return f.checkpoint != "" || f.snapEv
 // options are the engine's options for record (command) or attach and
 // top (pid).
 func (f *traceFlags) options(mode string, command []string, pid int) (attach.Options, error) {
-	if err := f.validate(); err != nil {
+	if err := f.validate(mode); err != nil {
 		return attach.Options{}, err
 	}
 	filter, err := instrument.NewFilter(f.filters, f.excludes, f.libs)
@@ -147,11 +176,17 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 		opt.Progress = progressLine(os.Stderr)
 	}
 	opt.OnCrash = func(p *model.Profile) {
-		// Saved before the crash goes through, in case nothing else is.
-		if err := f.save(p); err != nil {
+		// Saved before the crash goes through, in case nothing else is;
+		// but standard output or a device takes one profile: the final one.
+		if isStream(f.out) {
+			return
+		}
+		if _, err := f.save(p); err != nil {
 			fmt.Fprintf(os.Stderr, "profile: %v\n", err)
 		}
 	}
+	// Told before tracing, not after, when the output's disk is nearly full.
+	warnLowSpace(os.Stderr, f.out)
 	return opt, nil
 }
 
@@ -213,20 +248,27 @@ func progressLine(w io.Writer) func(attach.Stats) {
 	}
 }
 
-// finishTrace writes the profile and the statistics of a session.
+// finishTrace writes the profile and the statistics of a session. A
+// profile kept aside (keep.go) is said in one line on stderr; the error
+// returned, when it could be written nowhere, says why.
 func (f *traceFlags) finishTrace(c *cobra.Command, r *attach.Result) error {
 	f.snaps.close()
 	if isatty.IsTerminal(os.Stderr.Fd()) {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
-	if err := f.save(r.Profile); err != nil {
+	stderr := c.ErrOrStderr()
+	at, err := f.save(r.Profile)
+	if f.stats {
+		writeStats(stderr, r.Stats)
+	}
+	if at == "" {
 		return err
 	}
-	if f.stats {
-		writeStats(c.ErrOrStderr(), r.Stats)
+	if err != nil {
+		fmt.Fprintf(stderr, "profile: %v\n", err)
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "profile: wrote %s (%d calls, %d threads, %d processes)\n",
-		f.out, r.Stats.TracedCalls, r.Stats.AllThreads, r.Stats.Processes)
+	fmt.Fprintf(stderr, "profile: wrote %s (%d calls, %d threads, %d processes)\n",
+		outName(at), r.Stats.TracedCalls, r.Stats.AllThreads, r.Stats.Processes)
 	return nil
 }
 

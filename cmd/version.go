@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 
@@ -15,33 +16,56 @@ type versionInfo struct {
 	Version string `json:"version"`
 	Go      string `json:"go"`
 	// Commit and Modified come from git when the binary was built in a
-	// checkout (go build stamps them unless -buildvcs=false): absent
-	// otherwise. Modified says the checkout had uncommitted changes.
+	// checkout: absent otherwise. Modified says the checkout had
+	// uncommitted changes. Go stamps the full commit (vcs.revision) where
+	// it can; where it stamps none (a git worktree, whose .git is a file
+	// Go does not take for a repository; GOFLAGS=-buildvcs=false), the
+	// commit is read from the version the Makefile gives, a git describe
+	// ("418afae", "v1.2-3-g418afae", "-dirty" when modified): abbreviated.
 	Commit   string `json:"commit,omitempty"`
 	Modified *bool  `json:"modified,omitempty"`
 }
 
 // buildVersion reads the version of a binary from its build information
-// (nil when the binary has none).
+// (nil when the binary has none), and its commit from version when the
+// build information has none.
 func buildVersion(version string, bi *debug.BuildInfo) versionInfo {
 	v := versionInfo{Version: version, Go: runtime.Version()}
-	if bi == nil {
-		return v
-	}
-	v.Go = bi.GoVersion
 	var modified bool
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
+	if bi != nil {
+		v.Go = bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
 		}
+	}
+	if v.Commit == "" {
+		v.Commit, modified = describedCommit(version)
 	}
 	if v.Commit != "" {
 		v.Modified = &modified
 	}
 	return v
+}
+
+// described matches what git describe --tags --always --dirty prints: an
+// abbreviated commit alone (no tag yet) or after a tag, its distance and
+// "-g"; "-dirty" for uncommitted changes.
+var described = regexp.MustCompile(`^(?:.+-[0-9]+-g)?([0-9a-f]{7,64})(-dirty)?$`)
+
+// describedCommit is the commit named by a git describe version and
+// whether the checkout had uncommitted changes; "" for another version
+// (a tag alone names no commit here).
+func describedCommit(version string) (string, bool) {
+	m := described.FindStringSubmatch(version)
+	if m == nil {
+		return "", false
+	}
+	return m[1], m[2] != ""
 }
 
 func writeVersion(w io.Writer, v versionInfo) error {

@@ -17,19 +17,33 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		return bi
 	}
 	for _, c := range []struct {
-		name string
-		bi   *debug.BuildInfo
-		text string
+		name    string
+		version string
+		bi      *debug.BuildInfo
+		text    string
 	}{
-		{"no build info", nil, "profile  1.0\ngo       " + runtime.Version() + "\n"},
-		{"not from git", build("-buildmode", "exe"), "profile  1.0\ngo       go1.26.1\n"},
-		{"clean checkout", build("vcs", "git", "vcs.revision", sha, "vcs.modified", "false"),
+		{"no build info", "1.0", nil, "profile  1.0\ngo       " + runtime.Version() + "\n"},
+		{"not from git", "1.0", build("-buildmode", "exe"), "profile  1.0\ngo       go1.26.1\n"},
+		{"clean checkout", "1.0", build("vcs", "git", "vcs.revision", sha, "vcs.modified", "false"),
 			"profile  1.0\ngo       go1.26.1\ncommit   " + sha + "\n"},
-		{"uncommitted changes", build("vcs.revision", sha, "vcs.modified", "true"),
+		{"uncommitted changes", "1.0", build("vcs.revision", sha, "vcs.modified", "true"),
 			"profile  1.0\ngo       go1.26.1\ncommit   " + sha + " (modified)\n"},
+		// No commit stamped by Go (a git worktree, -buildvcs=false): the
+		// Makefile's version, a git describe, names it.
+		{"described, no tag", "1c65d26", build("-buildmode", "exe"),
+			"profile  1c65d26\ngo       go1.26.1\ncommit   1c65d26\n"},
+		{"described, modified", "1c65d26-dirty", nil,
+			"profile  1c65d26-dirty\ngo       " + runtime.Version() + "\ncommit   1c65d26 (modified)\n"},
+		{"described after a tag", "v1.2.0-rc1-14-g1c65d267-dirty", build(),
+			"profile  v1.2.0-rc1-14-g1c65d267-dirty\ngo       go1.26.1\ncommit   1c65d267 (modified)\n"},
+		{"stamped wins", "1c65d26-dirty", build("vcs.revision", sha, "vcs.modified", "false"),
+			"profile  1c65d26-dirty\ngo       go1.26.1\ncommit   " + sha + "\n"},
+		{"a tag names no commit", "v1.2.0", build(), "profile  v1.2.0\ngo       go1.26.1\n"},
+		{"not a describe", "0.1.0-dev", build(), "profile  0.1.0-dev\ngo       go1.26.1\n"},
+		{"short hex", "beef12", build(), "profile  beef12\ngo       go1.26.1\n"},
 	} {
 		var b bytes.Buffer
-		if err := writeVersion(&b, buildVersion("1.0", c.bi)); err != nil {
+		if err := writeVersion(&b, buildVersion(c.version, c.bi)); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != c.text {

@@ -48,6 +48,8 @@
 // sorted and joined by "; "; Filters, Excludes and Libs are sorted unions;
 // ToolVersion, Command, Exe and BuildID are kept when all inputs agree and
 // cleared otherwise; Crash is the crash with the smallest (pid, tid) if any.
+// Detached is set if any input was: a merge of detached profiles is
+// detached, not partial.
 // Calibration is kept when every input has one: the first input's costs
 // (each input's times were compensated with its own), Compensated only if
 // every input was, the time taken out summed.
@@ -683,6 +685,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 		m.TracedCalls += x.TracedCalls
 		m.Breakpoints += x.Breakpoints
 		m.StopOverheadNs = max(m.StopOverheadNs, x.StopOverheadNs)
+		m.Detached = m.Detached || x.Detached // a detach loses nothing: not a reason to be partial
 		if x.Partial {
 			m.Partial = true
 			for _, r := range strings.Split(x.PartialReason, "; ") {

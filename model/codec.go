@@ -3,12 +3,14 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -35,8 +37,38 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("format version %d is not supported (this build reads version %d; upgrade profile)", e.Version, FormatVersion)
 }
 
-// Write encodes p as a gzip-compressed profile.
+// Write encodes p as a gzip-compressed profile, after the checks Read
+// makes, so that Read accepts whatever Write wrote: what a timing
+// measurement broke is repaired (Repair), each repair a warning
+// "repaired at write: ..." in the written Meta; a profile breaking a
+// structural invariant is refused, nothing written. p itself is not
+// changed: snapshots share their nodes with a running session, so the
+// repairs go to copies.
 func Write(w io.Writer, p *Profile) error {
+	q := *p
+	q.Threads = slices.Clone(p.Threads)
+	q.Meta.Warnings = slices.Clip(p.Meta.Warnings)
+	if err := q.settle("repaired at write: "); err != nil {
+		return fmt.Errorf("profile not written: %w", err)
+	}
+	return writeUnchecked(w, &q)
+}
+
+// settle makes a profile fit to hand on, as Read and Write both do: the
+// structural checks, Repair (each line a warning, after prefix), then the
+// checks Repair serves, which only a damaged composite can still fail.
+func (p *Profile) settle(prefix string) error {
+	if err := p.validateStructure(); err != nil {
+		return err
+	}
+	for _, line := range p.repair() {
+		p.Meta.Warnings = append(p.Meta.Warnings, prefix+line)
+	}
+	return p.validateMeasurements()
+}
+
+// writeUnchecked encodes p as it is.
+func writeUnchecked(w io.Writer, p *Profile) error {
 	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(encode(p))
 	if err != nil {
 		return fmt.Errorf("encode profile: %w", err)
@@ -57,21 +89,13 @@ func Write(w io.Writer, p *Profile) error {
 	return zw.Close()
 }
 
-// Read decodes a profile and validates it.
+// Read decodes a profile, repairs what a timing measurement broke (a file
+// written before Write repaired: each repair a warning "repaired on read:
+// ..." in Meta) and validates it.
 func Read(r io.Reader) (*Profile, error) {
-	zr, err := gzip.NewReader(bufio.NewReader(r))
+	data, err := unzip(r)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, ErrTruncated
-		}
-		return nil, fmt.Errorf("%w (no gzip header)", ErrNotProfile)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, ErrTruncated
-		}
-		return nil, fmt.Errorf("%w: corrupt compressed data: %w", ErrNotProfile, err)
+		return nil, err
 	}
 	if len(data) < len(magic)+4 {
 		if bytes.HasPrefix(magic, data) || bytes.HasPrefix(data, magic) {
@@ -93,10 +117,54 @@ func Read(r io.Reader) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("corrupt profile data: %w", err)
 	}
-	if err := p.Validate(); err != nil {
+	if err := p.settle("repaired on read: "); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// gzipMagic opens every gzip stream, so every profile file.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// unzip decompresses a profile file. A file not opening with gzip's magic
+// is not a profile, however short (an empty file, a line of text): only
+// one that opens like a profile and ends early is truncated.
+func unzip(r io.Reader) ([]byte, error) {
+	br := bufio.NewReader(r)
+	head, err := br.Peek(len(gzipMagic))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	switch {
+	case len(head) == 0:
+		return nil, fmt.Errorf("%w (empty file)", ErrNotProfile)
+	case !bytes.HasPrefix(gzipMagic, head):
+		return nil, fmt.Errorf("%w (no gzip header)", ErrNotProfile)
+	case len(head) < len(gzipMagic):
+		return nil, ErrTruncated
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, gzipError(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, gzipError(err)
+	}
+	return data, nil
+}
+
+// gzipError tells a file that ends early from one that is not a
+// profile; any other error is the reader's (I/O), passed on as it is.
+func gzipError(err error) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrTruncated
+	case errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || errors.As(err, &corrupt):
+		return fmt.Errorf("%w: corrupt compressed data: %w", ErrNotProfile, err)
+	}
+	return err
 }
 
 // ReadFile reads the profile at path; errors name the file.

@@ -5,12 +5,16 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/model/modeltest"
@@ -116,24 +120,39 @@ func TestReadErrors(t *testing.T) {
 	binary.LittleEndian.PutUint32(newer[8:], model.FormatVersion+1)
 	rnd := make([]byte, 4096)
 	rand.New(rand.NewSource(1)).Read(rnd)
-	cases := []struct {
+	badCRC := bytes.Clone(good.Bytes())
+	badCRC[len(badCRC)-8] ^= 0xff // the gzip trailer's checksum
+	type readCase struct {
 		name string
 		data []byte
+		is   error // nil: check the text only
 		want string
-	}{
-		{"empty", nil, "truncated"},
-		{"truncated", good.Bytes()[:good.Len()/2], "truncated"},
-		{"random", rnd, "not a profile file"},
-		{"text", []byte("hello, world\n"), "not a profile file"},
-		{"bad magic", encodeRaw(t, []byte("NOTAPROFILEATALL")), "bad magic"},
-		{"newer version", encodeRaw(t, newer), "format version 2 is not supported"},
-		{"garbage payload", encodeRaw(t, append(append([]byte{}, newer[:8]...), 1, 0, 0, 0, 0xff, 0xff, 0xff)), "corrupt profile data"},
+	}
+	cases := []readCase{
+		{"empty", nil, model.ErrNotProfile, "not a profile file (empty file)"},
+		{"short text", []byte("hello\n"), model.ErrNotProfile, "not a profile file (no gzip header)"},
+		{"text", []byte("hello, world\n"), model.ErrNotProfile, "not a profile file"},
+		{"json", []byte(`{"threads": [{"tid": 22007, "traced_ns": 404098323}]}` + "\n"), model.ErrNotProfile, "not a profile file"},
+		{"random", rnd, model.ErrNotProfile, "not a profile file"},
+		{"gzip of text", encodeRaw(t, []byte("hello\n")), model.ErrNotProfile, "not a profile file (bad magic)"},
+		{"bad magic", encodeRaw(t, []byte("NOTAPROFILEATALL")), model.ErrNotProfile, "bad magic"},
+		{"bad checksum", badCRC, model.ErrNotProfile, "corrupt compressed data"},
+		{"newer version", encodeRaw(t, newer), nil, "format version 2 is not supported"},
+		{"garbage payload", encodeRaw(t, append(append([]byte{}, newer[:8]...), 1, 0, 0, 0, 0xff, 0xff, 0xff)), nil, "corrupt profile data"},
+	}
+	// A profile cut anywhere: in the gzip magic, the header, the data,
+	// the trailer.
+	for _, n := range []int{1, 2, 9, 10, 11, 40, good.Len() / 2, good.Len() - 8, good.Len() - 1} {
+		cases = append(cases, readCase{fmt.Sprintf("cut at %d", n), good.Bytes()[:n], model.ErrTruncated, "file is truncated"})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := model.Read(bytes.NewReader(c.data))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Fatalf("err = %v, want it to be %v", err, c.is)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)
@@ -145,6 +164,14 @@ func TestReadErrors(t *testing.T) {
 		var ve *model.VersionError
 		if !errors.As(err, &ve) || ve.Version != model.FormatVersion+1 {
 			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("reader error", func(t *testing.T) {
+		failed := errors.New("disk on fire")
+		for _, r := range []io.Reader{iotest.ErrReader(failed), io.MultiReader(bytes.NewReader(good.Bytes()[:100]), iotest.ErrReader(failed))} {
+			if _, err := model.Read(r); !errors.Is(err, failed) || errors.Is(err, model.ErrNotProfile) || errors.Is(err, model.ErrTruncated) {
+				t.Fatalf("err = %v, want the reader's own", err)
+			}
 		}
 	})
 }
@@ -173,17 +200,194 @@ func FuzzRead(f *testing.F) {
 	var small bytes.Buffer
 	model.Write(&small, model.New())
 	f.Add(small.Bytes())
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
-		// The gzip layer hides most mutations; fuzz the payload too.
-		p, err := model.Read(bytes.NewReader(data))
-		if err == nil {
-			if verr := p.Validate(); verr != nil {
-				t.Fatalf("Read returned an invalid profile: %v", verr)
+	if defect, err := os.ReadFile(defectFile); err == nil {
+		f.Add(defect) // read through Repair
+		if zr, err := gzip.NewReader(bytes.NewReader(defect)); err == nil {
+			if payload, err := io.ReadAll(zr); err == nil {
+				f.Add(payload[12:]) // its protobuf, for the second Read below
 			}
 		}
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Whatever Read returns, repaired or not, is valid.
+		check := func(p *model.Profile, err error) {
+			if err == nil {
+				if verr := p.Validate(); verr != nil {
+					t.Fatalf("Read returned an invalid profile: %v", verr)
+				}
+			}
+		}
+		check(model.Read(bytes.NewReader(data)))
+		// The gzip layer hides most mutations; fuzz the payload too.
 		if len(data) > 12 {
-			model.Read(bytes.NewReader(encodeRaw(t, append([]byte("PROFILE\x00\x01\x00\x00\x00"), data...))))
+			check(model.Read(bytes.NewReader(encodeRaw(t, append([]byte("PROFILE\x00\x01\x00\x00\x00"), data...)))))
 		}
 	})
+}
+
+// defectFile is a recording as a build before Write repaired could write
+// it, when the engine read two clocks within a thread: thread 1's self
+// times add up to 101337 ns more than its traced time. requestServer
+// with that defect (withDefect), written by model.WriteUnchecked; to make
+// it again: PROFILE_WRITE_TESTDATA=1 go test -run TestWriteDefectFile ./model/
+const defectFile = "testdata/selfsum-defect-v1.data"
+
+// The defect of defectFile, as Repair reports it.
+const defectRepair = "thread 1 (tid 22007): self times added up to 55844390 ns against a traced time of 55743053 ns " +
+	"(off by 101337 ns, a measurement error): traced time set to their sum"
+
+func TestWriteDefectFile(t *testing.T) {
+	if os.Getenv("PROFILE_WRITE_TESTDATA") == "" {
+		t.Skip("PROFILE_WRITE_TESTDATA not set")
+	}
+	var buf bytes.Buffer
+	if err := model.WriteUnchecked(&buf, withDefect()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(defectFile, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requestServer is a real-looking recording: a request server whose main
+// thread starts two workers, each serving requests (parse, a recursive
+// lookup, a write) and waiting on a condition variable in between.
+func requestServer() *model.Profile {
+	const exe = "/srv/bin/reqserver"
+	b := modeltest.NewBuilder(exe)
+	b.P.Meta.Mode, b.P.Meta.ToolVersion = "record", "0.9.2"
+	b.P.Meta.Command = []string{exe, "--port", "8080", "--workers", "2"}
+	b.P.Meta.StartUnixNs = 1_717_171_717_123_456_789
+	b.P.Meta.Calibration = &model.Calibration{Host: "AMD EPYC", Inline: model.ProbeCost{InNs: 41, OutNs: 33},
+		Trap: model.ProbeCost{InNs: 1900, OutNs: 1700}, Compensated: true, SubtractedNs: 23_408, HeldNs: 61_000,
+		Stops: 40, StopNs: 1_800_000}
+	pr := b.Process(22001, model.None, "", 0)
+	b.Thread(pr, 22001, 0, "", 0, nil, []modeltest.Step{
+		modeltest.Enter(120_000, "main"),
+		modeltest.Enter(3_000, "parse_config"), modeltest.PLT(2_000, "libc.so.6:read"), modeltest.Exit(18_000), modeltest.Exit(4_000),
+		modeltest.Enter(2_000, "start_workers"),
+		modeltest.PLT(1_000, "libc.so.6:pthread_create"), modeltest.Exit(61_000),
+		modeltest.PLT(1_000, "libc.so.6:pthread_create"), modeltest.Exit(58_000), modeltest.Exit(2_000),
+		modeltest.Enter(1_000, "serve"), modeltest.PLT(1_000, "libc.so.6:epoll_wait"), modeltest.Exit(93_800_000), modeltest.Exit(3_000),
+		modeltest.PLT(2_000, "libc.so.6:pthread_join"), modeltest.Exit(650_000),
+		modeltest.Exit(9_000),
+	})
+	for w, tid := range []int{22007, 22008} {
+		var script []modeltest.Step
+		script = append(script, modeltest.Enter(15_000, "worker_loop"))
+		for i := range 40 {
+			jitter := int64((i*7919 + w*104_729) % 5_000)
+			script = append(script,
+				modeltest.PLT(800, "libc.so.6:pthread_cond_wait"), modeltest.Exit(1_200_000+jitter*60),
+				modeltest.Enter(900, "handle_request"),
+				modeltest.Enter(400, "parse_request"), modeltest.Exit(11_000+jitter), modeltest.Enter(300, "lookup"))
+			for range 1 + i%3 {
+				script = append(script, modeltest.Enter(200, "lookup"))
+			}
+			for range 2 + i%3 {
+				script = append(script, modeltest.Exit(3_000+jitter/4))
+			}
+			script = append(script, modeltest.PLT(500, "libc.so.6:write"), modeltest.Exit(22_000+jitter*2), modeltest.Exit(1_500))
+		}
+		script = append(script, modeltest.Exit(4_000))
+		b.Thread(pr, tid, 22001, "start_workers", 1, nil, script)
+	}
+	b.P.Meta.DurationNs = b.P.Threads[0].TracedNs
+	for i, name := range []string{"reqserver", "worker-1", "worker-2"} {
+		b.P.Threads[i].Name = name
+		for _, n := range b.P.Threads[i].Nodes {
+			b.P.Meta.TracedCalls += n.Calls
+		}
+	}
+	return b.P
+}
+
+// withDefect is requestServer as the engine's two clocks left it: one
+// write of worker 22007 measured 101337 ns too long, in its self time and
+// its callers' totals, not in the thread's traced time.
+func withDefect() *model.Profile {
+	p := requestServer()
+	th := &p.Threads[1]
+	for i, n := range th.Nodes {
+		if p.FuncName(n.Func) == "libc.so.6:write" {
+			th.Nodes[i].SelfNs += 101_337
+			for a := i; a > 0; a = th.Nodes[a].Parent {
+				th.Nodes[a].TotalNs += 101_337
+			}
+			break
+		}
+	}
+	return p
+}
+
+// A file written before Write repaired, with a thread whose self times
+// add up to more than its traced time, reads: repaired, with a warning.
+func TestReadRepairsOldFile(t *testing.T) {
+	p, err := model.ReadFile(defectFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"repaired on read: " + defectRepair}; !slices.Equal(p.Meta.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", p.Meta.Warnings, want)
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Threads[1].TracedNs; got != 55_844_390 {
+		t.Errorf("traced time %d, want the self times' sum", got)
+	}
+}
+
+// Write repairs a defect like the reader does, into a file Read accepts
+// as it is, and leaves the profile it was given as it was.
+func TestWriteRepairs(t *testing.T) {
+	p := withDefect()
+	before := fmt.Sprintf("%+v", p)
+	var buf bytes.Buffer
+	if err := model.Write(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprintf("%+v", p) != before {
+		t.Fatal("Write changed the profile it was given")
+	}
+	q, err := model.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"repaired at write: " + defectRepair}; !slices.Equal(q.Meta.Warnings, want) {
+		t.Fatalf("warnings %q, want %q", q.Meta.Warnings, want)
+	}
+	if err := q.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if q.Threads[1].Nodes[0].SelfNs != p.Threads[1].Nodes[0].SelfNs || q.Threads[1].TracedNs != 55_844_390 {
+		t.Errorf("self times or traced time not as repaired: %d, %d", q.Threads[1].Nodes[0].SelfNs, q.Threads[1].TracedNs)
+	}
+}
+
+// Write refuses a profile that breaks a structural invariant, writing
+// nothing: no file is better than one no reader takes.
+func TestWriteRefusesStructuralErrors(t *testing.T) {
+	p := modeltest.Sample()
+	p.Threads[2].Nodes[1].Parent = 5
+	var buf bytes.Buffer
+	err := model.Write(&buf, p)
+	var ie *model.InvariantError
+	if !errors.As(err, &ie) || ie.Measurement || !strings.Contains(err.Error(), "parent 5 must precede its child") {
+		t.Fatalf("Write() = %v, want the structural invariant named", err)
+	}
+	if buf.Len() != 0 {
+		t.Fatalf("Write wrote %d bytes", buf.Len())
+	}
+	path := filepath.Join(t.TempDir(), "p.data")
+	if err := model.WriteFile(path, p); !errors.As(err, &ie) {
+		t.Fatalf("WriteFile() = %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("WriteFile left a file: %v", err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("WriteFile left its temporary file: %v", err)
+	}
 }

@@ -11,6 +11,11 @@ type Calibration struct {
 	Compensated  bool
 	SubtractedNs int64 // probe time taken out of the self times, all threads
 	HeldNs       int64 // set-up time taken out, all threads
+	// Trap probes' stops are taken out one by one, each at what it held
+	// its thread (the tracer's work on it, measured, plus the kernel's
+	// wake-ups, measured on the target): Stops of them, StopNs in all.
+	Stops  int64
+	StopNs int64
 }
 
 // ProbeCost is the time one traced call adds, split by whose self time it

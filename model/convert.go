@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/profile-dev/profile/model/pb"
 )
@@ -45,7 +47,7 @@ func encode(p *Profile) *pb.ProfileFile {
 	f := &pb.ProfileFile{Meta: &pb.Meta{
 		ToolVersionStr: st.id(m.ToolVersion), ModeStr: st.id(m.Mode), CommandStr: st.ids(m.Command),
 		ExeStr: st.id(m.Exe), BuildIdStr: st.id(m.BuildID), StartUnixNs: m.StartUnixNs,
-		DurationNs: m.DurationNs, Partial: m.Partial, PartialReasonStr: st.id(m.PartialReason),
+		DurationNs: m.DurationNs, Partial: m.Partial, PartialReasonStr: st.id(m.PartialReason), Detached: m.Detached,
 		FiltersStr: st.ids(m.Filters), ExcludesStr: st.ids(m.Excludes), LibsStr: st.ids(m.Libs),
 		StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
 		Breakpoints: m.Breakpoints, SourcesStr: st.ids(m.Sources), WarningsStr: st.ids(m.Warnings),
@@ -56,7 +58,8 @@ func encode(p *Profile) *pb.ProfileFile {
 	}
 	if c := m.Calibration; c != nil {
 		f.Meta.Calibration = &pb.Calibration{HostStr: st.id(c.Host), InlineInNs: c.Inline.InNs, InlineOutNs: c.Inline.OutNs,
-			TrapInNs: c.Trap.InNs, TrapOutNs: c.Trap.OutNs, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
+			TrapInNs: c.Trap.InNs, TrapOutNs: c.Trap.OutNs, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs,
+			Stops: c.Stops, StopNs: c.StopNs}
 	}
 	if r := m.Detail; r != nil {
 		f.Meta.Detail = &pb.DetailRule{FuncsStr: st.id(r.Funcs), SlowNs: r.SlowNs, IfStr: st.id(r.If), Limit: int64(r.Limit)}
@@ -195,18 +198,20 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 		p.Meta = Meta{
 			ToolVersion: d.str(m.ToolVersionStr), Mode: d.str(m.ModeStr), Command: d.strList(m.CommandStr),
 			Exe: d.str(m.ExeStr), BuildID: d.str(m.BuildIdStr), StartUnixNs: m.StartUnixNs,
-			DurationNs: m.DurationNs, Partial: m.Partial, PartialReason: d.str(m.PartialReasonStr),
+			DurationNs: m.DurationNs, Partial: m.Partial, PartialReason: d.str(m.PartialReasonStr), Detached: m.Detached,
 			Filters: d.strList(m.FiltersStr), Excludes: d.strList(m.ExcludesStr), Libs: d.strList(m.LibsStr),
 			StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
 			Breakpoints: m.Breakpoints, Sources: d.strList(m.SourcesStr), Warnings: d.strList(m.WarningsStr),
 		}
+		oldDetached(&p.Meta)
 		if s := m.Sampling; s != nil {
 			p.Meta.Sampling = &Sampling{Type: d.str(s.TypeStr), Unit: d.str(s.UnitStr),
 				PeriodType: d.str(s.PeriodTypeStr), PeriodUnit: d.str(s.PeriodUnitStr), Period: s.Period}
 		}
 		if c := m.Calibration; c != nil {
 			p.Meta.Calibration = &Calibration{Host: d.str(c.HostStr), Inline: ProbeCost{InNs: c.InlineInNs, OutNs: c.InlineOutNs},
-				Trap: ProbeCost{InNs: c.TrapInNs, OutNs: c.TrapOutNs}, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs}
+				Trap: ProbeCost{InNs: c.TrapInNs, OutNs: c.TrapOutNs}, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs,
+				Stops: c.Stops, StopNs: c.StopNs}
 		}
 		if r := m.Detail; r != nil {
 			p.Meta.Detail = &DetailRule{Funcs: d.str(r.FuncsStr), SlowNs: r.SlowNs, If: d.str(r.IfStr), Limit: d.small(r.Limit)}
@@ -327,4 +332,25 @@ func (d *decoder) nodes(c *pb.Nodes) []Node {
 		d.fail("contributions left over after the last node")
 	}
 	return nodes
+}
+
+// oldDetachReason is how files written before Meta.Detached said that the
+// tracer detached from a running target: as a reason for being partial.
+const oldDetachReason = "detached before the target ended"
+
+// oldDetached reads an older file's detach as Detached, not Partial: the
+// profile is complete for its window. A merge of older files joined the
+// reasons with "; "; the other reasons stay, and keep it partial.
+func oldDetached(m *Meta) {
+	if !m.Partial {
+		return
+	}
+	reasons := strings.Split(m.PartialReason, "; ")
+	kept := slices.DeleteFunc(slices.Clone(reasons), func(r string) bool { return r == oldDetachReason })
+	if len(kept) == len(reasons) {
+		return
+	}
+	m.Detached = true
+	m.PartialReason = strings.Join(kept, "; ")
+	m.Partial = m.PartialReason != ""
 }

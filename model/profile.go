@@ -25,15 +25,21 @@ type Profile struct {
 
 // Meta describes how and when the profile was made.
 type Meta struct {
-	ToolVersion    string
-	Mode           string // "record", "attach", "merge", "import" or "synthetic"
-	Command        []string
-	Exe            string
-	BuildID        string
-	StartUnixNs    int64
-	DurationNs     int64
-	Partial        bool
-	PartialReason  string // "detached early", "target crashed", "target killed", ...
+	ToolVersion string
+	Mode        string // "record", "attach", "merge", "import" or "synthetic"
+	Command     []string
+	Exe         string
+	BuildID     string
+	StartUnixNs int64
+	DurationNs  int64
+	// Partial: something was lost or the target died before its end
+	// (crashed, killed, events dropped); PartialReason says what.
+	Partial       bool
+	PartialReason string // "target killed by SIGKILL", "snapshot: tracing went on", ...
+	// Detached: tracing ended (attach --duration, Ctrl-C) while the
+	// target went on running. The profile is complete for its window: not
+	// partial for that.
+	Detached       bool
 	Filters        []string
 	Excludes       []string
 	Libs           []string

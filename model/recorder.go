@@ -12,6 +12,14 @@ type Recorder struct {
 	start  int64
 	end    int64
 	done   bool
+	// last is the latest time the recorder was given and closed the
+	// latest a frame closed: a thread's events come from two clocks (the
+	// tracer's at a stop, the target's time-stamp counter in a ring, read
+	// on different CPUs), so a time earlier than the last one is taken as
+	// the last one. Then no frame lasts less than its callees and the self
+	// times add up to the traced time exactly (TestRecorderTimesAddUp).
+	last   int64
+	closed int64
 }
 
 type frame struct {
@@ -24,9 +32,11 @@ type frame struct {
 // NewRecorder starts a thread's accounting at time start.
 func NewRecorder(start int64) *Recorder {
 	return &Recorder{
-		tree:  NewTree(),
-		stack: []frame{{node: 0, fn: StartFunc, entry: start}},
-		start: start,
+		tree:   NewTree(),
+		stack:  []frame{{node: 0, fn: StartFunc, entry: start}},
+		start:  start,
+		last:   start,
+		closed: start,
 	}
 }
 
@@ -55,7 +65,17 @@ func (r *Recorder) EnterInFlight(fn int, now int64) {
 	r.tree.Nodes[n].InFlight++
 }
 
+// at is now, or the last time given if now is earlier.
+func (r *Recorder) at(now int64) int64 {
+	if now < r.last {
+		return r.last
+	}
+	r.last = now
+	return now
+}
+
 func (r *Recorder) push(fn int, now int64) int {
+	now = r.at(now)
 	top := r.stack[len(r.stack)-1]
 	n := r.tree.Child(top.node, fn)
 	r.stack = append(r.stack, frame{node: n, fn: fn, entry: now})
@@ -74,14 +94,12 @@ func (r *Recorder) Exit(now int64) bool {
 	}
 	f := r.stack[len(r.stack)-1]
 	r.stack = r.stack[:len(r.stack)-1]
-	if now < f.entry {
-		now = f.entry // a clock can only be trusted to not go back
-	}
+	now = r.at(now)
+	r.closed = now
+	// Times never go back (at), so a frame lasts at least as long as the
+	// callees it closed: dur >= f.child.
 	dur := now - f.entry
 	self := dur - f.child
-	if self < 0 {
-		self = 0
-	}
 	nd := &r.tree.Nodes[f.node]
 	nd.SelfNs += self
 	r.active[f.fn]--
@@ -95,9 +113,13 @@ func (r *Recorder) Exit(now int64) bool {
 // Hold takes out of the open activations the time from..to during which
 // the thread was held stopped by the tracer (setting up probes): it is
 // not the thread's time. The innermost activation open at from loses it
-// from its self time; one opened during the hold is timed from to. It
-// returns the time taken out of the thread's traced time.
+// from its self time; one opened during the hold (an in-flight frame
+// rebuilt at attach) is timed from to. A hold cannot begin before the
+// last frame closed (the tracer read its clock before draining events the
+// thread made before it stopped): it begins then. It returns the time
+// taken out of the thread's traced time.
 func (r *Recorder) Hold(from, to int64) int64 {
+	from = max(from, r.closed)
 	if r.done || to <= from {
 		return 0
 	}
@@ -114,8 +136,13 @@ func (r *Recorder) Hold(from, to int64) int64 {
 	for i := range r.stack {
 		shift(&r.stack[i].entry)
 	}
+	shift(&r.last)
+	shift(&r.closed)
 	return r.start - start
 }
+
+// Last is the latest time the recorder was given (held time included).
+func (r *Recorder) Last() int64 { return r.last }
 
 // Depth is the number of open activations.
 func (r *Recorder) Depth() int { return len(r.stack) - 1 }
@@ -137,16 +164,11 @@ func (r *Recorder) Top() int { return r.stack[len(r.stack)-1].fn }
 // took, so a thread's self times add up to its traced time exactly.
 func (r *Recorder) Finish(end int64) (nodes []Node, tracedNs int64) {
 	if !r.done {
-		if end < r.start {
-			end = r.start
-		}
+		end = max(end, r.last)
 		for r.Exit(end) {
 		}
 		root := &r.tree.Nodes[0]
 		root.SelfNs = end - r.start - r.stack[0].child
-		if root.SelfNs < 0 {
-			root.SelfNs = 0
-		}
 		r.end = end
 		r.done = true
 	}
@@ -165,6 +187,8 @@ func (r *Recorder) Snapshot(end int64) (nodes []Node, tracedNs int64) {
 		stack:  append([]frame(nil), r.stack...),
 		active: append([]int32(nil), r.active...),
 		start:  r.start,
+		last:   r.last,
+		closed: r.closed,
 	}
 	// Closing frames only touches existing nodes: sharing kids is safe.
 	return c.Finish(end)

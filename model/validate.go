@@ -1,11 +1,17 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // InvariantError names the invariant a profile breaks and where.
 type InvariantError struct {
 	Where string // e.g. "thread 3 (tid 4242) node 17"
 	Rule  string
+	// Measurement: a timing measurement can break the rule (clocks read
+	// apart), not only a bug or a damaged file; Repair fixes it.
+	Measurement bool
 }
 
 func (e *InvariantError) Error() string {
@@ -19,9 +25,25 @@ func broken(where any, format string, args ...any) error {
 	return &InvariantError{Where: fmt.Sprint(where), Rule: fmt.Sprintf(format, args...)}
 }
 
+func mismeasured(where any, format string, args ...any) error {
+	return &InvariantError{Where: fmt.Sprint(where), Rule: fmt.Sprintf(format, args...), Measurement: true}
+}
+
 // Validate checks every invariant of the data model and returns the first
-// one broken, as an *InvariantError.
+// one broken, as an *InvariantError: the structural ones first (indices,
+// tree shape, counts), then those a timing measurement can break, which
+// Repair fixes.
 func (p *Profile) Validate() error {
+	if err := p.validateStructure(); err != nil {
+		return err
+	}
+	return p.validateMeasurements()
+}
+
+// validateStructure checks the invariants no measurement can break: a
+// profile breaking one is damaged or was built by a bug, and Repair leaves
+// it alone.
+func (p *Profile) validateStructure() error {
 	if err := p.validateTables(); err != nil {
 		return err
 	}
@@ -134,10 +156,13 @@ func (p *Profile) validateThread(ti int) error {
 		if err := p.validateNode(t, ni, kids); err != nil {
 			return err
 		}
-		self += t.Nodes[ni].SelfNs + t.Nodes[ni].DroppedNs
-	}
-	if self != t.TracedNs {
-		return broken(where, "self times add up to %d ns, traced time is %d ns", self, t.TracedNs)
+		// Both are non-negative here: only an overflow can wrap the sum,
+		// and Repair must never set the traced time to a wrapped one.
+		x := t.Nodes[ni].SelfNs + t.Nodes[ni].DroppedNs
+		if x < 0 || self > math.MaxInt64-x {
+			return broken(where, "self times overflow 64 bits")
+		}
+		self += x
 	}
 	if t.DroppedTrees < 0 {
 		return broken(where, "negative dropped tree count")
@@ -150,8 +175,8 @@ func (p *Profile) validateThread(ti int) error {
 	return nil
 }
 
-// validateTree checks a detail tree: functions in range, pre-order depths
-// from 0, no call ending before it starts.
+// validateTree checks a detail tree's structure: functions in range,
+// pre-order depths from 0.
 func (p *Profile) validateTree(tr *DetailTree) error {
 	for i, c := range tr.Calls {
 		if c.Func <= StartFunc || c.Func >= len(p.Functions) {
@@ -159,9 +184,6 @@ func (p *Profile) validateTree(tr *DetailTree) error {
 		}
 		if c.NArgs < -1 || c.NArgs > 6 {
 			return fmt.Errorf("call %d: %d arguments", i, c.NArgs)
-		}
-		if c.EndNs < c.StartNs {
-			return fmt.Errorf("call %d ends before it starts", i)
 		}
 		if i == 0 && c.Depth != 0 || i > 0 && (c.Depth < 1 || c.Depth > tr.Calls[i-1].Depth+1) {
 			return fmt.Errorf("call %d: depth %d out of order", i, c.Depth)
@@ -194,8 +216,6 @@ func (p *Profile) validateNode(t *Thread, ni int, kids map[uint64]bool) error {
 		return broken(where, "recursive calls %d exceed calls %d", n.RecursiveCalls, n.Calls)
 	case n.DirectCalls+n.IndirectCalls+n.PLTCalls > n.Calls:
 		return broken(where, "call kinds add up to more than the calls")
-	case n.TotalNs > t.TracedNs:
-		return broken(where, "total time %d ns exceeds the thread's traced time %d ns", n.TotalNs, t.TracedNs)
 	}
 	return validateContribs(n, len(t.Members), where)
 }
@@ -226,4 +246,48 @@ func validateContribs(n *Node, members int, where nodeWhere) error {
 		return broken(where, "member contributions do not add up to the node")
 	}
 	return nil
+}
+
+// validateMeasurements checks the invariants a timing measurement can
+// break (two clocks read for one thread, a clock stepping back), on a
+// structurally valid profile. Repair fixes each of them, but one: a
+// composite node whose total its members' shares cannot be cut to fit.
+func (p *Profile) validateMeasurements() error {
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		where := fmt.Sprintf("thread %d (tid %d)", ti, t.Tid)
+		if self := selfSum(t); self != t.TracedNs {
+			return mismeasured(where, "self times add up to %d ns, traced time is %d ns", self, t.TracedNs)
+		}
+		for ni := range t.Nodes {
+			n := &t.Nodes[ni]
+			if n.TotalNs <= t.TracedNs {
+				continue
+			}
+			if _, ok := fitContribs(t, n); !ok {
+				return broken(nodeWhere{t.Tid, ni}, "total time %d ns exceeds the thread's traced time %d ns, "+
+					"and its members' shares, each within its member's traced time, do not fit in it "+
+					"(a composite thread's traced time is its members' sum)", n.TotalNs, t.TracedNs)
+			}
+			return mismeasured(nodeWhere{t.Tid, ni}, "total time %d ns exceeds the thread's traced time %d ns", n.TotalNs, t.TracedNs)
+		}
+		for i := range t.Trees {
+			for ci, c := range t.Trees[i].Calls {
+				if c.EndNs < c.StartNs {
+					return mismeasured(fmt.Sprintf("%s detail tree %d", where, i), "call %d ends before it starts", ci)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// selfSum is what a thread's traced time must be: the self times of its
+// nodes, with what prune folded into them.
+func selfSum(t *Thread) int64 {
+	var s int64
+	for i := range t.Nodes {
+		s += t.Nodes[i].SelfNs + t.Nodes[i].DroppedNs
+	}
+	return s
 }

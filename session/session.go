@@ -23,6 +23,8 @@ type Session struct {
 	base        time.Time
 	tracedCalls int64
 	heldNs      int64
+	stopNs      int64
+	stops       int64
 	live        map[*Thread]struct{} // threads not finished yet
 
 	// The checkpoint function (SetCheckpoint): whether a function is it,
@@ -111,6 +113,13 @@ func (s *Session) Base() time.Time { return s.base }
 
 // Now is the session's monotonic clock in nanoseconds.
 func (s *Session) Now() int64 { return s.clock() }
+
+// SetClock makes now the session's clock from here on: the engine's
+// time-stamp counter clock once inline probes time calls with it, so that
+// the tracer's own readings (a trap probe's stop, a hold) and the rings'
+// are one clock. now must read the same timeline as the clock it
+// replaces (nanoseconds since Base).
+func (s *Session) SetClock(now func() int64) { s.clock = now }
 
 // Profile is the profile under construction.
 func (s *Session) Profile() *model.Profile { return s.prof }
@@ -400,6 +409,24 @@ func (s *Session) Held(t *Thread, from, to int64) {
 
 // HeldNs is the time Held took out, summed over threads.
 func (s *Session) HeldNs() int64 { return s.heldNs }
+
+// Stopped takes the time from..to, during which a trap probe's stop held
+// t (one side of the event the stop recorded), out of t's open
+// activations, as Held does; it is counted apart, as the trap probes'
+// cost.
+func (s *Session) Stopped(t *Thread, from, to int64) {
+	if !t.done {
+		// Estimated, so never reaching back past the thread's last event:
+		// that time is the frame's, or held already.
+		s.stopNs += t.rec.Hold(max(from, t.rec.Last()), to)
+	}
+}
+
+// StopsTaken counts a stop whose time Stopped took out.
+func (s *Session) StopsTaken() { s.stops++ }
+
+// StopNs is the time Stopped took out and the stops it came from.
+func (s *Session) StopNs() (ns, stops int64) { return s.stopNs, s.stops }
 
 // Forked gives child fresh accounting (§2.3): the forking thread's open
 // frames, timed from now, no calls counted.

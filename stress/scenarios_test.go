@@ -281,8 +281,8 @@ func TestProfilerSignals(t *testing.T) {
 		}
 		detach := time.Since(t0)
 		p := readProfile(t, filepath.Join(dir, out))
-		if !p.Meta.Partial || p.Meta.TracedCalls == 0 {
-			t.Errorf("%v: profile meta %+v: want a partial profile with calls", sig, p.Meta)
+		if !p.Meta.Detached || p.Meta.Partial || p.Meta.TracedCalls == 0 {
+			t.Errorf("%v: profile meta %+v: want a complete profile of a detach, with calls", sig, p.Meta)
 		}
 		if srv.exited() {
 			t.Fatalf("%v: server %s, stderr %q", sig, srv.status(), srv.stderr.String())

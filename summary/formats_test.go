@@ -54,6 +54,15 @@ func reports(t *testing.T) map[string]*summary.Report {
 	sample.Meta.Command = []string{"./app", "-x", "a b"}
 	sample.Meta.DurationNs, sample.Meta.Stops, sample.Meta.TracedCalls, sample.Meta.Partial = 2_500_000, 40, 19, true
 	sample.Processes[1].Signal, sample.Processes[1].ExitCode = "SIGSEGV", -1
+	// attach --duration: detached, the first process still running, the
+	// forked one replaced by an exec (its new image added by hand).
+	detached := modeltest.Sample()
+	detached.Meta.Mode, detached.Meta.Detached = "attach", true
+	detached.Processes[0].Exited = false
+	img := detached.Processes[1]
+	img.ExecOf, img.Exe, img.Exited = 1, "/bin/other", false
+	detached.Processes[1].Exited = false
+	detached.Processes = append(detached.Processes, img)
 	cpp := modeltest.NewBuilder("/opt/my app/bin")
 	pr := cpp.Process(7, model.None, "", 0)
 	cpp.Thread(pr, 7, 0, "", 0, nil, []modeltest.Step{
@@ -69,6 +78,7 @@ func reports(t *testing.T) map[string]*summary.Report {
 	}{
 		"sample":       {sample, summary.Options{}},
 		"sample-top3":  {sample, summary.Options{Top: 3}},
+		"detached":     {detached, summary.Options{}},
 		"sample-tid":   {sample, summary.Options{Tid: 101}},
 		"blocking":     {blockingProfile(), summary.Options{}},
 		"composite":    {composite(t), summary.Options{}},
@@ -146,6 +156,8 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				m.DurationNs, _ = strconv.ParseInt(v, 10, 64)
 			case "partial":
 				m.Partial, _ = strconv.ParseBool(v)
+			case "detached":
+				m.Detached, _ = strconv.ParseBool(v)
 			case "stops":
 				m.Stops, _ = strconv.ParseInt(v, 10, 64)
 			case "traced_calls":
@@ -193,7 +205,7 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				ParentTid: i("parent_tid"), SpawnedBy: s("spawned_by"), NestingLevel: i("nesting_level"), TracedNs: n("traced_ns")})
 		case "processes":
 			r.Processes = append(r.Processes, summary.Process{Pid: i("pid"), ParentPid: i("parent_pid"),
-				ForkedBy: s("forked_by"), Exe: s("exe"), ExitCode: i("exit_code"), Signal: s("signal")})
+				ForkedBy: s("forked_by"), Exe: s("exe"), ExitCode: i("exit_code"), Signal: s("signal"), State: s("state")})
 		default:
 			t.Errorf("unknown section %q", rec[0])
 		}
@@ -208,7 +220,7 @@ func csvColumn(section, column string) bool {
 		"edges":     "section caller callee caller_module callee_module kind calls recursive_calls total_ns total_pct",
 		"modules":   "section module self_ns self_pct",
 		"threads":   "section tid pid name parent_tid spawned_by nesting_level traced_ns",
-		"processes": "section pid parent_pid forked_by exe exit_code signal",
+		"processes": "section pid parent_pid forked_by exe exit_code signal state",
 	}[section]
 	for _, c := range strings.Fields(cols) {
 		if c == column {
@@ -417,13 +429,14 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	h := func(format string, a ...any) humanChecker {
 		return humanChecker{t, name + ": " + fmt.Sprintf(format, a...)}
 	}
-	p := kv(get("Profile", 9))
+	p := kv(get("Profile", 10))
 	h("command").str(p["command"], strings.Join(r.Meta.Command, " "))
 	h("exe").str(p["exe"], r.Meta.Exe)
 	h("pid").num(p["pid"], int64(r.Meta.Pid))
 	h("mode").str(p["mode"], r.Meta.Mode)
 	h("duration").dur(p["duration"], r.Meta.DurationNs)
 	h("partial").str(p["partial"], map[bool]string{true: "yes", false: "no"}[r.Meta.Partial])
+	h("detached").str(p["detached"], map[bool]string{true: "yes (the target went on running)", false: "no"}[r.Meta.Detached])
 	h("stops").num(p["stops"], r.Meta.Stops)
 	h("traced calls").num(p["traced calls"], r.Meta.TracedCalls)
 	tt := kv(get("Totals", 13))
@@ -529,7 +542,14 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		h("process %d parent", i).num(row[1], int64(x.ParentPid))
 		h("process %d forked by", i).str(row[2], shown(x.ForkedBy))
 		h("process %d exe", i).str(row[3], x.Exe)
-		h("process %d exit", i).num(row[4], int64(x.ExitCode))
+		switch x.State {
+		case summary.ProcExited:
+			h("process %d exit", i).num(row[4], int64(x.ExitCode))
+		case summary.ProcKilled:
+			h("process %d exit", i).str(row[4], "")
+		default: // running, exec: never an exit code 0
+			h("process %d exit", i).str(row[4], x.State)
+		}
 		h("process %d signal", i).str(row[5], x.Signal)
 	}
 }

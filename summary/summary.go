@@ -72,6 +72,7 @@ type Meta struct {
 	Mode        string   `json:"mode"`
 	DurationNs  int64    `json:"duration_ns"`
 	Partial     bool     `json:"partial"`
+	Detached    bool     `json:"detached"` // the tracer detached, the target went on running
 	Stops       int64    `json:"stops"`
 	TracedCalls int64    `json:"traced_calls"`
 	Warnings    []string `json:"warnings"`
@@ -184,6 +185,32 @@ type Process struct {
 	Exe       string `json:"exe"`
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal"`
+	// State is how the image ended: ProcExited (ExitCode is its
+	// status), ProcKilled (by Signal), ProcExec (replaced by an exec) or
+	// ProcRunning (still running when tracing ended: ExitCode means nothing).
+	State string `json:"state"`
+}
+
+// The states of a Process.
+const (
+	ProcExited  = "exited"
+	ProcKilled  = "killed"
+	ProcExec    = "exec"
+	ProcRunning = "running"
+)
+
+// procState is the State of process image i of p.
+func procState(p *model.Profile, i int, replaced map[int]bool) string {
+	pr := &p.Processes[i]
+	switch {
+	case pr.Signal != "":
+		return ProcKilled
+	case pr.Exited:
+		return ProcExited
+	case replaced[i]:
+		return ProcExec
+	}
+	return ProcRunning
 }
 
 // PathStep is one call of the hottest path: the callee entered and the
@@ -247,7 +274,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
 
 	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
-		Partial: p.Meta.Partial, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
+		Partial: p.Meta.Partial, Detached: p.Meta.Detached, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
 		Warnings: nonNil(slices.Clone(p.Meta.Warnings))}
 	if len(p.Processes) > 0 {
 		r.Meta.Pid = p.Processes[0].Pid
@@ -434,9 +461,16 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		r.Levels = append(r.Levels, *l)
 	}
 	sort.Slice(r.Levels, func(i, j int) bool { return r.Levels[i].Level < r.Levels[j].Level })
+	replaced := map[int]bool{} // images an exec replaced
+	for _, pr := range p.Processes {
+		if pr.ExecOf != model.None {
+			replaced[pr.ExecOf] = true
+		}
+	}
 	for _, pi := range procs {
 		pr := p.Processes[pi]
-		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal}
+		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal,
+			State: procState(p, pi, replaced)}
 		if pr.Parent != model.None {
 			out.ParentPid = p.Processes[pr.Parent].Pid
 		}

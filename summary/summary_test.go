@@ -216,8 +216,17 @@ func compute(p *model.Profile, s model.Scope) *expect {
 			if pr.ForkedBy >= 0 {
 				forked = p.Functions[pr.ForkedBy].Name
 			}
+			state := "running"
+			switch {
+			case pr.Signal != "":
+				state = "killed"
+			case pr.Exited:
+				state = "exited"
+			case slices.ContainsFunc(p.Processes, func(q model.Process) bool { return q.ExecOf == pi }):
+				state = "exec"
+			}
 			x.processes = append(x.processes, summary.Process{Pid: pr.Pid, ParentPid: ppid, ForkedBy: forked,
-				Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal})
+				Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal, State: state})
 		}
 		if pr.ForkedBy < 0 || (!ok(pr.Pid, 0) && !ok(ppid, pr.ForkedByTid)) {
 			continue

@@ -23,7 +23,7 @@ var CSVHeader = []string{
 	"name", "module", "caller", "callee", "caller_module", "callee_module", "kind",
 	"calls", "recursive_calls", "self_ns", "total_ns", "self_pct", "total_pct",
 	"tid", "pid", "parent_tid", "spawned_by", "nesting_level", "traced_ns",
-	"parent_pid", "forked_by", "exe", "exit_code", "signal",
+	"parent_pid", "forked_by", "exe", "exit_code", "signal", "state",
 }
 
 // WriteCSV writes r as one CSV: the CSVHeader record, then the records of
@@ -40,7 +40,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 	cmd, _ := json.Marshal(r.Meta.Command)
 	m := r.Meta
 	for _, kv := range [][2]any{{"format", r.Format}, {"command", string(cmd)}, {"exe", m.Exe}, {"pid", m.Pid},
-		{"mode", m.Mode}, {"duration_ns", m.DurationNs}, {"partial", m.Partial}, {"stops", m.Stops},
+		{"mode", m.Mode}, {"duration_ns", m.DurationNs}, {"partial", m.Partial}, {"detached", m.Detached}, {"stops", m.Stops},
 		{"traced_calls", m.TracedCalls}} {
 		c.rec("meta", "key", kv[0], "value", kv[1])
 	}
@@ -91,7 +91,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 	}
 	for _, p := range r.Processes {
 		c.rec("processes", "pid", p.Pid, "parent_pid", p.ParentPid, "forked_by", p.ForkedBy, "exe", p.Exe,
-			"exit_code", p.ExitCode, "signal", p.Signal)
+			"exit_code", p.ExitCode, "signal", p.Signal, "state", p.State)
 	}
 	return c.flush(true)
 }
@@ -200,6 +200,28 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// detachedText is the "detached" row: a detach is how a window of a
+// running target ends, said so that "partial no" is not read as "it ran
+// to its end".
+func detachedText(detached bool) string {
+	if detached {
+		return "yes (the target went on running)"
+	}
+	return "no"
+}
+
+// exitText is the "exit code" cell: the status of an image that exited,
+// never a 0 for one that did not.
+func exitText(x Process) string {
+	switch x.State {
+	case ProcRunning, ProcExec:
+		return x.State
+	case ProcKilled:
+		return "-" // the signal column says how
+	}
+	return strconv.Itoa(x.ExitCode)
+}
+
 func levelSuffix(l int) string {
 	if l == model.None {
 		return ""
@@ -234,7 +256,7 @@ func sections(r *Report) []tables.Table {
 	out := []tables.Table{
 		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
 			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
-			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)},
+			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)}, {"detached", detachedText(m.Detached)},
 			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
 		}},
 		{Title: "Totals", Header: []string{"metric", "value"}, Kinds: kv, Rows: [][]string{
@@ -307,7 +329,7 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
 		Kinds:  []tables.Kind{number, number, symbol, text, number, text}}
 	for _, x := range r.Processes {
-		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.Exe), i(x.ExitCode),
+		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.Exe), exitText(x),
 			orDash(x.Signal)})
 	}
 	ts, byThread := threadSections(r, ts)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,15 +33,33 @@ func Invariant() error {
 	return nil
 }
 
-// Clock converts ticks to nanoseconds since base, the session's zero. The
-// rate is measured against the monotonic clock at Calibrate and refined
-// by Refine as the session runs (a longer baseline, a better rate).
+// Clock converts ticks to nanoseconds since base, the session's zero, as
+// a line of segments: the rate is measured against the monotonic clock at
+// Calibrate, and each Refine starts a new segment where the last one is at
+// that moment, with a rate that meets the monotonic clock a second later
+// (then on at the measured rate).
+// So the conversion never jumps: a frame entered before a Refine and left
+// after it does not last less than its callees (a new rate applied to
+// every tick from the calibration on moved later ticks by tens of
+// microseconds, back or forth). A tick keeps the time it had when it was
+// read, whenever it is converted. Safe for concurrent use.
 type Clock struct {
-	base      time.Time
-	tick0     uint64
-	ns0       int64
+	base  time.Time
+	t0    time.Time // the calibration's start: the rate's baseline
+	tick0 uint64
+	segs  atomic.Pointer[[]segment]
+}
+
+// segment converts the ticks from tick on: ns + (t - tick) * nsPerTick.
+type segment struct {
+	tick      uint64
+	ns        int64
 	nsPerTick float64
 }
+
+// converge is how long a Refine takes to bring the conversion back to the
+// monotonic clock.
+const converge = time.Second
 
 // Calibrate measures the tick rate over about d.
 func Calibrate(base time.Time, d time.Duration) *Clock {
@@ -48,23 +67,51 @@ func Calibrate(base time.Time, d time.Duration) *Clock {
 	for time.Since(t0) < d {
 	}
 	t1, k1 := time.Now(), Read()
-	c := &Clock{base: base, tick0: k0, ns0: int64(t0.Sub(base))}
-	c.nsPerTick = float64(t1.Sub(t0)) / float64(k1-k0)
+	c := &Clock{base: base, t0: t0, tick0: k0}
+	c.segs.Store(&[]segment{{tick: k0, ns: int64(t0.Sub(base)), nsPerTick: float64(t1.Sub(t0)) / float64(k1-k0)}})
 	return c
 }
 
-// Refine re-measures the rate from the calibration point to now.
+// Refine re-measures the rate from the calibration point to now and
+// starts a segment at now that reaches the monotonic clock in converge.
+// Callers serialize Refine.
 func (c *Clock) Refine() {
 	t, k := time.Now(), Read()
-	if dt := int64(t.Sub(c.base)) - c.ns0; dt > int64(100*time.Millisecond) && k > c.tick0 {
-		c.nsPerTick = float64(dt) / float64(k-c.tick0)
+	dt := t.Sub(c.t0)
+	if dt <= 100*time.Millisecond || k <= c.tick0 {
+		return
 	}
+	rate := float64(dt) / float64(k-c.tick0)
+	segs := *c.segs.Load()
+	at := c.Ns(k)
+	want := int64(t.Sub(c.base))
+	// Cover the distance to the monotonic clock over converge ticks'
+	// worth of time, but never run backwards or at twice the speed.
+	ticks := float64(converge) / rate
+	step := (float64(want-at) + float64(converge)) / ticks
+	step = min(max(step, rate/2), rate*2)
+	// Then on at the measured rate, should no Refine come.
+	end := k + uint64(ticks)
+	next := append(segs[:len(segs):len(segs)],
+		segment{tick: k, ns: at, nsPerTick: step},
+		segment{tick: end, ns: at + int64(ticks*step), nsPerTick: rate})
+	c.segs.Store(&next)
 }
 
 // Ns converts a tick count read on this machine to the session clock.
 func (c *Clock) Ns(tick uint64) int64 {
-	return c.ns0 + int64(float64(int64(tick-c.tick0))*c.nsPerTick)
+	segs := *c.segs.Load()
+	i := len(segs) - 1
+	// Recent ticks are the rule: search back from the newest segment.
+	for i > 0 && int64(tick-segs[i].tick) < 0 {
+		i--
+	}
+	s := segs[i]
+	return s.ns + int64(float64(int64(tick-s.tick))*s.nsPerTick)
 }
 
-// NsPerTick is the current rate.
-func (c *Clock) NsPerTick() float64 { return c.nsPerTick }
+// NsPerTick is the measured rate.
+func (c *Clock) NsPerTick() float64 {
+	segs := *c.segs.Load()
+	return segs[len(segs)-1].nsPerTick
+}

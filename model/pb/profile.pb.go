@@ -142,7 +142,12 @@ type Meta struct {
 	// and with --no-compensate).
 	Calibration *Calibration `protobuf:"bytes,21,opt,name=calibration,proto3" json:"calibration,omitempty"`
 	// Set when detail trees were recorded (absent in older files).
-	Detail        *DetailRule `protobuf:"bytes,22,opt,name=detail,proto3" json:"detail,omitempty"`
+	Detail *DetailRule `protobuf:"bytes,22,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The tracer detached from a target that went on running (attach
+	// --duration, Ctrl-C): complete for its window, not partial. Older files
+	// said partial = true with partial_reason "detached before the target
+	// ended" instead; readers take that as detached.
+	Detached      bool `protobuf:"varint,23,opt,name=detached,proto3" json:"detached,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +336,13 @@ func (x *Meta) GetDetail() *DetailRule {
 	return nil
 }
 
+func (x *Meta) GetDetached() bool {
+	if x != nil {
+		return x.Detached
+	}
+	return false
+}
+
 // DetailRule is how the detail trees were selected (record --detail).
 type DetailRule struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -403,15 +415,18 @@ func (x *DetailRule) GetLimit() int64 {
 // Calibration is the measured cost of one traced call per probe kind,
 // split by whose self time it lands in, and whether it was subtracted.
 type Calibration struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	HostStr       int64                  `protobuf:"varint,1,opt,name=host_str,json=hostStr,proto3" json:"host_str,omitempty"`
-	InlineInNs    int64                  `protobuf:"varint,2,opt,name=inline_in_ns,json=inlineInNs,proto3" json:"inline_in_ns,omitempty"`
-	InlineOutNs   int64                  `protobuf:"varint,3,opt,name=inline_out_ns,json=inlineOutNs,proto3" json:"inline_out_ns,omitempty"`
-	TrapInNs      int64                  `protobuf:"varint,4,opt,name=trap_in_ns,json=trapInNs,proto3" json:"trap_in_ns,omitempty"`
-	TrapOutNs     int64                  `protobuf:"varint,5,opt,name=trap_out_ns,json=trapOutNs,proto3" json:"trap_out_ns,omitempty"`
-	Compensated   bool                   `protobuf:"varint,6,opt,name=compensated,proto3" json:"compensated,omitempty"`
-	SubtractedNs  int64                  `protobuf:"varint,7,opt,name=subtracted_ns,json=subtractedNs,proto3" json:"subtracted_ns,omitempty"`
-	HeldNs        int64                  `protobuf:"varint,8,opt,name=held_ns,json=heldNs,proto3" json:"held_ns,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	HostStr      int64                  `protobuf:"varint,1,opt,name=host_str,json=hostStr,proto3" json:"host_str,omitempty"`
+	InlineInNs   int64                  `protobuf:"varint,2,opt,name=inline_in_ns,json=inlineInNs,proto3" json:"inline_in_ns,omitempty"`
+	InlineOutNs  int64                  `protobuf:"varint,3,opt,name=inline_out_ns,json=inlineOutNs,proto3" json:"inline_out_ns,omitempty"`
+	TrapInNs     int64                  `protobuf:"varint,4,opt,name=trap_in_ns,json=trapInNs,proto3" json:"trap_in_ns,omitempty"`
+	TrapOutNs    int64                  `protobuf:"varint,5,opt,name=trap_out_ns,json=trapOutNs,proto3" json:"trap_out_ns,omitempty"`
+	Compensated  bool                   `protobuf:"varint,6,opt,name=compensated,proto3" json:"compensated,omitempty"`
+	SubtractedNs int64                  `protobuf:"varint,7,opt,name=subtracted_ns,json=subtractedNs,proto3" json:"subtracted_ns,omitempty"`
+	HeldNs       int64                  `protobuf:"varint,8,opt,name=held_ns,json=heldNs,proto3" json:"held_ns,omitempty"`
+	// Trap probes' stops taken out one by one: how many, and their time.
+	Stops         int64 `protobuf:"varint,9,opt,name=stops,proto3" json:"stops,omitempty"`
+	StopNs        int64 `protobuf:"varint,10,opt,name=stop_ns,json=stopNs,proto3" json:"stop_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,6 +513,20 @@ func (x *Calibration) GetSubtractedNs() int64 {
 func (x *Calibration) GetHeldNs() int64 {
 	if x != nil {
 		return x.HeldNs
+	}
+	return 0
+}
+
+func (x *Calibration) GetStops() int64 {
+	if x != nil {
+		return x.Stops
+	}
+	return 0
+}
+
+func (x *Calibration) GetStopNs() int64 {
+	if x != nil {
+		return x.StopNs
 	}
 	return 0
 }
@@ -1429,7 +1458,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xa2\x06\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xbe\x06\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1458,13 +1487,14 @@ const file_profile_proto_rawDesc = "" +
 	"\fwarnings_str\x18\x13 \x03(\x03R\vwarningsStr\x120\n" +
 	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\x129\n" +
 	"\vcalibration\x18\x15 \x01(\v2\x17.profile.v1.CalibrationR\vcalibration\x12.\n" +
-	"\x06detail\x18\x16 \x01(\v2\x16.profile.v1.DetailRuleR\x06detail\"o\n" +
+	"\x06detail\x18\x16 \x01(\v2\x16.profile.v1.DetailRuleR\x06detail\x12\x1a\n" +
+	"\bdetached\x18\x17 \x01(\bR\bdetached\"o\n" +
 	"\n" +
 	"DetailRule\x12\x1b\n" +
 	"\tfuncs_str\x18\x01 \x01(\x03R\bfuncsStr\x12\x17\n" +
 	"\aslow_ns\x18\x02 \x01(\x03R\x06slowNs\x12\x15\n" +
 	"\x06if_str\x18\x03 \x01(\x03R\x05ifStr\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\x8c\x02\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xbb\x02\n" +
 	"\vCalibration\x12\x19\n" +
 	"\bhost_str\x18\x01 \x01(\x03R\ahostStr\x12 \n" +
 	"\finline_in_ns\x18\x02 \x01(\x03R\n" +
@@ -1475,7 +1505,10 @@ const file_profile_proto_rawDesc = "" +
 	"\vtrap_out_ns\x18\x05 \x01(\x03R\ttrapOutNs\x12 \n" +
 	"\vcompensated\x18\x06 \x01(\bR\vcompensated\x12#\n" +
 	"\rsubtracted_ns\x18\a \x01(\x03R\fsubtractedNs\x12\x17\n" +
-	"\aheld_ns\x18\b \x01(\x03R\x06heldNs\"\xa8\x01\n" +
+	"\aheld_ns\x18\b \x01(\x03R\x06heldNs\x12\x14\n" +
+	"\x05stops\x18\t \x01(\x03R\x05stops\x12\x17\n" +
+	"\astop_ns\x18\n" +
+	" \x01(\x03R\x06stopNs\"\xa8\x01\n" +
 	"\bSampling\x12\x19\n" +
 	"\btype_str\x18\x01 \x01(\x03R\atypeStr\x12\x19\n" +
 	"\bunit_str\x18\x02 \x01(\x03R\aunitStr\x12&\n" +
