@@ -64,10 +64,18 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	for _, f := range []struct {
 		name string
 		vals []string
-	}{{"filters", m.Filters}, {"excludes", m.Excludes}, {"libs", m.Libs}, {"sources", m.Sources}, {"warnings", m.Warnings}} {
+	}{{"filters", m.Filters}, {"excludes", m.Excludes}, {"libs", m.Libs}, {"sources", m.Sources}} {
 		if len(f.vals) > 0 {
 			fmt.Fprintf(w, "%s\t%s\n", f.name, strings.Join(f.vals, ", "))
 		}
+	}
+	// One a line: a warning is a sentence, commas and all.
+	for i, warning := range m.Warnings {
+		name := ""
+		if i == 0 {
+			name = "warnings"
+		}
+		fmt.Fprintf(w, "%s\t%s\n", name, warning)
 	}
 	if m.Stops > 0 {
 		fmt.Fprintf(w, "stops\t%d (%d traced calls, %d breakpoints, %s per stop)\n",

@@ -133,6 +133,8 @@ func (im *importer) meta() {
 			m.Command = strings.Fields(val)
 		case "partial":
 			m.Partial, m.PartialReason = true, val
+		case "detached":
+			m.Detached = true
 		case "warning":
 			m.Warnings = append(m.Warnings, val)
 		}

@@ -41,6 +41,8 @@ func TestImportExportRoundTrip(t *testing.T) {
 	for name, mk := range profiles {
 		t.Run(name, func(t *testing.T) {
 			p := mk(t)
+			// The facts a user reads first survive the round trip.
+			p.Meta.Partial, p.Meta.PartialReason, p.Meta.Detached = true, "calls dropped", true
 			var buf bytes.Buffer
 			if err := export.WritePprof(&buf, p, export.Options{}); err != nil {
 				t.Fatal(err)
@@ -50,7 +52,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if q.Meta.Sampled() || q.Meta.Mode != "import" || !slices.Equal(q.Meta.Command, p.Meta.Command) ||
-				q.Meta.DurationNs != p.Meta.DurationNs {
+				q.Meta.DurationNs != p.Meta.DurationNs || !q.Meta.Partial || q.Meta.PartialReason != "calls dropped" || !q.Meta.Detached {
 				t.Errorf("meta %+v", q.Meta)
 			}
 			if len(q.Threads) != len(p.Threads) {

@@ -94,6 +94,9 @@ func comments(p *model.Profile) []string {
 	if m.Partial {
 		c = append(c, "partial: "+m.PartialReason)
 	}
+	if m.Detached {
+		c = append(c, "detached: the target went on running")
+	}
 	for _, w := range m.Warnings {
 		c = append(c, "warning: "+w)
 	}
