@@ -45,8 +45,8 @@ func resultOf(out string) string {
 // lands: a function traced by breakpoints alone, called 10,000 times (each
 // call about 50 us of work, each stop 45-100 us on our AMD EPYC VM), shows
 // about the self time it shows under inline probes, and the calibration
-// counts exactly its 20,000 stops. The goal is 20%; on our VM one run in
-// three or four leaves 1.4-2.8x (docs/compensation.md: a stop's cost the
+// counts exactly its 20,000 stops. The goal is 20%; on our VM three pairs
+// of seven left 1.5-2.8x (docs/compensation.md: a stop's cost the
 // tracer cannot see moves from run to run), so the test asks 0.8-1.6x of
 // one of up to 5 pairs of runs; raw, it is about 3x.
 func TestTrapStopsTakenOutOfTheTimes(t *testing.T) {
