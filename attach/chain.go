@@ -171,7 +171,7 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 	// pending: restart it here, unless a signal waits to be delivered at
 	// this stop (the kernel then decides as it would have).
 	final := restoreRegs(t, saved)
-	if _, deferred := e.early[tid]; !deferred {
+	if t == nil || len(t.sigs) == 0 {
 		final = abandonRegs(final)
 		final.Orig_rax = ^uint64(0)
 	}

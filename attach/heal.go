@@ -148,6 +148,38 @@ func (e *engine) installHeal(tid int, as *space) error {
 	return nil
 }
 
+// keepHandler puts the heal handler back when the trap thread t stopped
+// at took it away. An int3 run with SIGTRAP blocked (jemalloc's background
+// threads run with every signal blocked; glibc blocks them all while it
+// creates a thread or spawns) is forced on the thread by the kernel
+// (force_sig_info_to_task): it unblocks SIGTRAP in the thread and resets
+// the process's disposition to SIG_DFL, before the tracer sees the stop.
+// While traced nothing shows; once the tracer is killed, the first int3
+// kills the process. The forced trap leaves the thread's mask without
+// SIGTRAP: a thread whose mask changed since we last looked is the only
+// suspect (one system call a trap; /proc only then).
+func (e *engine) keepHandler(t *thread) {
+	h := t.proc.as.heal
+	if h == nil {
+		return
+	}
+	m, err := sigMask(t.tid)
+	if err != nil || m == t.mask {
+		return
+	}
+	old := t.mask
+	t.mask = m
+	if m == 0 && old&(1<<(unix.SIGTRAP-1)) == 0 {
+		return
+	}
+	if statusMask(procStatus(t.proc.pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
+		return
+	}
+	if err := e.sigaction(t.tid, t.proc.as, h.base+healNewAct, 0); err != nil {
+		e.warn("pid %d: the SIGTRAP handler was reset and could not be put back: %v (the target is not protected should profile be killed)", t.proc.pid, err)
+	}
+}
+
 // sigaction injects rt_sigaction(SIGTRAP, act, oldact).
 func (e *engine) sigaction(tid int, as *space, act, oldact uint64) error {
 	_, err := e.injectCall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(unix.SIGTRAP), act, oldact, 8)
@@ -335,7 +367,7 @@ func restoreRegs(t *thread, saved unix.PtraceRegs) unix.PtraceRegs {
 // module is r-x; anything else (a return site in generated code) is read
 // from the maps.
 func (s *space) protAt(tid int, addr uint64) byte {
-	if s.moduleAt(addr) != nil {
+	if s.moduleAt(addr) != nil || s.undoing != nil && addr >= s.undoing.lo && addr < s.undoing.hi {
 		return unix.PROT_READ | unix.PROT_EXEC
 	}
 	if p, ok := mappingProt(tid, addr); ok {

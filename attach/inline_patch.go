@@ -108,22 +108,8 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	pad := code[sym.Size:]
 	// The text in memory must be the file's: no int3 of ours, no patch
 	// left by a profiler that was killed.
-	cur := make([]byte, min(len(code), 32))
-	if err := readMem(tid, addr, cur); err != nil {
-		return errors.New("code unreadable")
-	}
-	as.origBytes(addr, cur)
-	if !bytes.Equal(cur, code[:len(cur)]) {
-		if !e.leftoverPatch(tid, as, addr, cur) {
-			return errors.New("code in memory differs from its file")
-		}
-		// A profiler killed while attached left its jump: its trampoline
-		// and stubs still work, so threads inside them or returning
-		// through them are fine; the function gets its file's bytes back,
-		// then a probe of ours.
-		if err := e.rewrite(tid, as, addr, cur, code[:len(cur)]); err != nil {
-			return errors.New("code in memory differs from its file")
-		}
+	if err := e.undoLeftoverIn(tid, as, addr, code); err != nil {
+		return err
 	}
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
@@ -182,6 +168,49 @@ func (e *engine) inlineID(fn int) uint32 {
 		return id | flagDetail | flagArgs3
 	}
 	return id | flagDetail
+}
+
+// undoLeftover gives function sym of l its file's first bytes back if a
+// profiler that was killed left its inline patch there.
+func (e *engine) undoLeftover(tid int, as *space, l *loaded, sym instrument.Symbol) {
+	if sym.Size == 0 {
+		return
+	}
+	code, err := l.mod.ReadAt(sym.Value, int(sym.Size)+padLen(l.mod, sym))
+	if err != nil {
+		if code, err = l.mod.ReadAt(sym.Value, int(sym.Size)); err != nil {
+			return
+		}
+	}
+	as.undoing = l
+	e.undoLeftoverIn(tid, as, sym.Value+l.bias, code)
+	as.undoing = nil
+}
+
+// undoLeftoverIn compares the bytes at addr with code, the file's: a
+// difference is either a patch a killed profiler left (its trampoline and
+// stubs still work, so threads inside them or returning through them are
+// fine: the function gets its file's bytes back) or an error.
+func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) error {
+	cur := make([]byte, min(len(code), 32))
+	if err := readMem(tid, addr, cur); err != nil {
+		return errors.New("code unreadable")
+	}
+	as.origBytes(addr, cur)
+	if bytes.Equal(cur, code[:len(cur)]) {
+		return nil
+	}
+	if !e.leftoverPatch(tid, as, addr, cur) {
+		return errors.New("code in memory differs from its file")
+	}
+	n := len(cur) // the bytes up to the last that differs
+	for n > 0 && cur[n-1] == code[n-1] {
+		n--
+	}
+	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
+		return errors.New("code in memory differs from its file")
+	}
+	return nil
 }
 
 // padLen is the number of bytes between a function's end and the next

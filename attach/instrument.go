@@ -25,6 +25,13 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	}
 	as.anon = nil
 	defer func() { as.anon = nil }()
+	type taken struct {
+		path                     string
+		mod                      *instrument.Module
+		bias                     uint64
+		isMain, linker, selected bool
+	}
+	var todo []taken
 	for _, path := range instrument.LoadedPaths(maps) {
 		if as.paths[path] {
 			continue
@@ -55,6 +62,26 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			delete(as.paths, path) // not fully mapped yet: look again later
 			continue
 		}
+		todo = append(todo, taken{path, mod, bias, isMain, linker, selected})
+	}
+	// A profiler killed while attached left its inline patches, each a
+	// jump to its own stubs. Every one goes before the first of ours is
+	// written: the stubs of two tracers must never be live together (a
+	// tail call from a function with the one's patch through one with the
+	// other's and back to the first's made its stub take its own shadow
+	// entry for the slot, now holding the other's return stub, for an
+	// abandoned frame: the return then found no entry, ud2, SIGILL). Killed
+	// during this pass or the next, we leave one tracer's patches, never
+	// two.
+	for _, w := range todo {
+		lo, hi := moduleRange(maps, w.path)
+		l := &loaded{mod: w.mod, bias: w.bias, lo: lo, hi: hi}
+		for _, sym := range w.mod.Symbols {
+			e.undoLeftover(tid, as, l, sym)
+		}
+	}
+	for _, w := range todo {
+		path, mod, bias, isMain, linker, selected := w.path, w.mod, w.bias, w.isMain, w.linker, w.selected
 		if linker {
 			e.hookLinker(tid, as, mod, bias)
 			if !e.opt.Filter.Module(path, false) {

@@ -145,14 +145,29 @@ func (e *engine) attach(pid int) error {
 			first = t
 		}
 		t.stopped = true // until resumed below: detach must not wait for it
-		switch {
-		case event(ws) != unix.PTRACE_EVENT_STOP:
-			// A signal came before our interrupt: the thread sits in its
-			// delivery stop. The loop delivers it (and takes the interrupt
-			// stop after); resuming it here would drop the signal.
-			e.deferStop(tid, ws)
-			t.held, t.stopped = true, false
-		case isJobStop(ws.StopSignal()):
+		// A signal came before our interrupt: the thread sits in its
+		// delivery stop. The code we run in a thread continues it past
+		// that stop without the signal, which would drop it: keep it,
+		// take the interrupt's stop, and raise it again (it is delivered
+		// when the thread goes on).
+		for ws.Stopped() && event(ws) == 0 {
+			e.holdSignal(t, ws.StopSignal())
+			if cont(tid, 0) != nil {
+				break
+			}
+			if ws, err = waitTid(tid); err != nil {
+				break
+			}
+		}
+		e.reraise(t)
+		if !ws.Stopped() {
+			e.forget(t) // it ended meanwhile
+			if first == t {
+				first = nil
+			}
+			continue
+		}
+		if isJobStop(ws.StopSignal()) {
 			t.listening = true
 		}
 	}
@@ -211,7 +226,13 @@ func (e *engine) attach(pid int) error {
 		case t.held:
 			t.held = false
 		case t.listening:
-			listen(t.tid)
+			if listen(t.tid) != nil {
+				// Our code ran in it: it left its group-stop. Interrupted,
+				// it stops again at once, reporting the group-stop while
+				// the process is stopped, and the loop listens.
+				interrupt(t.tid)
+				e.resume(t, 0)
+			}
 		default:
 			e.resume(t, 0)
 		}

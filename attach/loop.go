@@ -140,6 +140,9 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 			e.groupStop(t)
 			return
 		}
+		if len(t.raised) > 0 {
+			e.restoreSigInfo(t, ws.StopSignal())
+		}
 		e.signal(t, ws.StopSignal())
 	}
 }
@@ -239,11 +242,13 @@ func (e *engine) sigtrap(t *thread) {
 	addr := regs.Rip - 1
 	if b, ok := as.bps[addr]; ok {
 		t.trapAt = addr
+		e.keepHandler(t)
 		e.hit(t, b, &regs)
 		return
 	}
 	si, err := getSigInfo(t.tid)
 	if err == nil && si.Code == siKernel && as.removed[addr] {
+		e.keepHandler(t)
 		regs.Rip = addr
 		e.moveTo(t, &regs)
 		e.resume(t, 0)

@@ -64,6 +64,13 @@ func setRegs(tid int, r *unix.PtraceRegs) error {
 	return ptracePtr(unix.PTRACE_SETREGS, tid, 0, unsafe.Pointer(r))
 }
 
+// sigMask reads stopped thread tid's mask of blocked signals.
+func sigMask(tid int) (uint64, error) {
+	var m uint64
+	err := ptracePtr(unix.PTRACE_GETSIGMASK, tid, 8, unsafe.Pointer(&m))
+	return m, err
+}
+
 func eventMsg(tid int) (uint, error) { return unix.PtraceGetEventMsg(tid) }
 
 // sigInfo holds the fields of siginfo_t the engine reads.
@@ -75,6 +82,9 @@ type sigInfo struct {
 	Addr  uint64 // si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE
 	_     [112]byte
 }
+
+// Pid is si_pid of a signal sent by kill, tgkill or sigqueue.
+func (si *sigInfo) Pid() int32 { return int32(uint32(si.Addr)) }
 
 func setSigInfo(tid int, si *sigInfo) error {
 	return ptracePtr(unix.PTRACE_SETSIGINFO, tid, 0, unsafe.Pointer(si))

@@ -24,6 +24,7 @@ type space struct {
 	// time.
 	kindHot [256]kindEntry
 	anon    [][2]uint64 // anonymous executable mappings, during a scan
+	undoing *loaded     // the module whose leftover patches a scan undoes
 	// chain: the injection chain's address in text slack (chain.go), 0
 	// when there is none; chainOrig: the slack's own bytes.
 	chain     uint64

@@ -1,8 +1,10 @@
 package attach
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -128,6 +130,15 @@ type thread struct {
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	held      bool // attach: a stop of its own is kept for the loop
 
+	// mask is the thread's signal mask at its last look (keepHandler).
+	mask uint64
+	// sigs are signals the thread took from the kernel while code of ours
+	// ran in it (an injected call): the tracer continues it past their
+	// delivery stop without them, so they are raised again once that code
+	// is done (reraise). raised keeps their siginfo, put back at their
+	// delivery stop.
+	sigs, raised []sigInfo
+
 	// vforkOf is the parent a vfork child borrows its memory from until
 	// it execs or exits; the parent cannot stop meanwhile, so detach lets
 	// the child run there rather than stop it.
@@ -197,20 +208,82 @@ func (e *engine) now() int64 { return e.s.Now() }
 // interrupt's stop is not kept: the thread is continued past it, so the
 // loop would take it for stopped while it runs (detach and pause gather
 // threads in that stop). rearm asks for it again.
+//
+// A PTRACE_EVENT_STOP is our interrupt's, whatever its signal: in a
+// stopped process every such trap reports the group-stop's signal
+// (do_jobctl_trap), and kept for the loop, it made the loop take the
+// thread, running again by then, for one in a group-stop: PTRACE_LISTEN
+// failed and it was resumed, running while its process was stopped. A
+// signal's delivery stop is not kept either: the thread is continued past
+// it without the signal, which discards it, and the loop's resume with the
+// signal later found the thread running (ESRCH): the signal was lost. It
+// is taken (holdSignal) and raised again when our code is done (rearm).
 func (e *engine) deferStop(tid int, ws unix.WaitStatus) {
-	if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == unix.PTRACE_EVENT_STOP {
+	t := e.threads[tid]
+	if t != nil && ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP {
 		t.rearm = true
+		return
+	}
+	if t != nil && ws.Stopped() && event(ws) == 0 && ws.StopSignal()&0x80 == 0 {
+		e.holdSignal(t, ws.StopSignal())
 		return
 	}
 	e.deferred = append(e.deferred, deferredStop{tid, ws})
 }
 
 // rearm interrupts thread tid again if deferStop let its interrupt's stop
-// go by: it stops as soon as it is resumed.
+// go by: it stops as soon as it is resumed. The signals it took meanwhile
+// are raised again.
 func (e *engine) rearm(tid int) {
-	if t := e.threads[tid]; t != nil && t.rearm {
+	t := e.threads[tid]
+	if t == nil {
+		return
+	}
+	e.reraise(t)
+	if t.rearm {
 		t.rearm = false
 		interrupt(tid)
+	}
+}
+
+// holdSignal keeps the signal of the delivery stop thread t sits in, with
+// its siginfo, to raise it again (reraise).
+func (e *engine) holdSignal(t *thread, sig syscall.Signal) {
+	si, err := getSigInfo(t.tid)
+	if err != nil || si.Signo != int32(sig) {
+		si = sigInfo{Signo: int32(sig)}
+	}
+	t.sigs = append(t.sigs, si)
+}
+
+// reraise makes the signals thread t took while our code ran pending
+// again, for the thread alone (the kernel had chosen it): they are
+// delivered, their siginfo put back (restoreSigInfo), when it goes on.
+// Pending, they survive the tracer's death too.
+func (e *engine) reraise(t *thread) {
+	for _, si := range t.sigs {
+		if unix.Tgkill(t.proc.pid, t.tid, syscall.Signal(si.Signo)) == nil {
+			t.raised = append(t.raised, si)
+		}
+	}
+	t.sigs = nil
+}
+
+// siTkill is si_code of a signal sent by tgkill.
+const siTkill = -6
+
+// restoreSigInfo gives a signal reraise sent the siginfo it first came
+// with: the program sees the sender it had.
+func (e *engine) restoreSigInfo(t *thread, sig syscall.Signal) {
+	for i, si := range t.raised {
+		if si.Signo != int32(sig) {
+			continue
+		}
+		t.raised = append(t.raised[:i], t.raised[i+1:]...)
+		if cur, err := getSigInfo(t.tid); err == nil && cur.Code == siTkill && cur.Pid() == int32(os.Getpid()) {
+			setSigInfo(t.tid, &si)
+		}
+		return
 	}
 }
 
@@ -238,6 +311,7 @@ func (e *engine) newThread(tid int, p *process, parent *thread, spawnedBy int) *
 		pt = parent.st
 	}
 	t := &thread{tid: tid, proc: p, st: e.s.NewThread(tid, p.sp, pt, spawnedBy, readComm(tid))}
+	t.mask, _ = sigMask(tid)
 	e.threads[tid] = t
 	e.stats.AllThreads++
 	return t

@@ -1,0 +1,192 @@
+//go:build stress
+
+package stress
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/proctext"
+)
+
+// rekills is how many attach + SIGKILL cycles one target takes in a row
+// (STRESS_REKILLS to change it; the issue asks 200 on the server workload,
+// 100 on redis).
+func rekills(t *testing.T, def int) int {
+	if s := os.Getenv("STRESS_REKILLS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("STRESS_REKILLS=%q: want a count", s)
+		}
+		return n
+	}
+	return def
+}
+
+// killCycle is one attach of the profiler to pid, ended by a SIGKILL at
+// a random point: during attach set-up (50-300 ms), while tracing (up to
+// 2 s), during detach (SIGINT, then the kill 0-30 ms later) or right
+// after Ctrl-C's detach began (SIGINT, the kill 30-150 ms later). It
+// returns where the kill fell.
+func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand, i int) string {
+	t.Helper()
+	prof := startProfile(t, dir, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "-o", fmt.Sprintf("k%03d.data", i))
+	var at string
+	switch k := rng.IntN(4); k {
+	case 0:
+		d := 50*time.Millisecond + time.Duration(rng.Int64N(int64(250*time.Millisecond)))
+		time.Sleep(d)
+		at = fmt.Sprintf("killed %v into attach", d.Round(time.Millisecond))
+	case 1:
+		d := 50*time.Millisecond + time.Duration(rng.Int64N(int64(1950*time.Millisecond)))
+		time.Sleep(d)
+		at = fmt.Sprintf("killed %v in", d.Round(time.Millisecond))
+	default:
+		d := 300*time.Millisecond + time.Duration(rng.Int64N(int64(700*time.Millisecond)))
+		time.Sleep(d)
+		after := time.Duration(rng.Int64N(int64(30 * time.Millisecond)))
+		if k == 3 {
+			after += 30 * time.Millisecond + time.Duration(rng.Int64N(int64(120*time.Millisecond)))
+		}
+		prof.cmd.Process.Signal(syscall.SIGINT)
+		time.Sleep(after)
+		at = fmt.Sprintf("SIGINT %v in, killed %v later", d.Round(time.Millisecond), after.Round(time.Millisecond))
+	}
+	prof.cmd.Process.Kill()
+	if !prof.wait(10 * time.Second) {
+		t.Fatal("SIGKILLed profiler did not end")
+	}
+	return at
+}
+
+// cleanAttach attaches once more for 2 s and detaches: the profile is
+// complete, and the target's text equals its files with no area of ours
+// left mapped, whatever the killed profilers left.
+func cleanAttach(t *testing.T, dir string, pid int, probes string) {
+	t.Helper()
+	code, prof := runProfile(t, dir, 60*time.Second, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "--duration", "2s", "-o", "clean.data")
+	if code != 0 {
+		t.Fatalf("clean attach after the kills: exit %d, stderr %q", code, prof.stderr.String())
+	}
+	p := readProfile(t, dir+"/clean.data")
+	if p.Meta.TracedCalls == 0 || p.Meta.Partial {
+		t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", p.Meta.TracedCalls, p.Meta.Partial, p.Meta.PartialReason)
+	}
+	if err := proctext.MatchesDisk(pid); err != nil {
+		t.Errorf("after the final clean detach: %v", err)
+	}
+}
+
+// One server under load, attached and SIGKILLed again and again at random
+// points, then attached and detached cleanly: it never dies, every reply
+// is right, and its text is its files' again at the end.
+func TestProfilerKilledRepeatedly(t *testing.T) {
+	for _, probes := range []string{"auto", "trap"} {
+		t.Run(probes, func(t *testing.T) {
+			n := rekills(t, 200)
+			sc := begin(t, "profiler-rekill-"+probes)
+			s := seed(t)
+			rng := rand.New(rand.NewPCG(s, 32))
+			t.Logf("seed %d (STRESS_SEED)", s)
+			dir := t.TempDir()
+			srv := startServer(t)
+			ld := startLoad(t, srv.addr, 8, s+6)
+			pid := srv.pid()
+			for i := range n {
+				at := killCycle(t, dir, pid, probes, rng, i)
+				if srv.exited() {
+					t.Fatalf("cycle %d (%s): server %s, stderr %q", i, at, srv.status(), srv.stderr.String())
+				}
+				if i%20 == 19 {
+					t.Logf("cycle %d: %s: server ok", i, at)
+				}
+			}
+			cleanAttach(t, dir, pid, probes)
+			pr := probe(t, srv.addr, 200, s+7)
+			res := ld.stop(t)
+			checkLoad(t, "load", res)
+			res.Add(pr)
+			srv.quit(t)
+			sc.done("server came through %d attach+SIGKILL cycles and a clean attach: %d requests, %d wrong, %d failed", n, res.Requests, res.Wrong, res.Failed)
+		})
+	}
+}
+
+// The same on Debian's redis-server under redis-benchmark, with a client
+// of our own checking a SET and a GET between cycles.
+func TestRedisKilledRepeatedly(t *testing.T) {
+	redisServer := redisTools(t)
+	for _, probes := range []string{"auto", "trap"} {
+		t.Run(probes, func(t *testing.T) {
+			n := rekills(t, 100)
+			sc := begin(t, "redis-rekill-"+probes)
+			s := seed(t)
+			rng := rand.New(rand.NewPCG(s, 33))
+			dir := t.TempDir()
+			port := freePort(t)
+			srv := start(t, exec.Command(redisServer, redisArgs(port)...), syscall.SIGKILL)
+			waitRedis(t, port, srv)
+			bench := start(t, exec.Command("redis-benchmark", "-p", port, "-t", "set,get", "-n", "100000000", "-q"), syscall.SIGKILL)
+			for i := range n {
+				at := killCycle(t, dir, srv.pid(), probes, rng, i)
+				if srv.exited() {
+					t.Fatalf("cycle %d (%s): redis %s, stderr %q", i, at, srv.status(), srv.stderr.String())
+				}
+				if err := checkSetGet(port, fmt.Sprintf("k%d", i), fmt.Sprintf("v%d-%d", i, rng.Int64())); err != nil {
+					t.Fatalf("cycle %d (%s): %v", i, at, err)
+				}
+			}
+			cleanAttach(t, dir, srv.pid(), probes)
+			if err := checkSetGet(port, "final", "ok"); err != nil {
+				t.Fatal(err)
+			}
+			bench.kill()
+			if out, err := redisCLI(port, "shutdown", "nosave"); err != nil {
+				t.Logf("redis-cli shutdown nosave: %v: %s", err, out)
+			}
+			if !srv.wait(10 * time.Second) {
+				t.Fatal("redis did not shut down")
+			}
+			sc.done("redis came through %d attach+SIGKILL cycles and a clean attach, every SET/GET checked", n)
+		})
+	}
+}
+
+// checkSetGet sets key to val on the redis at port and reads it back,
+// over RESP on a connection of its own (5 s at most).
+func checkSetGet(port, key, val string) error {
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	cmd := func(args ...string) {
+		fmt.Fprintf(c, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(c, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	cmd("SET", key, val)
+	if line, err := r.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		return fmt.Errorf("SET %s: reply %q, %v", key, line, err)
+	}
+	cmd("GET", key)
+	want := fmt.Sprintf("$%d\r\n%s\r\n", len(val), val)
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+		return fmt.Errorf("GET %s: reply %q, want %q (%v)", key, got, strings.TrimSpace(want), err)
+	}
+	return nil
+}
