@@ -20,17 +20,21 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.programEntry(t, b, regs)
 		return
 	}
-	// A stop costs the thread the kernel's work (stopWake: half before
-	// the tracer saw the stop, half after it let the thread go), the
-	// tracer's, and the thread's wait for a CPU once let go (read here,
-	// at its next stop). What came before the event is held in the frame
-	// open until now, the rest in the one open from now: a trap-probed
-	// call's entry stop lands half in its caller and half in it, its
-	// return stop the same way.
+	// A stop costs the thread the kernel's work and its wake-ups (before
+	// the tracer saw the stop: stopCost; after it let the thread go: half
+	// the calibrated stopWake, the rest read at the next stop) and the
+	// tracer's. What came before the event is held in the frame open
+	// until now, the rest in the one open from now: a trap-probed call's
+	// entry stop lands half in its caller and half in it, its return stop
+	// the same way.
 	charged := e.opt.Compensate && e.stopWake > 0 && !b.linkerHook
 	if charged {
-		queued := t.queued.since(t.proc.pid, t.tid)
-		e.s.Stopped(t.st, e.stopAt-e.stopWake/2-queued, now)
+		d, ok := t.sched.since(t.proc.pid, t.tid)
+		wall := int64(-1)
+		if t.resumedAt > 0 {
+			wall = e.stopAt - t.resumedAt
+		}
+		e.s.Stopped(t.st, e.stopAt-stopCost(wall, d, ok, e.stopWake, e.stopKernel), now)
 	}
 	if b.linkerHook {
 		e.linkMapChanged(t) // holds what it takes itself
@@ -176,4 +180,25 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	e.moveTo(t, regs)
 	e.held(t, from)
 	e.resume(t, 0)
+}
+
+// stopCost is what a thread paid for its trap stops between the tracer
+// letting it go and seeing it stop again (less wake/2, taken when it was
+// let go): wall ns, d its scheduler counters' change meanwhile (ok: read).
+// Put on a CPU once (slices 1), it was off one, not waiting for one, only
+// while being woken and while its stop woke the tracer: that time, its
+// waits for a CPU and the kernel's CPU time a stop takes (calibrated:
+// kernel) were the stops'. On a virtual
+// machine those wake-ups alone are 10-50 us, several times the calibrated
+// round's. A thread that ran more than once may have blocked (in a
+// system call: its own time), so it gets the calibrated wake.
+func stopCost(wall int64, d schedDelta, ok bool, wake, kernel int64) int64 {
+	if !ok {
+		return wake / 2
+	}
+	if d.slices != 1 || wall < 0 {
+		return wake/2 + d.queued
+	}
+	off := max(wall-d.ran-d.queued, 0)
+	return max(off+d.queued+min(kernel, d.ran)-wake/2, 0)
 }

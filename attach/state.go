@@ -59,11 +59,13 @@ type engine struct {
 	cal   *model.Calibration
 	kinds map[int]string
 	// stopWake is what a stop costs the thread beyond the tracer's work
-	// (measureStop); stopAt when the stop being handled was seen,
+	// (measureStop), stopKernel the part of it the thread spends on a CPU
+	// (in the kernel); stopAt when the stop being handled was seen,
 	// resumedAt when a thread was last let go.
-	stopWake  int64
-	stopAt    int64
-	resumedAt int64
+	stopWake   int64
+	stopKernel int64
+	stopAt     int64
+	resumedAt  int64
 
 	// Checkpoint snapshots: the checkpoint returns seen, and the time of
 	// the last one that took a snapshot (snapped: there was one).
@@ -118,8 +120,10 @@ type thread struct {
 	trapAt   uint64
 
 	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
-	// queued reads its waits for a CPU, part of its trap stops' cost.
-	queued runDelay
+	// sched reads its scheduler counters at each trap stop, resumedAt
+	// when it was last let go: what its trap stops cost it (hit).
+	sched     schedStat
+	resumedAt int64
 	// pendingSig is a signal that arrived while detach stepped the thread
 	// out of the inline probes' code: delivered as it is let go.
 	pendingSig int
@@ -330,7 +334,7 @@ func (e *engine) forget(t *thread) {
 	e.ctxGone(t)
 	e.unregisterInline(t)
 	e.finishThread(t)
-	t.queued.close()
+	t.sched.close()
 	delete(e.threads, t.tid)
 	if as := t.proc.as; as.inl != nil && !e.spaceInUse(as) {
 		// The image is gone (exit, exec), and its rings with it.

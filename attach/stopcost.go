@@ -15,7 +15,8 @@ import (
 // time from CONT to wait4's return (the thread woken, its system call and
 // trap, the tracer woken), less the thread's wait for a CPU, is what the
 // kernel's work costs the thread at every stop (stopWake, a low reading of
-// the rounds: hit takes it out of the times).
+// the rounds), the thread's time on a CPU meanwhile the kernel's CPU time
+// (stopKernel, the median): hit takes them out of the times (stopCost).
 func (e *engine) measureStop(tid int, as *space) {
 	if len(as.areas) == 0 {
 		return
@@ -33,14 +34,14 @@ func (e *engine) measureStop(tid int, as *space) {
 		e.markRip(t, as.areas[0].base)
 	}
 	const rounds = 15
-	var took, wake []time.Duration
-	var queued runDelay
-	defer queued.close()
+	var took, wake, ran []time.Duration
+	var sched schedStat
+	defer sched.close()
 	pid := tid
 	if t != nil {
 		pid = t.proc.pid
 	}
-	queued.since(pid, tid)
+	sched.since(pid, tid)
 	for i := 0; i < rounds; i++ {
 		regs = saved
 		regs.Rip, regs.Rax, regs.Orig_rax = as.areas[0].base, unix.SYS_GETPID, ^uint64(0)
@@ -61,7 +62,9 @@ func (e *engine) measureStop(tid int, as *space) {
 		}
 		// The kernel's part: without the wait for a CPU, which each stop
 		// reads for itself.
-		wake = append(wake, time.Since(t1)-time.Duration(queued.since(pid, tid)))
+		d, _ := sched.since(pid, tid)
+		wake = append(wake, time.Since(t1)-time.Duration(d.queued))
+		ran = append(ran, time.Duration(d.ran))
 		getRegs(tid, &regs)
 		took = append(took, time.Since(t0))
 	}
@@ -72,8 +75,10 @@ func (e *engine) measureStop(tid int, as *space) {
 	}
 	slices.Sort(took)
 	slices.Sort(wake)
+	slices.Sort(ran)
 	e.s.Profile().Meta.StopOverheadNs = int64(took[len(took)/2])
 	// A low reading, not the median: a round the scheduler delayed would
 	// make every stop's share too large, and times too small.
 	e.stopWake = int64(wake[len(wake)/5])
+	e.stopKernel = min(int64(ran[len(ran)/2]), e.stopWake)
 }
