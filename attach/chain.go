@@ -81,8 +81,16 @@ func (e *engine) setupChain(tid int, as *space) {
 	if !ok {
 		return
 	}
-	orig := make([]byte, len(chainCode))
-	if readMem(tid, addr, orig) != nil || pokeText(tid, addr, chainCode) != nil {
+	// The slack's bytes are its file's: a chain a killed profiler left
+	// there is not put back at detach.
+	orig, err := fileBytes(pid, maps, addr, len(chainCode))
+	if err != nil {
+		orig = make([]byte, len(chainCode))
+		if readMem(tid, addr, orig) != nil {
+			return
+		}
+	}
+	if pokeText(tid, addr, chainCode) != nil {
 		return
 	}
 	as.chain, as.chainOrig = addr, orig

@@ -151,6 +151,11 @@ type Stats struct {
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int
+	// What profilers killed while attached had left, undone at attach
+	// (attach/leftover.go): inline patches, int3s, SIGTRAP handlers.
+	LeftoverPatches  int
+	LeftoverInt3s    int
+	LeftoverHandlers int
 }
 
 // Result is what a session produced.

@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/binary"
 	"fmt"
@@ -129,7 +130,14 @@ func (e *engine) installHeal(tid int, as *space) error {
 	if err := readMem(tid, base+healOldAct, buf); err != nil {
 		return fail(err)
 	}
-	h.old = parseSigAction(buf)
+	// A profiler killed while attached left its handler there: take the
+	// program's own from it, and the int3s it kept.
+	h.old = e.healLeftover(tid, as, parseSigAction(buf))
+	if !bytes.Equal(h.old.bytes(), buf) {
+		if err := writeMem(tid, base+healOldAct, h.old.bytes()); err != nil {
+			return fail(err)
+		}
+	}
 	ours := sigAction{handler: base, flags: saSiginfo | saRestorer | h.old.flags&(saOnstack|saNodefer),
 		restorer: base + healRestorer, mask: h.old.mask}
 	if err := writeMem(tid, base+healNewAct, ours.bytes()); err != nil {

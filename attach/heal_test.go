@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/proctext"
 )
@@ -91,4 +93,60 @@ func tracerPid(pid int) int {
 		}
 	}
 	return 0
+}
+
+// A profiler killed while attached leaves its inline patches, its
+// injection chain in text slack and its SIGTRAP handler as the process's
+// disposition (its code areas too, which stay). A later attach undoes
+// them: after its clean detach every byte of the target's file mappings is
+// its file's again and SIGTRAP has the program's own disposition (the
+// default: longrun catches none), and it traced as on a fresh process.
+func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
+	for _, kind := range probeKinds {
+		t.Run(kind, func(t *testing.T) {
+			args := []string{"--threads", "4", "--seconds", "8"}
+			ref, refOut := startLongrun(t, args...)
+			target, out := startLongrun(t, args...)
+			pid := target.Process.Pid
+			for i := 0; i < 2; i++ {
+				tracer := exec.Command(os.Args[0], "-test.run=^$")
+				tracer.Env = append(os.Environ(), "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
+				if err := tracer.Start(); err != nil {
+					t.Fatal(err)
+				}
+				for j := 0; j < 500 && tracerPid(pid) == 0; j++ {
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(700 * time.Millisecond)
+				tracer.Process.Kill()
+				tracer.Wait()
+				time.Sleep(200 * time.Millisecond)
+			}
+			if statusMask(procStatus(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) == 0 {
+				t.Fatal("no SIGTRAP handler after the kills: nothing was left to undo")
+			}
+			opt := defaultOptions(t)
+			opt.Probes = kind
+			r := attachForOpt(t, pid, 2*time.Second, opt)
+			if r.Stats.TracedCalls == 0 || r.Profile.Meta.Partial {
+				t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", r.Stats.TracedCalls, r.Profile.Meta.Partial, r.Profile.Meta.PartialReason)
+			}
+			if s := r.Stats; s.LeftoverHandlers == 0 || kind == ProbesInline && s.LeftoverPatches == 0 {
+				t.Errorf("undone: %d inline patches, %d int3s, %d handlers", s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers)
+			}
+			if err := proctext.FileBytes(pid); err != nil {
+				t.Errorf("after the clean detach: %v", err)
+			}
+			if statusMask(procStatus(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
+				t.Error("after the clean detach SIGTRAP is still caught: a killed profiler's handler is left")
+			}
+			if err := target.Wait(); err != nil {
+				t.Fatalf("target: %v", err)
+			}
+			ref.Wait()
+			if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
+				t.Fatalf("checksum %s, untraced %s", got, want)
+			}
+		})
+	}
 }

@@ -210,6 +210,7 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
 		return errors.New("code in memory differs from its file")
 	}
+	e.stats.LeftoverPatches++
 	return nil
 }
 

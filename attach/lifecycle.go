@@ -207,6 +207,10 @@ func (e *engine) attach(pid int) error {
 		e.registerInline(t)
 	}
 	n, err := e.scan(first.tid, p)
+	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers > 0 {
+		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d SIGTRAP handlers: undone (its code areas stay mapped)",
+			pid, s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers)
+	}
 	if err == nil && n == 0 {
 		err = e.nothingToTrace(p)
 	}

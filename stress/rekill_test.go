@@ -56,7 +56,7 @@ func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand,
 		time.Sleep(d)
 		after := time.Duration(rng.Int64N(int64(30 * time.Millisecond)))
 		if k == 3 {
-			after += 30 * time.Millisecond + time.Duration(rng.Int64N(int64(120*time.Millisecond)))
+			after += 30*time.Millisecond + time.Duration(rng.Int64N(int64(120*time.Millisecond)))
 		}
 		prof.cmd.Process.Signal(syscall.SIGINT)
 		time.Sleep(after)
@@ -70,8 +70,8 @@ func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand,
 }
 
 // cleanAttach attaches once more for 2 s and detaches: the profile is
-// complete, and the target's text equals its files with no area of ours
-// left mapped, whatever the killed profilers left.
+// complete, and the target's text equals its files, whatever the killed
+// profilers left.
 func cleanAttach(t *testing.T, dir string, pid int, probes string) {
 	t.Helper()
 	code, prof := runProfile(t, dir, 60*time.Second, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "--duration", "2s", "-o", "clean.data")
@@ -82,8 +82,14 @@ func cleanAttach(t *testing.T, dir string, pid int, probes string) {
 	if p.Meta.TracedCalls == 0 || p.Meta.Partial {
 		t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", p.Meta.TracedCalls, p.Meta.Partial, p.Meta.PartialReason)
 	}
-	if err := proctext.MatchesDisk(pid); err != nil {
+	// The killed profilers' areas stay mapped (a thread may return
+	// through one of their stubs); every byte of the files' mappings is
+	// the files' again.
+	if err := proctext.FileBytes(pid); err != nil {
 		t.Errorf("after the final clean detach: %v", err)
+	}
+	if anon, err := proctext.AnonExec(pid); err == nil {
+		t.Logf("after the final clean detach: %d areas of killed profilers left mapped", len(anon))
 	}
 }
 

@@ -35,6 +35,11 @@ func MatchesDisk(pid int) error {
 // injection code there may leave it behind.
 func FileText(pid int) error { return compareText(pid, true) }
 
+// FileBytes compares every byte of every executable file mapping of pid
+// with the file, the tail of a last page too; anonymous mappings are not
+// looked at.
+func FileBytes(pid int) error { return compareText(pid, false) }
+
 func compareText(pid int, codeOnly bool) error {
 	maps, err := instrument.ReadMaps(pid)
 	if err != nil {

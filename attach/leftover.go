@@ -1,0 +1,112 @@
+package attach
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/profile-dev/profile/instrument"
+)
+
+// What a profiler killed while attached leaves in its target, and a later
+// attach puts right before it writes anything of its own: its inline
+// patches (undoLeftover), the int3s its heal table lists, its heal handler
+// as the process's SIGTRAP disposition, and its injection chain in text
+// slack. Its areas stay mapped: a thread may still return through one of
+// its stubs.
+
+// fileBytes reads what the file mapped at addr in pid holds there: the
+// bytes a mapping of it had before anything was written to it. Past the
+// file's end a mapped page reads as zeros.
+func fileBytes(pid int, maps []instrument.Mapping, addr uint64, n int) ([]byte, error) {
+	for _, m := range maps {
+		if addr < m.Start || addr+uint64(n) > m.End || m.Path == "" || m.Path[0] == '[' {
+			continue
+		}
+		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/map_files/" +
+			strconv.FormatUint(m.Start, 16) + "-" + strconv.FormatUint(m.End, 16))
+		if err != nil {
+			if f, err = os.Open(m.Path); err != nil {
+				return nil, err
+			}
+		}
+		defer f.Close()
+		b := make([]byte, n)
+		k, err := f.ReadAt(b, int64(m.Offset+addr-m.Start))
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		clear(b[k:])
+		return b, nil
+	}
+	return nil, errors.New("not in a file mapping")
+}
+
+// healLeftover looks at act, the process's SIGTRAP disposition: while it
+// is the heal handler of a killed profiler (its area starts with our
+// code), the int3s its table lists get their files' bytes back, and the
+// disposition that handler kept is the next to look at. It returns the
+// program's own, which ours then chains to and detach restores.
+func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
+	maps, err := instrument.ReadMaps(tgid(tid))
+	if err != nil {
+		return act
+	}
+	head := make([]byte, healRestore)
+	for range 8 {
+		base := act.handler
+		if base < 2 || readMem(tid, base, head) != nil || !bytes.Equal(head, healCode[:healRestore]) {
+			return act
+		}
+		e.undoHealTable(tid, as, maps, base)
+		buf := make([]byte, 32)
+		if readMem(tid, base+healOldAct, buf) != nil {
+			return act
+		}
+		act = parseSigAction(buf)
+		e.stats.LeftoverHandlers++
+	}
+	return act
+}
+
+// undoHealTable puts back the original byte of every live entry of the
+// heal table at base that still holds an int3, where the file agrees (a
+// module unmapped since, and something else mapped there, keeps its
+// bytes).
+func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, base uint64) {
+	var cnt [8]byte
+	if readMem(tid, base+healCount, cnt[:]) != nil {
+		return
+	}
+	n := min(binary.LittleEndian.Uint64(cnt[:]), healCapacity)
+	if n == 0 {
+		return
+	}
+	table := make([]byte, n*healEntrySize)
+	if readMem(tid, base+healTable, table) != nil {
+		return
+	}
+	for i := uint64(0); i < n; i++ {
+		ent := table[i*healEntrySize:]
+		addr, orig, live := binary.LittleEndian.Uint64(ent), ent[8], ent[10]
+		if live == 0 {
+			continue
+		}
+		if _, ours := as.bps[addr]; ours {
+			continue
+		}
+		var cur [1]byte
+		if readMem(tid, addr, cur[:]) != nil || cur[0] != 0xcc {
+			continue
+		}
+		if f, err := fileBytes(tgid(tid), maps, addr, 1); err != nil || f[0] != orig {
+			continue
+		}
+		if pokeText(tid, addr, []byte{orig}) == nil {
+			e.stats.LeftoverInt3s++
+		}
+	}
+}
