@@ -287,10 +287,8 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	if len(new) == 1 || as.heal == nil {
 		return pokeText(tid, addr, new)
 	}
-	for i := len(old) - 1; i >= 0; i-- {
-		e.healAdd(tid, as, addr+uint64(i), old[i])
-	}
-	defer e.healDrop(tid, as, addr, addr+uint64(len(old)))
+	first := e.healRewrite(tid, as, addr, old)
+	defer e.healRewriteDone(tid, as, first, len(old))
 	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed
 	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
 		return err

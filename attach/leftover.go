@@ -72,10 +72,16 @@ func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
 	return act
 }
 
-// undoHealTable puts back the original byte of every live entry of the
-// heal table at base that still holds an int3, where the file agrees (a
-// module unmapped since, and something else mapped there, keeps its
-// bytes).
+// undoHealTable takes out the int3s the heal table at base lists that are
+// still in place. An entry is a breakpoint's byte, or one of the old bytes
+// of a rewrite of a function's first bytes (an inline patch put in or
+// taken out) the profiler was killed in, guarded by an int3 on its first
+// byte: the rewrite lists its bytes last first, so the guard's entry
+// follows the others, which get their old bytes back before it does (the
+// function then has a whole state, which the scan takes out if it is a
+// patch). An entry whose byte is no longer an int3 was healed, and may
+// have been patched since: it is left alone. Only code mapped from a file
+// is written.
 func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, base uint64) {
 	var cnt [8]byte
 	if readMem(tid, base+healCount, cnt[:]) != nil {
@@ -89,10 +95,13 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 	if readMem(tid, base+healTable, table) != nil {
 		return
 	}
-	for i := uint64(0); i < n; i++ {
+	entry := func(i int) (addr uint64, orig byte, live bool) {
 		ent := table[i*healEntrySize:]
-		addr, orig, live := binary.LittleEndian.Uint64(ent), ent[8], ent[10]
-		if live == 0 {
+		return binary.LittleEndian.Uint64(ent), ent[8], ent[10] != 0
+	}
+	for i := range int(n) {
+		addr, orig, live := entry(i)
+		if !live || !inFileCode(maps, addr) {
 			continue
 		}
 		if _, ours := as.bps[addr]; ours {
@@ -102,11 +111,25 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 		if readMem(tid, addr, cur[:]) != nil || cur[0] != 0xcc {
 			continue
 		}
-		if f, err := fileBytes(tgid(tid), maps, addr, 1); err != nil || f[0] != orig {
-			continue
+		for j, k := i-1, uint64(1); j >= 0; j, k = j-1, k+1 {
+			a, o, l := entry(j)
+			if a != addr+k || !l {
+				break
+			}
+			pokeText(tid, a, []byte{o})
 		}
 		if pokeText(tid, addr, []byte{orig}) == nil {
 			e.stats.LeftoverInt3s++
 		}
 	}
+}
+
+// inFileCode tells whether addr lies in an executable mapping of a file.
+func inFileCode(maps []instrument.Mapping, addr uint64) bool {
+	for _, m := range maps {
+		if addr >= m.Start && addr < m.End {
+			return m.Exec() && m.FileBacked()
+		}
+	}
+	return false
 }
