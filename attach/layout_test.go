@@ -1,0 +1,92 @@
+package attach
+
+import (
+	"debug/elf"
+	"os/exec"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The stubs' assembly and the engine agree on every offset and constant
+// they share: each `.set` of an assembly source and each label the engine
+// addresses is listed here with the Go constant that mirrors it, read from
+// the object `as` builds. A `.set` that is neither mirrored nor named as
+// the assembly's own fails too: a new constant is given its Go side, or
+// said to need none.
+func TestStubLayoutMatchesGo(t *testing.T) {
+	if _, err := exec.LookPath("as"); err != nil {
+		t.Skip("no assembler")
+	}
+	for _, tc := range []struct {
+		src string
+		// go mirrors the assembly's names (`.set` or label) in Go.
+		goSide map[string]uint64
+		// asmOnly are the `.set`s no Go code needs (stack frame slots).
+		asmOnly []string
+	}{
+		{"inlinecode/probe.S", map[string]uint64{
+			"D_RETSTUB": dRetstub, "D_DROPPING": dDropping, "D_STALL_LIMIT": dStallLimit,
+			"D_UNREGISTERED": dUnregistered, "D_SHADOW_FULL": dShadowFull, "D_LOST": dLost,
+			"D_SLOW_TICKS": dSlowTicks, "D_DEFER": dDefer, "D_COND_AT": dCondAt,
+			"D_COND_TYPE": dCondType, "D_COND_MASK": dCondMask, "D_COND_VALUE": dCondValue,
+			"COND_RET": condRet, "D_TABLE": dTable, "TABLE_MASK": tableSize - 1,
+			"T_RING": tRing, "T_DEPTH": tDepth, "T_STACK_LO": tStackLo, "T_STACK_HI": tStackHi,
+			"T_CAP": tCap, "T_CTX": tCtx, "T_SIDE": tSide, "T_SHADOW": tShadow,
+			"R_HEAD": rHead, "R_TAIL": rTail, "R_DROPPED": rDropped, "R_STALL_TICKS": rStallTicks,
+			"R_STALLS": rStalls, "R_SKIPPED": rSkipped, "R_BEAT": rBeat, "R_EVENTS": rEvents,
+			"RING_MASK": ringEvents - 1,
+			"F_RESTORE": flagRestore, "F_DETAIL": flagDetail, "F_ARGS3": flagArgs3,
+			"F_CTX": flagCtx, "F_CTXOPEN": flagCtxOpen, "CTX_MARK": ctxMark, "DETAIL_MARK": 55,
+			"STALL_WORD": stallID << 32, "ARGS_WORD": argsID << 32, "ARGS_FOR": argsForID,
+			"entry": stubEntry, "retstub": stubRet, "data_ptr": stubDataPtr,
+		}, []string{"RING_ROOM", "E_ID", "E_S", "E_R9", "E_R8", "E_RDI", "E_RSI", "E_RDX", "E_RCX", "R_S", "R_RAX"}},
+		{"healcode/heal.S", map[string]uint64{
+			"restore": healRestore, "restorer": healRestorer, "count": healCount,
+			"old_act": healOldAct, "new_act": healNewAct, "inject_trap": healInjectTrap,
+			"inject_valid": healInjectValid, "inject_regs": healInjectRegs,
+			"area_count": healAreaCount, "areas": healAreas, "table": healTable,
+			"SI_KERNEL": siKernel, "MAGIC": healMagic, "SIGTRAP": uint64(unix.SIGTRAP),
+			"SYS_mprotect": unix.SYS_MPROTECT, "SYS_rt_sigaction": unix.SYS_RT_SIGACTION,
+			"SYS_rt_sigreturn": unix.SYS_RT_SIGRETURN, "SYS_getpid": unix.SYS_GETPID,
+			"SYS_gettid": unix.SYS_GETTID, "SYS_tgkill": unix.SYS_TGKILL,
+		}, []string{"TRAP_TRACE", "EFLAGS_TF", "UC_GREGS", "UC_RIP", "UC_EFL", "NGREGS_SAVED"}},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			obj := t.TempDir() + "/o.o"
+			if out, err := exec.Command("as", "--64", "-o", obj, tc.src).CombinedOutput(); err != nil {
+				t.Fatalf("as %s: %v\n%s", tc.src, err, out)
+			}
+			f, err := elf.Open(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			syms, err := f.Symbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			asm := map[string]uint64{}
+			asmOnly := map[string]bool{}
+			for _, n := range tc.asmOnly {
+				asmOnly[n] = true
+			}
+			for _, s := range syms {
+				asm[s.Name] = s.Value
+				_, mirrored := tc.goSide[s.Name]
+				if s.Section == elf.SHN_ABS && !mirrored && !asmOnly[s.Name] {
+					t.Errorf("%s: .set %s = %#x has no Go side: mirror it in this table, or list it as the assembly's own", tc.src, s.Name, s.Value)
+				}
+			}
+			for name, want := range tc.goSide {
+				got, ok := asm[name]
+				switch {
+				case !ok:
+					t.Errorf("%s: no %s, which Go mirrors as %#x", tc.src, name, want)
+				case got != want:
+					t.Errorf("%s: %s is %#x in the assembly, %#x in Go", tc.src, name, got, want)
+				}
+			}
+		})
+	}
+}
