@@ -1,5 +1,6 @@
 // Command profile records exact per-thread call graphs of native Linux
-// x86-64 programs with ptrace breakpoints, and merges, prunes, summarizes
+// x86-64 programs with inline probes and ptrace breakpoints, following
+// threads, forks and execs, and merges, prunes, summarizes, diffs, exports
 // and renders them offline.
 package main
 

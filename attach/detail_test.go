@@ -17,11 +17,11 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// Detail recording (--detail; seed 000) on testdata/src/requests.c: 1,000
-// requests, 7 slow (50 ms) and 3 failing, each logged with its arguments
-// and return value. Exactly those calls are kept, each with its ancestors
-// (main, serve) and with the values the workload logged. --slow is 40ms,
-// not less: a fast request stretched past it (trap probes' stops on a
+// Detail recording (--detail, docs/detail.md) on testdata/src/requests.c:
+// 1,000 requests, 7 slow (50 ms) and 3 failing, each logged with its
+// arguments and return value. Exactly those calls are kept, each with its
+// ancestors (main, serve) and with the values the workload logged. --slow is
+// 40ms, not less: a fast request stretched past it (trap probes' stops on a
 // loaded machine) is rightly kept, so a run that keeps more than the 7 is
 // tried again, up to 3 runs.
 func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {

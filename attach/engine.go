@@ -1,10 +1,10 @@
-// Package attach is the online engine (DESIGN §3): it launches or attaches
-// to processes with ptrace, puts breakpoints on function entries and return
-// sites, executes displaced instructions out of line, follows threads,
-// forks and execs, and feeds the call and lifecycle events to a
-// session.Session, which builds the profile (§3.5). Every ptrace call
-// happens on one locked OS thread; nothing outside this package issues
-// ptrace requests.
+// Package attach is the online engine (docs/engine.md; docs/design.md,
+// Engine): it launches or attaches to processes with ptrace, puts
+// breakpoints on function entries and return sites, executes displaced
+// instructions out of line, follows threads, forks and execs, and feeds the
+// call and lifecycle events to a session.Session, which builds the profile.
+// Every ptrace call happens on one locked OS thread; nothing outside this
+// package issues ptrace requests.
 package attach
 
 import (
@@ -93,7 +93,7 @@ type Options struct {
 	dir    string   // the recorded program's working directory (tests)
 }
 
-// Probe kinds (DESIGN §3.4, §3.2).
+// Probe kinds (docs/design.md, Inline probes and Trap probes).
 const (
 	ProbesAuto   = "auto"
 	ProbesInline = "inline"

@@ -46,11 +46,11 @@ func (e *engine) expandLoop(stop <-chan struct{}) {
 	}
 }
 
-// autoExpand takes the Options.AutoExpand functions with the most busy
-// self time so far that were not expanded yet, discovers their callees
-// (Options.ExpandDepth levels) and traces those not traced yet, every
-// thread stopped meanwhile (the seed's loop: the time a function spends
-// in code no probe sees shows as its self time).
+// autoExpand takes the Options.AutoExpand functions with the most busy self
+// time so far that were not expanded yet, discovers their callees
+// (Options.ExpandDepth levels) and traces those not traced yet, every thread
+// stopped meanwhile (the discovery loop of docs/discover.md: the time a
+// function spends in code no probe sees shows as its self time).
 func (e *engine) autoExpand() {
 	if e.detaching || len(e.threads) == 0 {
 		return

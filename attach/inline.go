@@ -14,10 +14,10 @@ import (
 	"github.com/profile-dev/profile/internal/tsc"
 )
 
-// Inline probes (DESIGN §3.4): a probed function's entry jumps to a
-// trampoline that calls the entry stub (inlinecode/probe.S); the stubs
-// write events into a per-thread ring in a memfd the tracer maps too, and
-// a goroutine drains the rings into the session. ptrace is left for
+// Inline probes (docs/design.md, Inline probes): a probed function's entry
+// jumps to a trampoline that calls the entry stub (inlinecode/probe.S); the
+// stubs write events into a per-thread ring in a memfd the tracer maps too,
+// and a goroutine drains the rings into the session. ptrace is left for
 // seizing, lifecycle events, patching and syscall injection.
 
 //go:embed probe.bin

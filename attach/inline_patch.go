@@ -16,7 +16,7 @@ import (
 
 // unwinders are the entry points of the C++/libgcc unwinder and of stack
 // walks: before they read a thread's return addresses, the stub puts back
-// every one it replaced (DESIGN §3.4, exceptions and unwinders).
+// every one it replaced (docs/design.md, Inline probes).
 var unwinders = map[string]bool{
 	"_Unwind_RaiseException": true, "_Unwind_Resume": true, "_Unwind_ForcedUnwind": true,
 	"_Unwind_Resume_or_Rethrow": true, "_Unwind_Backtrace": true,

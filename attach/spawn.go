@@ -60,7 +60,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		nt.vforkOf = t
 	}
 	// Fresh accounting: the forking thread's open frames, timed from now,
-	// no calls counted (§2.3).
+	// no calls counted.
 	e.s.Forked(t.st, nt.st, e.now())
 	e.ctxForked(t, nt, shared)
 	if shared {

@@ -11,7 +11,7 @@ import (
 // stopped thread runs `syscall; int3` (getpid) from the first area's slot
 // 0, so each round is SETREGS, CONT, the stop, wait4 and GETREGS — the
 // least any breakpoint costs. The median of a few rounds goes into the
-// profile (§5) and is the floor the benchmarks compare against. The
+// profile and is the floor the benchmarks compare against. The
 // time from CONT to wait4's return (the thread woken, its system call and
 // trap, the tracer woken), less the thread's wait for a CPU, is what the
 // kernel's work costs the thread at every stop (stopWake, a low reading of

@@ -31,8 +31,8 @@ func newComponentsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "components FILE",
 		Short: "Time and calls per component: modules, or components named by entry functions",
-		Long: `components groups the frames of every calling context into components (seed
-004) and prints their statistics: flat (calls into each component, self time,
+		Long: `components groups the frames of every calling context into components
+and prints their statistics: flat (calls into each component, self time,
 total time counted once per outermost activation) and hierarchical (the tree
 of component paths below START).
 

@@ -37,9 +37,11 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "profile",
 		Short: "Exact call-graph profiler for native Linux x86-64 programs",
-		Long: `profile records exact per-thread call graphs of native Linux x86-64 programs
-with ptrace breakpoints (no recompilation, no restart), and merges, prunes,
-summarizes and renders the saved profiles offline.`,
+		Long: `profile launches a native Linux x86-64 program or attaches to a running one
+and records exact per-thread call graphs with wall-clock times, using inline
+probes and, where a function cannot be patched, ptrace breakpoints; it follows
+threads, forks and execs. Offline subcommands merge, prune, summarize, diff,
+export and render the saved profiles.`,
 		Example: `  profile record -- ./server --port 8080
   profile attach --pid 4242 --duration 10s
   profile summary profile.data --top 20

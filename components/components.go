@@ -1,16 +1,16 @@
-// Package components computes component statistics (seed 004): the frames
-// of every calling-context path are grouped into components, and time and
-// calls are reported per component (flat) and per component path (the
+// Package components computes component statistics (docs/components.md): the
+// frames of every calling-context path are grouped into components, and time
+// and calls are reported per component (flat) and per component path (the
 // hierarchical component tree).
 //
 // A component is named by a rules file (entry functions, Rules) or, without
 // rules, is a module: the executable or a shared library, named as the
-// summary's modules table names it. The grouping follows the seed: walking
-// a path from its root, an entry function of a component starts that
-// component, and the frames after it belong to it until an entry function
-// of another component; frames before the first entry belong to Other.
-// Without rules a frame belongs to its module. Consecutive frames of one
-// component are one step of the component path.
+// summary's modules table names it. Walking a path from its root, an entry
+// function of a component starts that component, and the frames after it
+// belong to it until an entry function of another component; frames before
+// the first entry belong to Other. Without rules a frame belongs to its
+// module. Consecutive frames of one component are one step of the component
+// path.
 //
 // The root of every thread's path is START (the thread's time outside any
 // traced function): it is a component of its own, the root of the tree.
@@ -197,7 +197,7 @@ func pct(ns, base int64) float64 {
 	return 100 * float64(ns) / float64(base)
 }
 
-// namer gives each frame its component, the seed's way.
+// namer gives each frame its component, as the package comment says.
 type namer struct {
 	rules  *Rules
 	module []string // function -> module name (modules mode)

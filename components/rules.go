@@ -10,8 +10,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Rules name the components by their entry functions (seed 004), in a YAML
-// document:
+// Rules name the components by their entry functions (docs/components.md),
+// in a YAML document:
 //
 //	components:
 //	  - name: parser

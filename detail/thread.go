@@ -1,7 +1,7 @@
 // Package detail keeps full detail of the calls that turn out to be
-// interesting (entry and exit times, argument registers, return value)
-// with their ancestors, and prunes everything else as the program runs
-// (seed 000). It consumes the session's call events, so it serves both
+// interesting (entry and exit times, argument registers, return value) with
+// their ancestors, and prunes everything else as the program runs
+// (docs/detail.md). It consumes the session's call events, so it serves both
 // probe kinds; it knows nothing of probes or ptrace.
 package detail
 
@@ -49,7 +49,7 @@ func (r *Rule) keeps(dur int64, args *argRegs, ret uint64, returned bool) bool {
 // is dropped with what it holds, and counted (Lost).
 const maxElems = 1 << 20
 
-// Thread follows one thread's calls. The seed's mechanism: an array of
+// Thread follows one thread's calls with an array of
 // call elements and a stack of open calls. An entry appends a placeholder
 // (the zero element: nothing allocated per call) and pushes its index and
 // entry data on the stack. At the exit, an uninteresting call's

@@ -10,8 +10,8 @@ import (
 // probes' ids carry a component's index in three bits.
 const maxComponents = 7
 
-// Context is a calling context (--context 'A>B', seed 002's specified
-// sequence of components): the functions it gates are recorded only
+// Context is a calling context (--context 'A>B', a specified sequence of
+// components; docs/discover.md): the functions it gates are recorded only
 // while its components are on the thread's stack, outermost first, in
 // that order with anything between them.
 type Context struct {

@@ -9,8 +9,8 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// An inline probe (DESIGN §3.4) replaces a function's first instructions
-// by a jmp rel32 to its trampoline:
+// An inline probe (docs/design.md, Inline probes) replaces a function's
+// first instructions by a jmp rel32 to its trampoline:
 //
 //	tramp:  push $id            ; the function's id for the entry stub
 //	        call entry          ; records the entry, hijacks the return; ret $8
@@ -43,10 +43,12 @@ type Patch struct {
 // PlanPatch plans the inline probe of a function whose code (the whole
 // function, size from the symbol table) is at runtime address addr. Its
 // trampoline goes at tramp and calls the entry stub at entry with id. A
-// function is refused when its first instructions cannot move: a call,
-// return, system call, indirect jump or an instruction that must not run
-// elsewhere; or when a branch of the function lands inside the replaced
-// bytes, which would then execute half of the jump. pad holds the bytes
+// function is refused when its first instructions cannot move: a system
+// call, an indirect jump, a 16-bit branch, an instruction that must not
+// run elsewhere, or a call before the fifth byte (it would return into
+// the jump; a call that ends the replaced bytes is relocated); or when a
+// branch of the function lands inside the replaced bytes, which would
+// then execute half of the jump. pad holds the bytes
 // between the function and the next symbol: if they are all alignment
 // padding (int3, nops), a function shorter than the jump whose flow ends
 // (ret, jmp) before it may take them.

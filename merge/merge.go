@@ -1,5 +1,5 @@
-// Package merge builds composite profiles (DESIGN §4, seed 003's composite
-// data model): any number of runs, with all their processes and threads,
+// Package merge builds composite profiles (docs/design.md, Offline
+// analytics): any number of runs, with all their processes and threads,
 // become one profile whose threads are partitioned by nesting level and
 // whose calling contexts are merged by path of functions.
 //

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The waiting calls (DESIGN §3.3): C library functions that block the
+// The waiting calls: C library functions that block the
 // calling thread — sleeping, waiting for I/O or readiness, locks,
 // condition variables, barriers, signals, children. A thread inside one is
 // not computing: its time there is blocked time, which summary reports and
@@ -55,7 +55,7 @@ var creationCalls = []string{
 // creationEntries are further entry points that create threads and
 // processes (what the default ones call, or their aliases): not traced by
 // default, but skipped like them when a spawning subroutine is looked for
-// (§2.3) should --lib trace them.
+// (docs/design.md, Data model) should --lib trace them.
 var creationEntries = []string{"__libc_fork", "_Fork", "clone", "clone3"}
 
 // IsCreationCall tells whether name creates threads or processes: a

@@ -1,8 +1,9 @@
 package model
 
-// CallKind is how a call was made (§2.1): the one definition, used by the
-// tracer (instrument tells the kind from the call instruction), the
-// recorder and every report that counts calls by kind.
+// CallKind is how a call was made (docs/design.md, Calling-context trees):
+// the one definition, used by the tracer (instrument tells the kind from the
+// call instruction), the recorder and every report that counts calls by
+// kind.
 type CallKind uint8
 
 // Call kinds.

@@ -1,8 +1,8 @@
 package model
 
-// DetailTree is one call kept in detail (record --detail; seed 000), with
-// what was kept around it: the traced functions on its thread's stack when
-// it ran (its ancestors, outermost first) and the kept calls inside it.
+// DetailTree is one call kept in detail (record --detail; docs/detail.md),
+// with what was kept around it: the traced functions on its thread's stack
+// when it ran (its ancestors, outermost first) and the kept calls inside it.
 // Calls are in pre-order: a call's parent is the nearest earlier call one
 // level up.
 type DetailTree struct {

@@ -4,7 +4,7 @@ import "sort"
 
 // Key identifies a node of the function-level call graph. A thread's first
 // subroutine is keyed with the thread's nesting level so that merging
-// threads never creates a spurious cycle (§2.4); every other occurrence of
+// threads never creates a spurious cycle; every other occurrence of
 // a function has Level None.
 type Key struct {
 	Func  int
@@ -78,7 +78,8 @@ type ThreadVec struct {
 	Vec
 }
 
-// Graph is the function-level call graph derived from CCTs (§2.4).
+// Graph is the function-level call graph derived from CCTs (docs/design.md,
+// The function-level call graph).
 type Graph struct {
 	Nodes    []GraphNode // Nodes[0] is START
 	Edges    []GraphEdge

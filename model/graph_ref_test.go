@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Graph is the function-level call graph derived from CCTs (§2.4).
+// Graph is the function-level call graph derived from CCTs.
 type refGraph struct {
 	Nodes    []GraphNode // Nodes[0] is START
 	Edges    []GraphEdge

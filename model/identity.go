@@ -5,9 +5,10 @@ import (
 	"slices"
 )
 
-// FuncID is a function's identity across profiles (§2.5): its module and
-// its symbol. Function indices and addresses are facts of one profile or
-// one run; two runs line their functions up by FuncID.
+// FuncID is a function's identity across profiles (docs/design.md, Data
+// model): its module and its symbol. Function indices and addresses are
+// facts of one profile or one run; two runs line their functions up by
+// FuncID.
 type FuncID struct {
 	Module string // the module's path, or its base name (see ByBaseName); "" for START
 	Name   string // demangled symbol

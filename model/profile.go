@@ -1,7 +1,8 @@
-// Package model holds the profile data model of DESIGN §2: functions and
-// modules, processes, threads and one calling-context tree (CCT) per thread.
-// It owns the invariants (Validate), the derived function-level call graph
-// (Graph) and the file format (Write, Read). It knows nothing of ptrace.
+// Package model holds the profile data model (docs/design.md, Data model):
+// functions and modules, processes, threads and one calling-context tree
+// (CCT) per thread. It owns the invariants (Validate), the derived
+// function-level call graph (Graph) and the file format (Write, Read). It
+// knows nothing of ptrace.
 package model
 
 // StartFunc is the index of the pseudo-function START in every profile's
@@ -81,7 +82,8 @@ type Module struct {
 	DynamicOnly bool
 }
 
-// Function is identified by (module, symbol), never by address (§2.5).
+// Function is identified by (module, symbol), never by address
+// (docs/design.md, Data model).
 type Function struct {
 	Module int    // index into Profile.Modules
 	Name   string // demangled symbol
@@ -138,7 +140,8 @@ type Member struct {
 	TracedNs  int64
 }
 
-// Node is one calling context of a thread's CCT (§2.1).
+// Node is one calling context of a thread's CCT (docs/design.md,
+// Calling-context trees).
 type Node struct {
 	Func           int
 	Parent         int // node index, None for the root

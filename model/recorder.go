@@ -1,12 +1,13 @@
 package model
 
-// Recorder keeps one thread's CCT with the recursion-aware timers of §2.2.
-// The engine feeds it entries and returns with timestamps; tests feed it
-// scripted events. Times are nanoseconds on any monotonic clock.
+// Recorder keeps one thread's CCT with the recursion-aware timers
+// (docs/design.md, Recursion). The engine feeds it entries and returns with
+// timestamps; tests feed it scripted events. Times are nanoseconds on any
+// monotonic clock.
 type Recorder struct {
 	tree  *Tree
 	stack []frame // stack[0] is START
-	// active[fn] counts fn's open activations (recursion, §2.2): indexed
+	// active[fn] counts fn's open activations (recursion): indexed
 	// by function, as a map costs a hash at every call.
 	active []int32
 	start  int64

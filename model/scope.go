@@ -65,7 +65,7 @@ type Context struct {
 }
 
 // ContextKey is the graph key of node i of thread t: a thread's first
-// subroutine is keyed with the thread's nesting level (§2.4).
+// subroutine is keyed with the thread's nesting level.
 func (t *Thread) ContextKey(i int) Key {
 	n := &t.Nodes[i]
 	if i > 0 && n.Parent == 0 {

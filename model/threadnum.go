@@ -2,7 +2,7 @@ package model
 
 import "strconv"
 
-// Thread numbers, for the seed's "0→1" notation (thread 0 spawned or
+// Thread numbers, for the "0→1" notation (thread 0 spawned or
 // forked thread 1): every (member) thread of a profile is numbered by its
 // position, Profile.Threads in order and a composite thread's members in
 // order, whether or not a scope includes it, so that a number names the
@@ -89,6 +89,6 @@ func ThreadLabel(n int) string {
 	return strconv.Itoa(n)
 }
 
-// CreationLabel is the seed's notation "0→1": thread creator created
+// CreationLabel is the notation "0→1": thread creator created
 // thread n.
 func CreationLabel(creator, n int) string { return ThreadLabel(creator) + "→" + ThreadLabel(n) }

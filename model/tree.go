@@ -1,7 +1,7 @@
 package model
 
 // Tree builds one thread's CCT: children are keyed by function, so repeated
-// calls of a callee from one context share a node (§2.1).
+// calls of a callee from one context share a node.
 type Tree struct {
 	Nodes []Node
 	kids  childIndex

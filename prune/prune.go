@@ -1,6 +1,6 @@
 // Package prune drops the functions of a profile that are under a threshold
-// and reconnects the orphans they leave (DESIGN §4, seed 003), or keeps only
-// interesting functions and their ancestors (--keep, seed 000).
+// and reconnects the orphans they leave (docs/design.md, Offline analytics),
+// or keeps only interesting functions and their ancestors (--keep).
 //
 // Decisions are made per function, on the function-level values of the
 // whole profile: a function's self time, total time or calls summed over

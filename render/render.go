@@ -1,6 +1,7 @@
-// Package render draws a profile's function-level call graph (DESIGN §2.4,
-// §4) as annotated DOT, and DOT as SVG or PNG through go-graphviz, which
-// embeds Graphviz as WebAssembly (no system Graphviz needed).
+// Package render draws a profile's function-level call graph
+// (docs/render.md) as annotated DOT, and DOT as SVG or PNG through
+// go-graphviz, which embeds Graphviz as WebAssembly (no system Graphviz
+// needed).
 //
 // The drawing, pprof- and gprof2dot-like, made to stay readable on large
 // programs:
@@ -37,7 +38,7 @@
 //     function to its nearest kept ancestor) bold with a leading "…";
 //   - with Threads, every call edge lists one line per thread
 //     "T: (calls, total, %)" (wall time) and spawn and fork edges the
-//     seed's "0→1" (thread T0 spawned thread T1), where thread numbers are
+//     "0→1" (thread T0 spawned thread T1), where thread numbers are
 //     model.ThreadNumbers'; the legend maps numbers to tids and names;
 //   - with Diff, nodes are coloured by change from a base profile instead
 //     of by heat (red slower, blue faster, grey unchanged; diff.go);

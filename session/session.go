@@ -1,7 +1,7 @@
 // Package session turns call and lifecycle events into one profile
-// (DESIGN §3.5): it owns the per-thread recorders, their open frames and
-// the profile under construction. A probe (trap or inline) produces the
-// events; nothing here issues ptrace requests.
+// (docs/design.md, Data flow): it owns the per-thread recorders, their open
+// frames and the profile under construction. A probe (trap or inline)
+// produces the events; nothing here issues ptrace requests.
 package session
 
 import (
@@ -350,7 +350,7 @@ func (s *Session) pop(t *Thread, sp, rax uint64, now int64, atEntry bool) uint64
 }
 
 // SetDetail records in detail the calls of the functions whose name (or
-// module:name) matches re that meet rule (DESIGN §3.5; seed 000). Set
+// module:name) matches re that meet rule (docs/detail.md). Set
 // before the first thread.
 func (s *Session) SetDetail(re *regexp.Regexp, rule *detail.Rule) {
 	s.selected.ask = func(fn int) bool { return s.named(fn, re.MatchString) }
@@ -428,8 +428,8 @@ func (s *Session) StopsTaken() { s.stops++ }
 // StopNs is the time Stopped took out and the stops it came from.
 func (s *Session) StopNs() (ns, stops int64) { return s.stopNs, s.stops }
 
-// Forked gives child fresh accounting (§2.3): the forking thread's open
-// frames, timed from now, no calls counted.
+// Forked gives child fresh accounting (docs/design.md, Recursion): the
+// forking thread's open frames, timed from now, no calls counted.
 func (s *Session) Forked(parent, child *Thread, now int64) {
 	for _, fn := range parent.rec.Stack() {
 		child.rec.EnterInFlight(fn, now)

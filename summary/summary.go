@@ -1,8 +1,9 @@
-// Package summary computes the summary of a profile (DESIGN §4, §4.1):
-// counts, hottest functions and edges, hottest path, recursion, threads,
-// processes, levels of multithreading, libraries with their coverage and
-// time blocked in waiting calls. Compute builds a Report from the model;
-// the Write functions format it as a table, markdown, JSON or CSV.
+// Package summary computes the summary of a profile (docs/design.md, Offline
+// analytics): counts, hottest functions and edges, hottest path, recursion,
+// threads, processes, levels of multithreading, libraries with their
+// coverage and time blocked in waiting calls. Compute builds a Report from
+// the model; the Write functions format it as a table, markdown, JSON or
+// CSV.
 //
 // Percentages are percent (0 to 100) of the scope's traced time: the sum
 // of the traced wall time of every thread in scope.
@@ -40,7 +41,7 @@ type Options struct {
 }
 
 // Report is a profile's summary. Marshalled with encoding/json it is the
-// document of DESIGN §4.1 (see docs/summary-json.md); the fields tagged
+// document of docs/summary-json.md; the fields tagged
 // `json:"-"` go beyond that format and appear in the table and markdown.
 type Report struct {
 	Format    string     `json:"format"`
@@ -80,7 +81,7 @@ type Meta struct {
 
 // Totals are the scope's counts and times.
 type Totals struct {
-	Nodes             int   `json:"nodes"` // call-graph nodes (§2.4), START and per-level thread roots included
+	Nodes             int   `json:"nodes"` // call-graph nodes, START and per-level thread roots included
 	Edges             int   `json:"edges"` // call-graph edges: call, spawn and fork
 	Calls             int64 `json:"calls"`
 	DirectCalls       int64 `json:"direct_calls"`

@@ -10,9 +10,9 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// Thread context (seed 003's context extractor): with Options.Threads every
+// Thread context: with Options.Threads every
 // function and edge is broken down by thread, and spawn and fork edges name
-// who created whom in the seed's notation "0→1" (thread 0 spawned thread
+// who created whom in the notation "0→1" (thread 0 spawned thread
 // 1). Threads are numbered as render --threads numbers them
 // (model.ThreadNumbers), so that a number means the same thread in every
 // scope and in the drawing.

@@ -1,5 +1,6 @@
 /*
- * The inline probe's stubs (DESIGN §3.4): a traced call without a stop.
+ * The inline probe's stubs (docs/design.md, Inline probes): a traced call
+ * without a stop.
  *
  * A probed function's first bytes jump to its trampoline, which pushes the
  * function's id and calls `entry`. The entry stub appends an entry event

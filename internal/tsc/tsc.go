@@ -1,6 +1,6 @@
 // Package tsc reads the CPU's time-stamp counter and converts its ticks to
 // a session clock: the inline probes time calls with rdtsc in the target
-// (DESIGN §3.4), the tracer with time.Since.
+// (docs/design.md, Timers), the tracer with time.Since.
 package tsc
 
 import (

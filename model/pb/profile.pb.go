@@ -1,4 +1,4 @@
-// The on-disk profile, format version 1 (DESIGN §5).
+// The on-disk profile, format version 1 (docs/design.md, File format).
 //
 // A file is a gzip stream holding the 8-byte magic "PROFILE\0", the format
 // version as a little-endian uint32, then one ProfileFile message. Strings
