@@ -89,8 +89,11 @@ type Options struct {
 	Calibration *model.Calibration
 
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
-	quiet  bool     // the recorded program gets no stdin, stdout or stderr
-	dir    string   // the recorded program's working directory (tests)
+	// refineEvery is how often the clock re-measures its rate (tests: a
+	// run then spans many refinements), a second if 0.
+	refineEvery time.Duration
+	quiet       bool   // the recorded program gets no stdin, stdout or stderr
+	dir         string // the recorded program's working directory (tests)
 }
 
 // Probe kinds (docs/design.md, Inline probes and Trap probes).

@@ -150,6 +150,10 @@ const drainPause = 500 * time.Microsecond
 func (e *engine) drainLoop() {
 	idle := 0
 	refined := time.Now()
+	every := e.opt.refineEvery
+	if every <= 0 {
+		every = time.Second
+	}
 	for {
 		e.mu.Lock()
 		if e.drainDone {
@@ -157,7 +161,7 @@ func (e *engine) drainLoop() {
 			return
 		}
 		n, most := e.drainPass()
-		if time.Since(refined) > time.Second {
+		if time.Since(refined) > every {
 			e.clock.Refine()
 			refined = time.Now()
 		}

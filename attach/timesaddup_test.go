@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
@@ -59,6 +60,10 @@ func recordMixed(t *testing.T, runs int) {
 		kind := kinds[i%len(kinds)]
 		opt := defaultOptions(t)
 		opt.Probes = kind
+		// The clock refined every millisecond, not every second: a
+		// conversion that moved at a refinement (it did) shows in runs
+		// this short.
+		opt.refineEvery = time.Millisecond
 		exp := want
 		if kind == ProbesInline {
 			exp = &inlineOnly
