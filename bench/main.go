@@ -6,7 +6,10 @@
 // docs/benchmarks.md between the engine and probes markers. Then the live
 // rows (profile top) and the detail rows (record --detail: per call and
 // memory over a long run), each into its own section. Run it with `make
-// bench`; -live-only and -detail-only run one part alone.
+// bench`; -live-only, -detail-only and -accuracy-only run one part alone.
+// The accuracy rows (accuracy.go) are how close compensated times come to
+// the truth: relations that hold on a quiet machine only, measured here
+// rather than asserted by tests.
 //
 // Files: main.go (flags, the run), jobs.go (timed runs, medians),
 // record.go (profile record and ltrace), uftrace.go, attach.go,
@@ -38,7 +41,8 @@ type config struct {
 	// attach rows; attachDelay is how long the target runs before.
 	attachShort, attachLong, attachDelay time.Duration
 
-	liveOnly bool // only the live rows
+	liveOnly     bool // only the live rows
+	accuracyOnly bool // only the compensation accuracy rows
 
 	detailOnly bool          // only the detail rows
 	detailFor  time.Duration // the detail memory runs' length
@@ -83,11 +87,12 @@ func main() {
 	flag.DurationVar(&c.attachLong, "attach-long", 2500*time.Millisecond, "the longer attach duration")
 	flag.DurationVar(&c.attachDelay, "attach-delay", 300*time.Millisecond, "how long the target runs before attaching")
 	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
+	flag.BoolVar(&c.accuracyOnly, "accuracy-only", false, "measure only the compensation accuracy rows (trap stops, inline shares)")
 	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
 	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
 	flag.Parse()
-	if c.liveOnly && c.detailOnly {
-		fmt.Fprintln(os.Stderr, "bench: -live-only and -detail-only exclude each other")
+	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly); n > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only and -accuracy-only exclude each other")
 		os.Exit(2)
 	}
 	if c.detailFor <= memEarly || c.detailFor%time.Second != 0 {
@@ -128,6 +133,13 @@ func run(c config) error {
 		fmt.Print(liveTable(c, live, when))
 		return writeSections(c.out, []section{liveSection(c, live, when)})
 	}
+	if c.accuracyOnly {
+		acc, err := measureAccuracy(c)
+		if err != nil {
+			return err
+		}
+		return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadAverage()))})
+	}
 	if c.detailOnly {
 		det, err := measureDetail(c)
 		if err != nil {
@@ -152,10 +164,24 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	acc, err := measureAccuracy(c)
+	if err != nil {
+		return err
+	}
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
-	return update(c, results, live, det, loadStart, loadEnd)
+	if err := update(c, results, live, det, loadStart, loadEnd); err != nil {
+		return err
+	}
+	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd))})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // settingResult is everything measured under one CPU setting.
