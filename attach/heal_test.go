@@ -19,8 +19,14 @@ import (
 
 // TestMain lets the test binary run as a tracer of its own, in a process
 // the tests can SIGKILL: PROFILE_TEST_TRACE_PID=pid attaches to pid until
-// killed.
+// killed; PROFILE_TEST_HOLD_TID=tid traces that one thread as strace -p
+// would (signals passed on) until it ends.
 func TestMain(m *testing.M) {
+	if v := os.Getenv("PROFILE_TEST_HOLD_TID"); v != "" {
+		tid, _ := strconv.Atoi(v)
+		holdThread(tid)
+		os.Exit(0)
+	}
 	if v := os.Getenv("PROFILE_TEST_TRACE_PID"); v != "" {
 		pid, _ := strconv.Atoi(v)
 		f, _ := instrument.NewFilter(nil, nil, nil)
@@ -60,14 +66,14 @@ func profilerKilled(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		// Attached: the target names its tracer.
-		for j := 0; j < 500 && tracerPid(pid) == 0; j++ {
+		for j := 0; j < 500 && tracerOf(pid) == 0; j++ {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(time.Duration(100+rng.Intn(500)) * time.Millisecond)
 		tracer.Process.Kill()
 		tracer.Wait()
 		time.Sleep(200 * time.Millisecond) // its threads trap and heal
-		if tracerPid(pid) != 0 {
+		if tracerOf(pid) != 0 {
 			t.Fatalf("kill %d: target still traced", i)
 		}
 		if err := proctext.FileText(pid); kind == ProbesTrap && err != nil {
@@ -82,17 +88,6 @@ func profilerKilled(t *testing.T, kind string) {
 	if got, want := checksum(t, out.String()), checksum(t, refOut.String()); got != want {
 		t.Fatalf("checksum %s, untraced %s", got, want)
 	}
-}
-
-func tracerPid(pid int) int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("TracerPid:")); ok {
-			n, _ := strconv.Atoi(string(bytes.TrimSpace(v)))
-			return n
-		}
-	}
-	return 0
 }
 
 // A profiler killed while attached leaves its inline patches, its
@@ -114,7 +109,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 				if err := tracer.Start(); err != nil {
 					t.Fatal(err)
 				}
-				for j := 0; j < 500 && tracerPid(pid) == 0; j++ {
+				for j := 0; j < 500 && tracerOf(pid) == 0; j++ {
 					time.Sleep(5 * time.Millisecond)
 				}
 				time.Sleep(700 * time.Millisecond)

@@ -117,7 +117,7 @@ func TestLongRunningFunctionAtAttach(t *testing.T) {
 			r, err := Attach(context.Background(), cmd.Process.Pid, opt)
 			done <- res{r, err}
 		}()
-		for tracerPid(cmd.Process.Pid) == 0 {
+		for tracerOf(cmd.Process.Pid) == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(300 * time.Millisecond) // attached and probed

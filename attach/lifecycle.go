@@ -1,9 +1,12 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"time"
 
@@ -106,6 +109,7 @@ func (e *engine) attach(pid int) error {
 	}
 	e.rootPid = pid
 	seized := map[int]bool{}
+	held := map[int]int{} // threads another tracer holds: its pid
 	for {
 		tids, err := taskIDs(pid)
 		if err != nil {
@@ -120,7 +124,10 @@ func (e *engine) attach(pid int) error {
 				if len(seized) == 0 {
 					return attachError(pid, err)
 				}
-				continue // the thread ended meanwhile
+				if tp := tracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
+					held[tid] = tp
+				}
+				continue // it ended meanwhile, or another tracer has it
 			}
 			seized[tid] = true
 			added = true
@@ -186,6 +193,10 @@ func (e *engine) attach(pid int) error {
 		if t != first {
 			e.s.SetLevel(t.st, 1, pid)
 		}
+	}
+	if err := heldElsewhere(pid, held); err != nil {
+		e.detachAll() // nothing of ours is in the process yet
+		return err
 	}
 	entry, err := entryPoint(pid)
 	if err != nil {
@@ -316,4 +327,20 @@ func sortedTids(set map[int]bool, leader int) []int {
 		out = append([]int{leader}, out...)
 	}
 	return out
+}
+
+// heldElsewhere refuses a process a thread of which another tracer holds
+// (held: tid to its pid). ptrace has one tracer a thread, so it would run
+// untraced among threads we patch, and a guard int3 or a breakpoint it hit
+// would stop it for its own tracer, which passes the SIGTRAP on: our heal
+// handler then puts every original byte back under the tracer's feet (a
+// test's target died that way). Nothing of ours is in the process yet.
+func heldElsewhere(pid int, held map[int]int) error {
+	if len(held) == 0 {
+		return nil
+	}
+	tid := slices.Min(slices.Collect(maps.Keys(held)))
+	tp := held[tid]
+	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer: detach that one first (%d threads held in all)",
+		pid, tid, readComm(tid), tp, readComm(tp), len(held))
 }

@@ -58,6 +58,12 @@ func statusMask(st map[string]string, field string) uint64 {
 	return m
 }
 
+// tracerOf returns the pid tracing a task, 0 if none.
+func tracerOf(tid int) int {
+	n, _ := strconv.Atoi(procStatus(tid)["TracerPid"])
+	return n
+}
+
 // tgid returns the thread group (process) id of a task.
 func tgid(tid int) int {
 	n, _ := strconv.Atoi(procStatus(tid)["Tgid"])

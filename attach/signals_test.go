@@ -3,12 +3,20 @@ package attach
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/internal/proctext"
 
 	"github.com/profile-dev/profile/internal/workload"
 )
@@ -22,16 +30,22 @@ func startSignals(t *testing.T, args ...string) (*exec.Cmd, func() string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of our own, not StdoutPipe: Wait closes that one as the
+	// program exits, maybe before its last line was read.
+	rd, wr, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout = wr
+	err = cmd.Start()
+	wr.Close()
+	if err != nil {
+		rd.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	r := bufio.NewReader(stdout)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); rd.Close() })
+	r := bufio.NewReader(rd)
 	if line, err := r.ReadString('\n'); err != nil || line != "signals: ready\n" {
 		t.Fatalf("signals: %q, %v", line, err)
 	}
@@ -115,14 +129,17 @@ func TestAttachToAStoppedProcess(t *testing.T) {
 		pid := cmd.Process.Pid
 		syscall.Kill(pid, syscall.SIGSTOP)
 		waitState(t, pid, "T")
-		t0 := cpuTicks(pid)
+		// Its workers spin: running, they take 100 user ticks a second.
+		// Our own code run in it (system calls, a few instructions) may
+		// take one.
+		u0 := userTicks(pid)
 		r := attachForOpt(t, pid, 1500*time.Millisecond, opt)
 		if r.Stats.TracedCalls != 0 {
 			t.Errorf("stopped process: %d calls recorded", r.Stats.TracedCalls)
 		}
 		time.Sleep(100 * time.Millisecond)
-		if t1 := cpuTicks(pid); t1 != t0 {
-			t.Errorf("the stopped process ran: cpu ticks %d -> %d", t0, t1)
+		if u1 := userTicks(pid); u1 > u0+1 {
+			t.Errorf("the stopped process ran: user ticks %d -> %d", u0, u1)
 		}
 		ids, err := taskIDs(pid)
 		if err != nil || len(ids) != 4 {
@@ -147,7 +164,7 @@ func TestAttachToAStoppedProcess(t *testing.T) {
 			t.Fatal("SIGTERM: the program did not end")
 		}
 		if out := output(); out != "signals: usr1=0 end=TERM\n" {
-			t.Errorf("output %q", out)
+			t.Errorf("output %q, %v", out, cmd.ProcessState)
 		}
 	})
 }
@@ -168,4 +185,79 @@ func waitState(t *testing.T, pid int, state string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("pid %d: threads not in state %s", pid, state)
+}
+
+// holdThread traces thread tid alone, as `strace -p TID` would: every stop
+// is continued, a signal passed on, until the thread ends.
+func holdThread(tid int) {
+	runtime.LockOSThread()
+	if err := unix.PtraceSeize(tid); err != nil {
+		fmt.Fprintln(os.Stderr, "hold:", err)
+		os.Exit(1)
+	}
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(tid, &ws, unix.WALL, nil); err != nil || ws.Exited() || ws.Signaled() {
+			return
+		}
+		sig := 0
+		if ws.Stopped() && ws.TrapCause() <= 0 {
+			sig = int(ws.StopSignal())
+		}
+		unix.PtraceCont(tid, sig)
+	}
+}
+
+// A thread another tracer holds cannot be traced (one tracer a thread),
+// and left to run among threads we patch it could take our traps: the
+// attach is refused with a message that names it and its tracer, before
+// anything of ours is in the process, which goes on untouched.
+func TestThreadHeldByAnotherTracer(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.Probes = ProbesInline
+	cmd, output := startSignals(t, "3", "20")
+	pid := cmd.Process.Pid
+	ids, err := taskIDs(pid)
+	if err != nil || len(ids) != 4 {
+		t.Fatalf("threads %v, %v: want main and 3 workers", ids, err)
+	}
+	tid := ids[len(ids)-1]
+	holder := exec.Command(os.Args[0], "-test.run=^$")
+	holder.Env = append(os.Environ(), "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	for i := 0; i < 500 && tracerOf(tid) != holder.Process.Pid; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err = Attach(context.Background(), pid, opt)
+	want := fmt.Sprintf("thread %d (%s) is traced by pid %d", tid, readComm(tid), holder.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("attach: %v; want an error that says %q", err, want)
+	}
+	if err := proctext.MatchesDisk(pid); err != nil {
+		t.Errorf("after the refused attach: %v", err)
+	}
+	if tp := tracerOf(pid); tp != 0 {
+		t.Errorf("after the refused attach the main thread is traced by %d", tp)
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	if !waitExit(cmd, 5*time.Second) {
+		t.Fatal("SIGTERM: the program did not end")
+	}
+	if out := output(); out != "signals: usr1=0 end=TERM\n" {
+		t.Errorf("output %q", out)
+	}
+}
+
+// userTicks is a process's user time in clock ticks (/proc/PID/stat).
+func userTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	return u
 }
