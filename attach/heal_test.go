@@ -39,6 +39,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// startTracer runs this test binary as a tracer (TestMain's modes, set by
+// env) and waits until task names it as its tracer (at most 2.5 s).
+func startTracer(t *testing.T, task int, stderr *bytes.Buffer, env ...string) *exec.Cmd {
+	t.Helper()
+	tracer := exec.Command(os.Args[0], "-test.run=^$")
+	tracer.Env = append(os.Environ(), env...)
+	if stderr != nil {
+		tracer.Stderr = stderr
+	}
+	if err := tracer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for j := 0; j < 500 && tracerOf(task) != tracer.Process.Pid; j++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return tracer
+}
+
 // The profiler SIGKILLed at random moments while attached: the target
 // runs on unharmed every time, its output equals an untraced run's. With
 // trap probes it heals itself: after its next traps no int3 of ours is
@@ -58,17 +76,8 @@ func profilerKilled(t *testing.T, kind string) {
 	pid := target.Process.Pid
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for i := 0; i < 5; i++ {
-		tracer := exec.Command(os.Args[0], "-test.run=^$")
-		tracer.Env = append(os.Environ(), "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
 		var stderr bytes.Buffer
-		tracer.Stderr = &stderr
-		if err := tracer.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Attached: the target names its tracer.
-		for j := 0; j < 500 && tracerOf(pid) == 0; j++ {
-			time.Sleep(5 * time.Millisecond)
-		}
+		tracer := startTracer(t, pid, &stderr, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
 		time.Sleep(time.Duration(100+rng.Intn(500)) * time.Millisecond)
 		tracer.Process.Kill()
 		tracer.Wait()
@@ -104,14 +113,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			target, out := startLongrun(t, args...)
 			pid := target.Process.Pid
 			for i := 0; i < 2; i++ {
-				tracer := exec.Command(os.Args[0], "-test.run=^$")
-				tracer.Env = append(os.Environ(), "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
-				if err := tracer.Start(); err != nil {
-					t.Fatal(err)
-				}
-				for j := 0; j < 500 && tracerOf(pid) == 0; j++ {
-					time.Sleep(5 * time.Millisecond)
-				}
+				tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
 				time.Sleep(700 * time.Millisecond)
 				tracer.Process.Kill()
 				tracer.Wait()

@@ -57,10 +57,9 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 			e.enter(t, b, regs, now)
 		}
 	}
-	e.resumedAt = 0
 	e.step(t, b, regs)
-	if charged && e.resumedAt >= now {
-		e.s.Stopped(t.st, now, e.resumedAt+e.stopWake/2)
+	if charged && t.resumedAt >= now {
+		e.s.Stopped(t.st, now, t.resumedAt+e.stopWake/2)
 		e.s.StopsTaken()
 	}
 }

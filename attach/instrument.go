@@ -72,8 +72,13 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// entry for the slot, now holding the other's return stub, for an
 	// abandoned frame: the return then found no entry, ud2, SIGILL). Killed
 	// during this pass or the next, we leave one tracer's patches, never
-	// two.
+	// two. A patch jumps into a killed profiler's code, which stays
+	// mapped: without executable memory not ours, there is none to look
+	// for in every function.
 	for _, w := range todo {
+		if !as.foreignCode(maps) {
+			break
+		}
 		lo, hi := moduleRange(maps, w.path)
 		l := &loaded{mod: w.mod, bias: w.bias, lo: lo, hi: hi}
 		for _, sym := range w.mod.Symbols {

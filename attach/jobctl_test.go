@@ -49,14 +49,21 @@ func newChild(t *testing.T, before map[int]bool) int {
 
 // cpuTicks is a process's utime+stime.
 func cpuTicks(pid int) int64 {
+	u, s := procTicks(pid)
+	return u + s
+}
+
+// procTicks is a process's user and system time in clock ticks
+// (/proc/PID/stat), -1 if unreadable.
+func procTicks(pid int) (user, sys int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return -1
+		return -1, -1
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
+	user, _ = strconv.ParseInt(f[11], 10, 64)
+	sys, _ = strconv.ParseInt(f[12], 10, 64)
+	return user, sys
 }
 
 func TestStopContBehavesAsUntraced(t *testing.T) {

@@ -47,8 +47,9 @@ func fileBytes(pid int, maps []instrument.Mapping, addr uint64, n int) ([]byte, 
 
 // healLeftover looks at act, the process's SIGTRAP disposition: while it
 // is the heal handler of a killed profiler (its area starts with our
-// code), the int3s its table lists get their files' bytes back, and the
-// disposition that handler kept is the next to look at. It returns the
+// code), the int3s its table lists that are still in place get their old
+// bytes back (undoHealTable), and the disposition that handler kept is the
+// next to look at. It returns the
 // program's own, which ours then chains to and detach restores.
 func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
 	maps, err := instrument.ReadMaps(tgid(tid))
@@ -129,6 +130,26 @@ func inFileCode(maps []instrument.Mapping, addr uint64) bool {
 	for _, m := range maps {
 		if addr >= m.Start && addr < m.End {
 			return m.Exec() && m.FileBacked()
+		}
+	}
+	return false
+}
+
+// foreignCode tells whether maps hold anonymous executable memory that is
+// none of ours (our areas, the heal area): where a killed profiler's
+// trampolines and stubs would be, or a JIT's code.
+func (s *space) foreignCode(maps []instrument.Mapping) bool {
+	ours := func(lo, hi uint64) bool {
+		for _, a := range s.areas {
+			if lo < a.base+a.size && a.base < hi {
+				return true
+			}
+		}
+		return s.heal != nil && lo < s.heal.base+healSize && s.heal.base < hi
+	}
+	for _, m := range maps {
+		if m.Exec() && m.Path == "" && !ours(m.Start, m.End) {
+			return true
 		}
 	}
 	return false

@@ -109,7 +109,7 @@ func (e *engine) attach(pid int) error {
 	}
 	e.rootPid = pid
 	seized := map[int]bool{}
-	held := map[int]int{} // threads another tracer holds: its pid
+	foreign := map[int]int{} // threads another tracer has: its pid
 	for {
 		tids, err := taskIDs(pid)
 		if err != nil {
@@ -125,7 +125,7 @@ func (e *engine) attach(pid int) error {
 					return attachError(pid, err)
 				}
 				if tp := tracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
-					held[tid] = tp
+					foreign[tid] = tp
 				}
 				continue // it ended meanwhile, or another tracer has it
 			}
@@ -194,7 +194,7 @@ func (e *engine) attach(pid int) error {
 			e.s.SetLevel(t.st, 1, pid)
 		}
 	}
-	if err := heldElsewhere(pid, held); err != nil {
+	if err := tracedElsewhere(pid, foreign); err != nil {
 		e.detachAll() // nothing of ours is in the process yet
 		return err
 	}
@@ -238,8 +238,6 @@ func (e *engine) attach(pid int) error {
 		e.held(t, began)
 		t.stopped = false
 		switch {
-		case t.held:
-			t.held = false
 		case t.listening:
 			if listen(t.tid) != nil {
 				// Our code ran in it: it left its group-stop. Interrupted,
@@ -329,18 +327,18 @@ func sortedTids(set map[int]bool, leader int) []int {
 	return out
 }
 
-// heldElsewhere refuses a process a thread of which another tracer holds
-// (held: tid to its pid). ptrace has one tracer a thread, so it would run
+// tracedElsewhere refuses a process a thread of which another tracer has
+// (foreign: tid to its pid). ptrace has one tracer a thread, so it would run
 // untraced among threads we patch, and a guard int3 or a breakpoint it hit
 // would stop it for its own tracer, which passes the SIGTRAP on: our heal
 // handler then puts every original byte back under the tracer's feet (a
 // test's target died that way). Nothing of ours is in the process yet.
-func heldElsewhere(pid int, held map[int]int) error {
-	if len(held) == 0 {
+func tracedElsewhere(pid int, foreign map[int]int) error {
+	if len(foreign) == 0 {
 		return nil
 	}
-	tid := slices.Min(slices.Collect(maps.Keys(held)))
-	tp := held[tid]
+	tid := slices.Min(slices.Collect(maps.Keys(foreign)))
+	tp := foreign[tid]
 	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer: detach that one first (%d threads held in all)",
-		pid, tid, readComm(tid), tp, readComm(tp), len(held))
+		pid, tid, readComm(tid), tp, readComm(tp), len(foreign))
 }

@@ -223,8 +223,7 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 
 func (e *engine) resume(t *thread, sig int) {
 	// Read before: the thread woken may take the tracer's CPU at once.
-	e.resumedAt = e.now()
-	t.resumedAt = e.resumedAt
+	t.resumedAt = e.now()
 	err := cont(t.tid, sig)
 	t.unreaped = false // resuming discards a peeked stop's notification
 	if err != nil && !errors.Is(err, unix.ESRCH) {

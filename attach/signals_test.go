@@ -132,13 +132,13 @@ func TestAttachToAStoppedProcess(t *testing.T) {
 		// Its workers spin: running, they take 100 user ticks a second.
 		// Our own code run in it (system calls, a few instructions) may
 		// take one.
-		u0 := userTicks(pid)
+		u0, _ := procTicks(pid)
 		r := attachForOpt(t, pid, 1500*time.Millisecond, opt)
 		if r.Stats.TracedCalls != 0 {
 			t.Errorf("stopped process: %d calls recorded", r.Stats.TracedCalls)
 		}
 		time.Sleep(100 * time.Millisecond)
-		if u1 := userTicks(pid); u1 > u0+1 {
+		if u1, _ := procTicks(pid); u1 > u0+1 {
 			t.Errorf("the stopped process ran: user ticks %d -> %d", u0, u1)
 		}
 		ids, err := taskIDs(pid)
@@ -222,15 +222,8 @@ func TestThreadHeldByAnotherTracer(t *testing.T) {
 		t.Fatalf("threads %v, %v: want main and 3 workers", ids, err)
 	}
 	tid := ids[len(ids)-1]
-	holder := exec.Command(os.Args[0], "-test.run=^$")
-	holder.Env = append(os.Environ(), "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
-	if err := holder.Start(); err != nil {
-		t.Fatal(err)
-	}
+	holder := startTracer(t, tid, nil, "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
-	for i := 0; i < 500 && tracerOf(tid) != holder.Process.Pid; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
 	_, err = Attach(context.Background(), pid, opt)
 	want := fmt.Sprintf("thread %d (%s) is traced by pid %d", tid, readComm(tid), holder.Process.Pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -249,15 +242,4 @@ func TestThreadHeldByAnotherTracer(t *testing.T) {
 	if out := output(); out != "signals: usr1=0 end=TERM\n" {
 		t.Errorf("output %q", out)
 	}
-}
-
-// userTicks is a process's user time in clock ticks (/proc/PID/stat).
-func userTicks(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	return u
 }

@@ -60,12 +60,10 @@ type engine struct {
 	kinds map[int]string
 	// stopWake is what a stop costs the thread beyond the tracer's work
 	// (measureStop), stopKernel the part of it the thread spends on a CPU
-	// (in the kernel); stopAt when the stop being handled was seen,
-	// resumedAt when a thread was last let go.
+	// (in the kernel); stopAt when the stop being handled was seen.
 	stopWake   int64
 	stopKernel int64
 	stopAt     int64
-	resumedAt  int64
 
 	// Checkpoint snapshots: the checkpoint returns seen, and the time of
 	// the last one that took a snapshot (snapped: there was one).
@@ -132,7 +130,6 @@ type thread struct {
 	asked     bool // pause interrupted it and the stop has not come yet
 	rearm     bool // an injected call ran past our interrupt's stop (deferStop)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
-	held      bool // attach: a stop of its own is kept for the loop
 
 	// mask is the thread's signal mask at its last look (keepHandler).
 	mask uint64

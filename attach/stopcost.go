@@ -69,7 +69,6 @@ func (e *engine) measureStop(tid int, as *space) {
 		took = append(took, time.Since(t0))
 	}
 	setRegs(tid, &restore)
-	e.rearm(tid)
 	if len(took) == 0 {
 		return
 	}

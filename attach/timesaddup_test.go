@@ -60,9 +60,10 @@ func recordMixed(t *testing.T, runs int) {
 		kind := kinds[i%len(kinds)]
 		opt := defaultOptions(t)
 		opt.Probes = kind
-		// The clock refined every millisecond, not every second: a
-		// conversion that moved at a refinement (it did) shows in runs
-		// this short.
+		// The clock refined every millisecond, not every second, so that
+		// runs this short span many refinements. (With the clock and
+		// recorder fixes reverted these runs still read back: the unit
+		// tests named above are what fail without them.)
 		opt.refineEvery = time.Millisecond
 		exp := want
 		if kind == ProbesInline {
