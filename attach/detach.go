@@ -52,21 +52,20 @@ func (e *engine) detachAll() {
 		e.leaveArea(t)
 	}
 	for as, t := range spaces {
+		// The areas before the heal area, which lists them (killed in
+		// between, we leave a heal area a later attach finds and its
+		// list), and the one holding the injection site last, which a
+		// later attach finds by its first bytes.
+		if !as.keepAreas {
+			for i := len(as.areas) - 1; i >= 1; i-- {
+				e.unmap(t.tid, as.areas[0].base, as.areas[i].base, as.areas[i].size)
+			}
+		}
 		if len(as.areas) > 0 {
 			e.uninstallHeal(t.tid, as)
 		}
-		if as.heal == nil && !as.keepAreas {
-			// The area holding the injection site goes last.
-			for i := len(as.areas) - 1; i >= 0; i-- {
-				a := as.areas[i]
-				site := as.areas[0].base
-				if i == 0 {
-					site = as.entry
-				}
-				if site != 0 {
-					e.unmap(t.tid, site, a.base, a.size)
-				}
-			}
+		if as.heal == nil && !as.keepAreas && len(as.areas) > 0 && as.entry != 0 {
+			e.unmap(t.tid, as.entry, as.areas[0].base, as.areas[0].size)
 		}
 		e.removeChain(t.tid, as)
 		as.bps, as.areas = map[uint64]*bp{}, nil

@@ -92,8 +92,13 @@ type Options struct {
 	// refineEvery is how often the clock re-measures its rate (tests: a
 	// run then spans many refinements), a second if 0.
 	refineEvery time.Duration
-	quiet       bool   // the recorded program gets no stdin, stdout or stderr
-	dir         string // the recorded program's working directory (tests)
+	// clockSkew (tests): the tracer's clock reads this much early and
+	// late in turn, as if it moved between CPUs whose time-stamp counters
+	// differ by twice as much: a thread's ring events and its stops then
+	// come from clocks that disagree, as they may on any host.
+	clockSkew time.Duration
+	quiet     bool   // the recorded program gets no stdin, stdout or stderr
+	dir       string // the recorded program's working directory (tests)
 }
 
 // Probe kinds (docs/design.md, Inline probes and Trap probes).
@@ -159,6 +164,10 @@ type Stats struct {
 	LeftoverPatches  int
 	LeftoverInt3s    int
 	LeftoverHandlers int
+	// LeftoverAreas: a killed profiler's areas unmapped; LeftoverKept:
+	// those left mapped because something still reaches them.
+	LeftoverAreas int
+	LeftoverKept  int
 }
 
 // Result is what a session produced.

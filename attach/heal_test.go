@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -112,6 +113,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			ref, refOut := startLongrun(t, args...)
 			target, out := startLongrun(t, args...)
 			pid := target.Process.Pid
+			before := profilerAreas(t, pid, nil)
 			for i := 0; i < 2; i++ {
 				tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
 				time.Sleep(700 * time.Millisecond)
@@ -128,8 +130,12 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			if r.Stats.TracedCalls == 0 || r.Profile.Meta.Partial {
 				t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", r.Stats.TracedCalls, r.Profile.Meta.Partial, r.Profile.Meta.PartialReason)
 			}
-			if s := r.Stats; s.LeftoverHandlers == 0 || kind == ProbesInline && s.LeftoverPatches == 0 {
-				t.Errorf("undone: %d inline patches, %d int3s, %d handlers", s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers)
+			if s := r.Stats; s.LeftoverHandlers == 0 || kind == ProbesInline && s.LeftoverPatches == 0 || s.LeftoverAreas == 0 || s.LeftoverKept != 0 {
+				t.Errorf("undone: %d inline patches, %d int3s, %d handlers; %d areas unmapped, %d kept",
+					s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers, s.LeftoverAreas, s.LeftoverKept)
+			}
+			if left := profilerAreas(t, pid, before); len(left) > 0 {
+				t.Errorf("after the clean detach the profilers' areas are still mapped: %v", left)
 			}
 			if err := proctext.FileBytes(pid); err != nil {
 				t.Errorf("after the clean detach: %v", err)
@@ -146,4 +152,30 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			}
 		})
 	}
+}
+
+// profilerAreas lists pid's mappings that may be a profiler's, but for
+// those in known (by range): anonymous executable mappings, memfds of
+// rings, and anonymous data holding our name where a data block does.
+func profilerAreas(t *testing.T, pid int, known []string) []string {
+	t.Helper()
+	maps, err := instrument.ReadMaps(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	name := make([]byte, len(ringsName))
+	for _, m := range maps {
+		r := fmt.Sprintf("%x-%x %s", m.Start, m.End, m.Path)
+		if slices.Contains(known, r) {
+			continue
+		}
+		switch {
+		case m.Path == ringsMapping,
+			m.Path == "" && m.Exec(),
+			m.Path == "" && m.End-m.Start >= dataSize && readMem(pid, m.Start+dName, name) == nil && string(name) == ringsName:
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,6 +78,16 @@ func (e *engine) prepareInline() error {
 	// Trap probes' stops and holds on the same clock as the rings: two
 	// clocks in one thread made a callee outlast its caller.
 	clock := e.clock
+	if skew := int64(e.opt.clockSkew); skew != 0 {
+		var reads atomic.Int64
+		e.s.SetClock(func() int64 {
+			if reads.Add(1)%2 == 0 {
+				return clock.Ns(tsc.Read()) + skew
+			}
+			return clock.Ns(tsc.Read()) - skew
+		})
+		return nil
+	}
 	e.s.SetClock(func() int64 { return clock.Ns(tsc.Read()) })
 	return nil
 }
@@ -159,7 +170,7 @@ const stallLimitNs = 2e9
 // replacing the mapping there, or anywhere if at is 0) and maps it here.
 func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error) {
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
-	if err := writeMem(tid, data+dName, []byte("profile-rings\x00")); err != nil {
+	if err := writeMem(tid, data+dName, []byte(ringsName)); err != nil {
 		return 0, nil, err
 	}
 	fd, err := inj(unix.SYS_MEMFD_CREATE, data+dName, unix.MFD_CLOEXEC)

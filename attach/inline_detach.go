@@ -27,27 +27,34 @@ func (is *inlineSpace) inside(pc uint64) bool {
 // trampolines: a detach never leaves a thread in code about to vanish,
 // and every stub it was in finishes its event and its return address.
 func (e *engine) stepOut(t *thread, is *inlineSpace) {
+	e.stepOutOf(t, is.inside, true)
+}
+
+// stepOutOf single-steps stopped thread t until its pc is not inside; a
+// stub of ours it steps through may wait for room in its ring (drain:
+// make some). It tells whether t left.
+func (e *engine) stepOutOf(t *thread, inside func(uint64) bool, drain bool) bool {
 	for i := 0; i < 100000; i++ {
 		var regs unix.PtraceRegs
 		if err := getRegs(t.tid, &regs); err != nil {
 			// A thread we hold stopped always has readable registers.
 			e.warn("detach: thread %d: registers unreadable after %d steps: %v (state %s)", t.tid, i, err, procStatus(t.tid)["State"])
-			return
+			return false
 		}
-		if !is.inside(regs.Rip) {
-			return
+		if !inside(regs.Rip) {
+			return true
 		}
-		if i > 0 && i%1000 == 0 {
+		if drain && i > 0 && i%1000 == 0 {
 			e.drainAll() // a full ring: make room
 		}
 		for stepped := false; !stepped; {
 			if ptrace(unix.PTRACE_SINGLESTEP, t.tid, 0, 0) != nil {
-				return
+				return false
 			}
 			ws, err := waitTid(t.tid)
 			switch {
 			case err != nil || ws.Exited() || ws.Signaled():
-				return
+				return false
 			case !ws.Stopped():
 			case ws.StopSignal() == unix.SIGTRAP && event(ws) == 0:
 				stepped = true
@@ -60,6 +67,7 @@ func (e *engine) stepOut(t *thread, is *inlineSpace) {
 		}
 	}
 	e.warn("thread %d did not leave the inline probes' code", t.tid)
+	return false
 }
 
 // restoreReturns puts back the return addresses the stubs replaced on t's
@@ -74,7 +82,15 @@ func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
 // restoreReturnsIn restores the return addresses of slot's shadow stack in
 // the memory of task tid.
 func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
-	sh := shadowOf(tid, is, slot)
+	e.restoreShadow(tid, is.state(slot), is.retstub)
+}
+
+// restoreShadow puts back the return addresses listed in the shadow stack
+// of the thread state at state where the return stub retstub still stands
+// in for them, innermost first, and empties the shadow stack. An entry
+// whose slot no longer holds retstub belongs to a frame that is gone.
+func (e *engine) restoreShadow(tid int, state, retstub uint64) {
+	sh := shadowAt(tid, state)
 	if sh == nil {
 		return
 	}
@@ -89,21 +105,24 @@ func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
 			continue
 		}
 		done[slotAddr] = true
-		if readMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == is.retstub {
+		if readMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == retstub {
 			if err := writeMem(tid, slotAddr, orig); err != nil {
 				e.warn("thread %d: could not restore the return address at %#x: %v", tid, slotAddr, err)
 			}
 		}
 	}
 	binary.LittleEndian.PutUint64(w[:], 0)
-	writeMem(tid, is.state(slot)+tDepth, w[:])
+	writeMem(tid, state+tDepth, w[:])
 }
 
-// shadowOf reads slot's shadow stack in the memory of task tid: 16 bytes
-// an entry (the return address's slot, the address with its marks),
-// outermost first; nil if empty or unreadable.
-func shadowOf(tid int, is *inlineSpace, slot int) []byte {
-	state := is.state(slot)
+// shadowOf reads slot's shadow stack in the memory of task tid; see
+// shadowAt.
+func shadowOf(tid int, is *inlineSpace, slot int) []byte { return shadowAt(tid, is.state(slot)) }
+
+// shadowAt reads the shadow stack of the thread state at state in the
+// memory of task tid: 16 bytes an entry (the return address's slot, the
+// address with its marks), outermost first; nil if empty or unreadable.
+func shadowAt(tid int, state uint64) []byte {
 	var w [8]byte
 	if readMem(tid, state+tDepth, w[:]) != nil {
 		return nil
@@ -176,6 +195,18 @@ func (e *engine) detachInline(tid int, as *space) {
 // these matter: a stale copy of an address in a dead local is never
 // used.
 func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
+	// Only the inline probes' code: a thread in a trap probe's
+	// out-of-line slot is moved out after this (leaveArea).
+	return e.framesInto(t, mods, as.inl.inside, func(i int, f unwind.Frame) {
+		e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
+			e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub)
+	})
+}
+
+// framesInto unwinds t's stack and counts the frames whose pc or return
+// address inside accepts; say, if not nil, is told of the first (of every
+// one under debug).
+func (e *engine) framesInto(t *thread, mods []*unwind.Module, inside func(uint64) bool, say func(int, unwind.Frame)) int {
 	var regs unix.PtraceRegs
 	if getRegs(t.tid, &regs) != nil {
 		return 0
@@ -185,13 +216,10 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
 	for i, f := range frames {
-		// Only the inline probes' code: a thread in a trap probe's
-		// out-of-line slot is moved out after this (leaveArea).
-		if as.inl.inside(f.PC) || as.inl.inside(f.RA) {
+		if inside(f.PC) || inside(f.RA) {
 			n++
-			if debug || n == 1 {
-				e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
-					e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub)
+			if say != nil && (debug || n == 1) {
+				say(i, f)
 			}
 		}
 	}

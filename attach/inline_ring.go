@@ -24,6 +24,7 @@ const (
 	dCondValue    = 0x58
 	condRet       = 8
 	dName         = 0x800 // the memfd's name, for memfd_create
+	ringsName     = "profile-rings\x00"
 	dTable        = 0x1000
 	tableSize     = 4096
 	dStates       = 0x20000

@@ -85,6 +85,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			e.undoLeftover(tid, as, l, sym)
 		}
 	}
+	if !as.reclaimed && as.foreignCode(maps) {
+		as.reclaimed = true
+		e.reclaimLeftovers(tid, p, maps)
+	}
 	for _, w := range todo {
 		path, mod, bias, isMain, linker, selected := w.path, w.mod, w.bias, w.isMain, w.linker, w.selected
 		if linker {

@@ -2,10 +2,12 @@ package attach
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/profile-dev/profile/instrument"
@@ -15,8 +17,7 @@ import (
 // attach puts right before it writes anything of its own: its inline
 // patches (undoLeftover), the int3s its heal table lists, its heal handler
 // as the process's SIGTRAP disposition, and its injection chain in text
-// slack. Its areas stay mapped: a thread may still return through one of
-// its stubs.
+// slack. Its areas go once nothing reaches them (reclaim.go).
 
 // fileBytes reads what the file mapped at addr in pid holds there: the
 // bytes a mapping of it had before anything was written to it. Past the
@@ -69,6 +70,7 @@ func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
 		}
 		act = parseSigAction(buf)
 		e.stats.LeftoverHandlers++
+		as.oldHeals = append(as.oldHeals, base)
 	}
 	return act
 }
@@ -139,18 +141,39 @@ func inFileCode(maps []instrument.Mapping, addr uint64) bool {
 // none of ours (our areas, the heal area): where a killed profiler's
 // trampolines and stubs would be, or a JIT's code.
 func (s *space) foreignCode(maps []instrument.Mapping) bool {
-	ours := func(lo, hi uint64) bool {
-		for _, a := range s.areas {
-			if lo < a.base+a.size && a.base < hi {
-				return true
-			}
-		}
-		return s.heal != nil && lo < s.heal.base+healSize && s.heal.base < hi
-	}
 	for _, m := range maps {
-		if m.Exec() && m.Path == "" && !ours(m.Start, m.End) {
+		if m.Exec() && m.Path == "" && len(s.foreignParts(m.Start, m.End)) > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// foreignParts returns the parts of lo..hi that are none of our code
+// areas: a mapping of ours the kernel merged with a neighbour of the same
+// kind (a killed profiler's heal area beside ours) is one line in the
+// maps.
+func (s *space) foreignParts(lo, hi uint64) [][2]uint64 {
+	var ours [][2]uint64
+	for _, a := range s.areas {
+		ours = append(ours, [2]uint64{a.base, a.base + a.size})
+	}
+	if s.heal != nil {
+		ours = append(ours, [2]uint64{s.heal.base, s.heal.base + healSize})
+	}
+	slices.SortFunc(ours, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	var parts [][2]uint64
+	for _, o := range ours {
+		if o[1] <= lo || o[0] >= hi {
+			continue
+		}
+		if o[0] > lo {
+			parts = append(parts, [2]uint64{lo, o[0]})
+		}
+		lo = max(lo, o[1])
+	}
+	if lo < hi {
+		parts = append(parts, [2]uint64{lo, hi})
+	}
+	return parts
 }

@@ -218,9 +218,13 @@ func (e *engine) attach(pid int) error {
 		e.registerInline(t)
 	}
 	n, err := e.scan(first.tid, p)
-	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers > 0 {
-		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d SIGTRAP handlers: undone (its code areas stay mapped)",
-			pid, s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers)
+	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers+s.LeftoverAreas+s.LeftoverKept > 0 {
+		areas := fmt.Sprintf("its %d areas unmapped", s.LeftoverAreas)
+		if s.LeftoverKept > 0 {
+			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.LeftoverKept, e.leftoverWhy)
+		}
+		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d SIGTRAP handlers: undone; %s",
+			pid, s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers, areas)
 	}
 	if err == nil && n == 0 {
 		err = e.nothingToTrace(p)

@@ -25,6 +25,10 @@ type space struct {
 	kindHot [256]kindEntry
 	anon    [][2]uint64 // anonymous executable mappings, during a scan
 	undoing *loaded     // the module whose leftover patches a scan undoes
+	// oldHeals: the heal areas of killed profilers installHeal met in the
+	// SIGTRAP chain; reclaimed: the scan looked for their areas.
+	oldHeals  []uint64
+	reclaimed bool
 	// chain: the injection chain's address in text slack (chain.go), 0
 	// when there is none; chainOrig: the slack's own bytes.
 	chain     uint64

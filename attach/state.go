@@ -36,6 +36,8 @@ type engine struct {
 	launched   bool // we started the root process (record)
 	stats      Stats
 	nextReport time.Duration
+	// leftoverWhy says what keeps a killed profiler's areas mapped.
+	leftoverWhy string
 
 	stopRequested atomic.Bool
 	expandDue     atomic.Bool // auto-expand's tick (expand.go)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,13 +64,16 @@ func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand,
 	if !prof.wait(10 * time.Second) {
 		t.Fatal("SIGKILLed profiler did not end")
 	}
+	if s := strings.TrimSpace(prof.stderr.String()); s != "" {
+		at += fmt.Sprintf(" (its stderr: %q)", s)
+	}
 	return at
 }
 
 // cleanAttach attaches once more for 2 s and detaches: the profile is
 // complete, and the target's text equals its files, whatever the killed
 // profilers left.
-func cleanAttach(t *testing.T, dir string, pid int, probes string) {
+func cleanAttach(t *testing.T, dir string, pid int, probes string, before []string) {
 	t.Helper()
 	code, prof := runProfile(t, dir, 60*time.Second, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "--duration", "2s", "-o", "clean.data")
 	if code != 0 {
@@ -79,15 +83,30 @@ func cleanAttach(t *testing.T, dir string, pid int, probes string) {
 	if p.Meta.TracedCalls == 0 || p.Meta.Partial {
 		t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", p.Meta.TracedCalls, p.Meta.Partial, p.Meta.PartialReason)
 	}
-	// The killed profilers' areas stay mapped (a thread may return
-	// through one of their stubs); every byte of the files' mappings is
-	// the files' again.
+	// Every byte of the files' mappings is the files' again, and no area
+	// of a profiler is left: no executable anonymous mapping the process
+	// did not have before the first cycle, no memfd of rings.
 	if err := proctext.FileBytes(pid); err != nil {
 		t.Errorf("after the final clean detach: %v", err)
 	}
-	if anon, err := proctext.AnonExec(pid); err == nil {
-		t.Logf("after the final clean detach: %d areas of killed profilers left mapped", len(anon))
+	if anon, err := proctext.AnonExec(pid); err != nil || !slices.Equal(anon, before) {
+		t.Errorf("after the final clean detach: executable anonymous mappings %v (%v), before the first attach %v; stderr %q",
+			anon, err, before, prof.stderr.String())
 	}
+	if n, err := proctext.Memfds(pid, "profile-rings"); err != nil || n > 0 {
+		t.Errorf("after the final clean detach: %d memfds of rings mapped (%v)", n, err)
+	}
+}
+
+// anonExec lists pid's executable anonymous mappings before a test
+// attaches.
+func anonExec(t *testing.T, pid int) []string {
+	t.Helper()
+	anon, err := proctext.AnonExec(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return anon
 }
 
 // One server under load, attached and SIGKILLed again and again at random
@@ -105,6 +124,7 @@ func TestProfilerKilledRepeatedly(t *testing.T) {
 			srv := startServer(t)
 			ld := startLoad(t, srv.addr, 8, s+6)
 			pid := srv.pid()
+			before := anonExec(t, pid)
 			for i := range n {
 				at := killCycle(t, dir, pid, probes, rng, i)
 				if srv.exited() {
@@ -114,7 +134,7 @@ func TestProfilerKilledRepeatedly(t *testing.T) {
 					t.Logf("cycle %d: %s: server ok", i, at)
 				}
 			}
-			cleanAttach(t, dir, pid, probes)
+			cleanAttach(t, dir, pid, probes, before)
 			pr := probe(t, srv.addr, 200, s+7)
 			res := ld.stop(t)
 			checkLoad(t, "load", res)
@@ -140,6 +160,7 @@ func TestRedisKilledRepeatedly(t *testing.T) {
 			srv := start(t, exec.Command(redisServer, redisArgs(port)...), syscall.SIGKILL)
 			waitRedis(t, port, srv)
 			bench := start(t, exec.Command("redis-benchmark", "-p", port, "-t", "set,get", "-n", "100000000", "-q"), syscall.SIGKILL)
+			before := anonExec(t, srv.pid())
 			for i := range n {
 				at := killCycle(t, dir, srv.pid(), probes, rng, i)
 				if srv.exited() {
@@ -149,7 +170,7 @@ func TestRedisKilledRepeatedly(t *testing.T) {
 					t.Fatalf("cycle %d (%s): %v", i, at, err)
 				}
 			}
-			cleanAttach(t, dir, srv.pid(), probes)
+			cleanAttach(t, dir, srv.pid(), probes, before)
 			if err := checkSetGet(port, "final", "ok"); err != nil {
 				t.Fatal(err)
 			}

@@ -125,3 +125,18 @@ func firstDiff(a, b []byte) int {
 	}
 	return -1
 }
+
+// Memfds counts pid's mappings of memfds named name.
+func Memfds(pid int, name string) (int, error) {
+	maps, err := instrument.ReadMaps(pid)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range maps {
+		if m.Path == "/memfd:"+name+" (deleted)" || m.Path == "/memfd:"+name {
+			n++
+		}
+	}
+	return n, nil
+}

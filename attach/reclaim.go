@@ -1,0 +1,390 @@
+package attach
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/profile-dev/profile/instrument"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a killed profiler left mapped in its target: its heal areas, its
+// out-of-line areas (inject site, stubs, trampolines, out-of-line slots),
+// its inline data blocks and memfds of rings. A later attach unmaps them,
+// after undoing the patches that led into them, once nothing can reach
+// them: no jump or call left in the program's code into them, no thread in
+// their code (one inside is stepped out), no return address on a live
+// stack into them (a stub's replaced return addresses go back first, from
+// each thread's shadow stack, found as the stub finds it: by the thread
+// pointer in the block's table). Whatever still reaches them keeps them
+// all mapped, for a later attach to try again.
+
+// leftovers is what one scan found of killed profilers' memory.
+type leftovers struct {
+	code   [][2]uint64 // heal areas and out-of-line areas
+	heals  map[uint64]bool
+	blocks []oldBlock
+	rings  [][2]uint64
+}
+
+// oldBlock is a killed profiler's inline data block.
+type oldBlock struct {
+	base, size, retstub uint64
+}
+
+func (l *leftovers) inCode(pc uint64) bool {
+	for _, r := range l.code {
+		if pc >= r[0] && pc < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *leftovers) areas() int { return len(l.code) + len(l.blocks) + len(l.rings) }
+
+// maxLeftoverArea bounds what a heal table's area entry may span: ours are
+// areaSize, an entry beyond this is not one of them.
+const maxLeftoverArea = 64 << 20
+
+// findLeftovers lists the killed profilers' areas in the space of stopped
+// thread tid. Code: the heal areas healLeftover met in the SIGTRAP chain,
+// and any executable anonymous mapping not ours that starts with our heal
+// code (one a later profiler, killed too, dropped from the chain) or our
+// inject site, or holds a copy of our entry stub, and the areas a heal
+// area lists. Data: the blocks the stubs point to or that hold the rings'
+// name where we write it, and every memfd of rings not ours.
+func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *leftovers {
+	l := &leftovers{heals: map[uint64]bool{}}
+	add := func(lo, hi uint64) bool {
+		if hi > lo && hi-lo <= maxLeftoverArea && !as.ours(lo, hi) && anonExec(maps, lo, hi) &&
+			!slices.ContainsFunc(l.code, func(r [2]uint64) bool { return r[0] < hi && lo < r[1] }) {
+			l.code = append(l.code, [2]uint64{lo, hi})
+			return true
+		}
+		return false
+	}
+	for _, h := range as.oldHeals {
+		if add(h, h+healSize) {
+			l.heals[h] = true
+		}
+	}
+	head := make([]byte, healRestore)
+	for _, m := range maps {
+		if !m.Exec() || m.Path != "" {
+			continue
+		}
+		for _, r := range as.foreignParts(m.Start, m.End) {
+			lo, hi := r[0], r[1]
+			// Heal areas side by side are one mapping.
+			for hi-lo >= healSize && readMem(tid, lo, head) == nil && bytes.Equal(head, healCode[:healRestore]) {
+				if add(lo, lo+healSize) {
+					l.heals[lo] = true
+				}
+				lo += healSize
+			}
+			if lo == hi || hi-lo > maxLeftoverArea || readMem(tid, lo, head) != nil {
+				continue
+			}
+			switch {
+			case hi-lo == areaSize && bytes.HasPrefix(head, syscallTrap):
+				add(lo, hi)
+			default:
+				if e.findBlocks(tid, as, maps, l, lo, hi) {
+					add(lo, hi)
+				}
+			}
+		}
+	}
+	// The areas the heal areas list.
+	for _, r := range slices.Clone(l.code) {
+		var cnt [8]byte
+		if !l.heals[r[0]] {
+			continue
+		}
+		if readMem(tid, r[0]+healAreaCount, cnt[:]) != nil {
+			continue
+		}
+		n := min(binary.LittleEndian.Uint64(cnt[:]), healMaxAreas)
+		tab := make([]byte, 16*n)
+		if readMem(tid, r[0]+healAreas, tab) != nil {
+			continue
+		}
+		for i := range int(n) {
+			add(binary.LittleEndian.Uint64(tab[16*i:]), binary.LittleEndian.Uint64(tab[16*i+8:]))
+		}
+	}
+	for _, r := range l.code {
+		if !l.heals[r[0]] {
+			e.findBlocks(tid, as, maps, l, r[0], r[1])
+		}
+	}
+	// Blocks whose stubs were never written, and rings of no block found.
+	name := make([]byte, len(ringsName))
+	for _, m := range maps {
+		if m.Path == ringsMapping && !as.ours(m.Start, m.End) && !slices.Contains(l.rings, [2]uint64{m.Start, m.End}) {
+			l.rings = append(l.rings, [2]uint64{m.Start, m.End})
+		}
+		size := m.End - m.Start
+		if m.Path != "" || m.Exec() || size != dataSize && size != dataSize+sidesSize || as.ours(m.Start, m.End) ||
+			slices.ContainsFunc(l.blocks, func(b oldBlock) bool { return b.base == m.Start }) {
+			continue
+		}
+		var w [8]byte
+		if readMem(tid, m.Start+dName, name) == nil && string(name) == ringsName && readMem(tid, m.Start+dRetstub, w[:]) == nil {
+			b := oldBlock{base: m.Start, size: size, retstub: binary.LittleEndian.Uint64(w[:])}
+			l.blocks = append(l.blocks, b)
+			e.findRings(tid, maps, l, b)
+		}
+	}
+	return l
+}
+
+// findBlocks looks for entry stubs in lo..hi (copies of our probe code at
+// 64-byte boundaries, each holding its data block's address), adds their
+// data blocks and rings to l, and tells whether there was one.
+func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *leftovers, lo, hi uint64) bool {
+	mem := make([]byte, hi-lo)
+	if readMem(tid, lo, mem) != nil {
+		return false
+	}
+	found := false
+	for off := 0; off+len(probeCode) <= len(mem); off += 64 {
+		if !bytes.Equal(mem[off:off+stubDataPtr], probeCode[:stubDataPtr]) {
+			continue
+		}
+		found = true
+		data := binary.LittleEndian.Uint64(mem[off+stubDataPtr:])
+		if slices.ContainsFunc(l.blocks, func(b oldBlock) bool { return b.base == data }) {
+			continue
+		}
+		var hdr [dDefer + 8]byte
+		name := make([]byte, len(ringsName))
+		if readMem(tid, data, hdr[:]) != nil || readMem(tid, data+dName, name) != nil || string(name) != ringsName {
+			continue
+		}
+		b := oldBlock{base: data, size: dataSize, retstub: binary.LittleEndian.Uint64(hdr[dRetstub:])}
+		if binary.LittleEndian.Uint64(hdr[dDefer:]) != 0 {
+			b.size += sidesSize
+		}
+		if as.ours(b.base, b.base+b.size) || !anonymous(maps, b.base, b.base+b.size) {
+			continue
+		}
+		l.blocks = append(l.blocks, b)
+		e.findRings(tid, maps, l, b)
+	}
+	return found
+}
+
+// findRings adds the memfds of rings the threads of block b wrote: each
+// slot's state names its ring.
+func (e *engine) findRings(tid int, maps []instrument.Mapping, l *leftovers, b oldBlock) {
+	var w [8]byte
+	for slot := range maxSlots {
+		if readMem(tid, b.base+dStates+uint64(slot)*stateSize+tRing, w[:]) != nil {
+			return
+		}
+		r := binary.LittleEndian.Uint64(w[:])
+		if r == 0 {
+			continue
+		}
+		for _, m := range maps {
+			if r >= m.Start && r < m.End && m.Path == ringsMapping {
+				if !slices.Contains(l.rings, [2]uint64{m.Start, m.End}) {
+					l.rings = append(l.rings, [2]uint64{m.Start, m.End})
+				}
+				break
+			}
+		}
+	}
+}
+
+// ringsMapping is how /proc/PID/maps names the memfd of rings.
+const ringsMapping = "/memfd:profile-rings (deleted)"
+
+// anonymous tells whether every mapping overlapping lo..hi is anonymous:
+// a range that held our area and now holds a file is not ours to unmap.
+func anonymous(maps []instrument.Mapping, lo, hi uint64) bool {
+	found := false
+	for _, m := range maps {
+		if m.Start < hi && lo < m.End {
+			if m.Path != "" {
+				return false
+			}
+			found = true
+		}
+	}
+	return found
+}
+
+// anonExec tells whether lo..hi is wholly mapped, anonymous and
+// executable, as our code areas are: a heal area's list may name a range
+// whose area a detach unmapped and the program's own data took since.
+func anonExec(maps []instrument.Mapping, lo, hi uint64) bool {
+	at := lo
+	for _, m := range maps {
+		if m.End <= at || m.Start >= hi {
+			continue
+		}
+		if m.Start > at || m.Path != "" || !m.Exec() {
+			return false
+		}
+		at = m.End
+		if at >= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// ours tells whether lo..hi overlaps one of our areas, our heal area or
+// our inline data and rings.
+func (s *space) ours(lo, hi uint64) bool {
+	over := func(base, size uint64) bool { return size > 0 && lo < base+size && base < hi }
+	for _, a := range s.areas {
+		if over(a.base, a.size) {
+			return true
+		}
+	}
+	if s.heal != nil && over(s.heal.base, healSize) {
+		return true
+	}
+	return s.inl != nil && (over(s.inl.data, s.inl.dataLen) || over(s.inl.rings, ringsSize))
+}
+
+// reclaimLeftovers unmaps what killed profilers left in process p (every
+// thread of it stopped), once the leftover patches are undone and nothing
+// reaches it; it says why when something still does.
+func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping) {
+	as := p.as
+	l := e.findLeftovers(tid, as, maps)
+	if l.areas() == 0 {
+		return
+	}
+	var threads []*thread
+	for _, t := range e.threads {
+		if t.proc == p {
+			threads = append(threads, t)
+		}
+	}
+	keep := func(why string) {
+		e.stats.LeftoverKept = l.areas()
+		e.leftoverWhy = why
+	}
+	if at, ok := jumpInto(tid, maps, l); !ok {
+		keep(fmt.Sprintf("the code at %#x still jumps into them", at))
+		return
+	}
+	// Their stubs record nothing from now on, nor wait for room.
+	var one [8]byte
+	binary.LittleEndian.PutUint64(one[:], 1)
+	for _, b := range l.blocks {
+		writeMem(tid, b.base+dDropping, one[:])
+	}
+	for _, t := range threads {
+		if !e.stepOutOf(t, l.inCode, false) {
+			keep(fmt.Sprintf("thread %d did not leave them", t.tid))
+			return
+		}
+	}
+	for _, t := range threads {
+		var regs unix.PtraceRegs
+		if getRegs(t.tid, &regs) != nil {
+			keep(fmt.Sprintf("thread %d's registers are unreadable", t.tid))
+			return
+		}
+		for _, b := range l.blocks {
+			if state, ok := oldState(t.tid, b, regs.Fs_base); ok && b.retstub != 0 {
+				e.restoreShadow(t.tid, state, b.retstub)
+			}
+		}
+	}
+	mods := unwindModules(p)
+	for _, t := range threads {
+		if n := e.framesInto(t, mods, l.inCode, nil); n > 0 {
+			keep(fmt.Sprintf("%d frames of thread %d return into them", n, t.tid))
+			return
+		}
+	}
+	// Data first, the heal areas last: killed in between, we leave what
+	// a later attach finds (an area may be known only from its stubs or
+	// a heal area's list).
+	site := as.areas[0].base
+	for _, r := range l.rings {
+		e.unmap(tid, site, r[0], r[1]-r[0])
+	}
+	for _, b := range l.blocks {
+		e.unmap(tid, site, b.base, b.size)
+	}
+	for _, last := range []bool{false, true} {
+		for _, r := range l.code {
+			if l.heals[r[0]] == last {
+				e.unmap(tid, site, r[0], r[1]-r[0])
+			}
+		}
+	}
+	e.stats.LeftoverAreas = l.areas()
+}
+
+// oldState finds the state of the thread whose thread pointer is fs in
+// block b's table, as the stubs do (LOOKUP in probe.S).
+func oldState(tid int, b oldBlock, fs uint64) (uint64, bool) {
+	if fs == 0 {
+		return 0, false
+	}
+	var ent [16]byte
+	idx := tableHash(fs)
+	for range tableSize {
+		if readMem(tid, b.base+dTable+uint64(idx)*16, ent[:]) != nil {
+			return 0, false
+		}
+		switch binary.LittleEndian.Uint64(ent[:]) {
+		case fs:
+			state := binary.LittleEndian.Uint64(ent[8:])
+			return state, state >= b.base+dStates && state < b.base+dataSize
+		case 0:
+			return 0, false
+		}
+		idx = (idx + 1) % tableSize
+	}
+	return 0, false
+}
+
+// jumpInto looks in the executable file mappings for code that differs
+// from its file and jumps or calls into l's code (a patch not undone:
+// one in a module this attach does not trace). It returns where, and
+// false, if there is one.
+func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
+	for _, m := range maps {
+		if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
+			continue
+		}
+		want, err := fileBytes(tgid(tid), maps, m.Start, int(m.End-m.Start))
+		if err != nil {
+			continue
+		}
+		got := make([]byte, len(want))
+		if readMem(tid, m.Start, got) != nil {
+			continue
+		}
+		for i := 0; i < len(got); i++ {
+			if got[i] == want[i] {
+				continue
+			}
+			// Any e8/e9 rel32 that covers this byte.
+			for k := max(0, i-4); k <= i && k+5 <= len(got); k++ {
+				if got[k] != 0xe8 && got[k] != 0xe9 {
+					continue
+				}
+				at := m.Start + uint64(k)
+				if l.inCode(at + 5 + uint64(int64(int32(binary.LittleEndian.Uint32(got[k+1:]))))) {
+					return at, false
+				}
+			}
+		}
+	}
+	return 0, true
+}
