@@ -98,6 +98,9 @@ func getSigInfo(tid int) (sigInfo, error) {
 
 // readMem reads len(buf) bytes at addr with one process_vm_readv.
 func readMem(pid int, addr uint64, buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
 	local := unix.Iovec{Base: &buf[0]}
 	local.SetLen(len(buf))
 	remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(buf)}
@@ -121,6 +124,9 @@ func readMem(pid int, addr uint64, buf []byte) error {
 // mappings only: the stack, the out-of-line area).
 func writeMem(pid int, addr uint64, buf []byte) error {
 	faultPoint()
+	if len(buf) == 0 {
+		return nil
+	}
 	local := []unix.Iovec{{Base: &buf[0]}}
 	local[0].SetLen(len(buf))
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}

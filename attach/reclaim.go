@@ -110,7 +110,7 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		}
 		n := min(binary.LittleEndian.Uint64(cnt[:]), healMaxAreas)
 		tab := make([]byte, 16*n)
-		if readMem(tid, r[0]+healAreas, tab) != nil {
+		if n == 0 || readMem(tid, r[0]+healAreas, tab) != nil {
 			continue
 		}
 		for i := range int(n) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/internal/proctext"
+	"github.com/profile-dev/profile/internal/workload"
 )
 
 // rekills is how many attach + SIGKILL cycles one target takes in a row
@@ -70,18 +71,40 @@ func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand,
 	return at
 }
 
-// cleanAttach attaches once more for 2 s and detaches: the profile is
-// complete, and the target's text equals its files, whatever the killed
-// profilers left.
-func cleanAttach(t *testing.T, dir string, pid int, probes string, before []string) {
+// cleanAttach attaches once more and, once its probes are in, has the
+// target do some known work (during returns the calls each function
+// makes for it, by the target's own or the client's count), then detaches:
+// the profile is complete and counts that work exactly, as on a fresh
+// process, and the target's text equals its files and no area of a
+// profiler is left, whatever the killed profilers left.
+func cleanAttach(t *testing.T, dir string, pid int, probes string, before []string, during func() map[string]workload.Counts) {
 	t.Helper()
-	code, prof := runProfile(t, dir, 60*time.Second, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "--duration", "2s", "-o", "clean.data")
-	if code != 0 {
+	left := slices.DeleteFunc(anonExec(t, pid), func(r string) bool { return slices.Contains(before, r) })
+	prof := startProfile(t, dir, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "-o", "clean.data")
+	// The probes go in while the target is stopped: the work it does for
+	// requests sent once they are in is all traced. A killed profiler's
+	// patches make the text differ from the files before this one does
+	// anything; it unmaps their areas while the target is stopped, just
+	// before it writes its own probes.
+	if len(left) == 0 {
+		waitInstrumented(t, pid, prof)
+	} else {
+		waitReclaimed(t, pid, prof, left)
+	}
+	want := during()
+	prof.cmd.Process.Signal(syscall.SIGINT)
+	if code := prof.finish(t, 60*time.Second); code != 0 {
 		t.Fatalf("clean attach after the kills: exit %d, stderr %q", code, prof.stderr.String())
 	}
 	p := readProfile(t, dir+"/clean.data")
 	if p.Meta.TracedCalls == 0 || p.Meta.Partial {
 		t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", p.Meta.TracedCalls, p.Meta.Partial, p.Meta.PartialReason)
+	}
+	got := programCalls(p)
+	for fn, c := range want {
+		if got[fn] != c {
+			t.Errorf("clean attach after the kills: %s %+v, want %+v", fn, got[fn], c)
+		}
 	}
 	// Every byte of the files' mappings is the files' again, and no area
 	// of a profiler is left: no executable anonymous mapping the process
@@ -96,6 +119,23 @@ func cleanAttach(t *testing.T, dir string, pid int, probes string, before []stri
 	if n, err := proctext.Memfds(pid, "profile-rings"); err != nil || n > 0 {
 		t.Errorf("after the final clean detach: %d memfds of rings mapped (%v)", n, err)
 	}
+}
+
+// waitReclaimed waits until one of the areas left, mapped when prof
+// started, is gone.
+func waitReclaimed(t *testing.T, pid int, prof profiler, left []string) {
+	t.Helper()
+	t0 := time.Now()
+	for time.Since(t0) < 20*time.Second {
+		if prof.exited() {
+			t.Fatalf("profiler ended before reclaiming the areas left: %s, stderr %q", prof.status(), prof.stderr.String())
+		}
+		if now := anonExec(t, pid); slices.ContainsFunc(left, func(r string) bool { return !slices.Contains(now, r) }) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the areas killed profilers left, %v, are still mapped 20 s after the attach began: stderr %q", left, prof.stderr.String())
 }
 
 // anonExec lists pid's executable anonymous mappings before a test
@@ -134,11 +174,13 @@ func TestProfilerKilledRepeatedly(t *testing.T) {
 					t.Logf("cycle %d: %s: server ok", i, at)
 				}
 			}
-			cleanAttach(t, dir, pid, probes, before)
-			pr := probe(t, srv.addr, 200, s+7)
 			res := ld.stop(t)
 			checkLoad(t, "load", res)
-			res.Add(pr)
+			cleanAttach(t, dir, pid, probes, before, func() map[string]workload.Counts {
+				pr := probe(t, srv.addr, 200, s+7)
+				res.Add(pr)
+				return pr.Calls
+			})
 			srv.quit(t)
 			sc.done("server came through %d attach+SIGKILL cycles and a clean attach: %d requests, %d wrong, %d failed", n, res.Requests, res.Wrong, res.Failed)
 		})
@@ -170,11 +212,25 @@ func TestRedisKilledRepeatedly(t *testing.T) {
 					t.Fatalf("cycle %d (%s): %v", i, at, err)
 				}
 			}
-			cleanAttach(t, dir, srv.pid(), probes, before)
+			bench.kill()
+			cleanAttach(t, dir, srv.pid(), probes, before, func() map[string]workload.Counts {
+				if out, err := redisCLI(port, "config", "resetstat"); err != nil || strings.TrimSpace(out) != "OK" {
+					t.Fatalf("redis-cli config resetstat: %v: %q", err, out)
+				}
+				benchmark(t, port, "set,get", 2000)
+				stats := commandStats(t, port)
+				want := map[string]workload.Counts{}
+				for _, cmd := range []string{"set", "get"} {
+					if c := stats[cmd].Calls; c != 2000 {
+						t.Errorf("cmdstat_%s:calls=%d, redis-benchmark sent 2000", cmd, c)
+					}
+					want[cmd+"Command"] = workload.Counts{Calls: uint64(stats[cmd].Calls)}
+				}
+				return want
+			})
 			if err := checkSetGet(port, "final", "ok"); err != nil {
 				t.Fatal(err)
 			}
-			bench.kill()
 			if out, err := redisCLI(port, "shutdown", "nosave"); err != nil {
 				t.Logf("redis-cli shutdown nosave: %v: %s", err, out)
 			}
