@@ -38,19 +38,27 @@ func loadUnwindModules(p *process) []*unwind.Module {
 	if err != nil {
 		return nil
 	}
-	known := map[string]*loaded{}
+	known := map[string]uint64{}
 	for _, l := range p.as.modules {
-		known[l.mod.Path] = l
+		known[l.mod.Path] = l.bias
 	}
+	return loadUnwind(maps, known)
+}
+
+// loadUnwind loads the call-frame information of every executable module
+// in maps; known holds the biases of those already placed.
+func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
 	var mods []*unwind.Module
 	for _, path := range instrument.LoadedPaths(maps) {
-		var bias uint64
-		if l, ok := known[path]; ok {
-			bias = l.bias
-		} else if m, err := instrument.Open(path); err != nil {
-			continue
-		} else if bias, err = m.Bias(maps); err != nil {
-			continue
+		bias, ok := known[path]
+		if !ok {
+			m, err := instrument.Open(path)
+			if err != nil {
+				continue
+			}
+			if bias, err = m.Bias(maps); err != nil {
+				continue
+			}
 		}
 		lo, hi := moduleRange(maps, path)
 		if um, err := unwind.Load(path, bias, lo, hi); err == nil {

@@ -124,7 +124,12 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	a.next = (a.next + 15) &^ 15
 	tramp := a.base + a.next
-	p, err := instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id)
+	var p instrument.Patch
+	if branches, ok, swept := l.mod.Swept(sym); ok {
+		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id, branches, swept)
+	} else {
+		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id)
+	}
 	if err != nil {
 		// the reason alone, for --stats
 		return errors.New(strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": "))
@@ -285,23 +290,53 @@ func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 // jump whose displacement is half restored.
 func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error {
 	if len(new) == 1 || as.heal == nil {
-		return pokeText(tid, addr, new)
+		return as.poke(tid, addr, new)
 	}
 	first := e.healRewrite(tid, as, addr, old)
 	defer e.healRewriteDone(tid, as, first, len(old))
 	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed
-	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
+	if err := as.poke(tid, addr, []byte{0xcc}); err != nil {
 		return err
 	}
-	if err := pokeText(tid, addr+1, new[1:]); err != nil {
-		pokeText(tid, addr, old[:1])
+	if err := as.poke(tid, addr+1, new[1:]); err != nil {
+		as.poke(tid, addr, old[:1])
 		return err
 	}
-	return pokeText(tid, addr, new[:1])
+	return as.poke(tid, addr, new[:1])
+}
+
+// openText keeps the memory of the process of stopped thread tid open
+// for as.poke until the returned function is called: a scan or a detach
+// rewrites every probed function, and opening /proc/TID/mem for each
+// write was most of what each rewrite cost.
+func (s *space) openText(tid int) func() {
+	f, err := openText(tid)
+	if err != nil {
+		return func() {}
+	}
+	s.text = f
+	return func() {
+		f.Close()
+		s.text = nil
+	}
+}
+
+// poke writes text as pokeText does, through the memory openText keeps
+// open if it does.
+func (s *space) poke(tid int, addr uint64, buf []byte) error {
+	if s.text != nil {
+		faultPoint()
+		if n, err := s.text.WriteAt(buf, int64(addr)); err == nil && n == len(buf) {
+			return nil
+		}
+		return pokeWords(tid, addr, buf)
+	}
+	return pokeText(tid, addr, buf)
 }
 
 // unpatchInline puts every patched function's bytes back, checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
+	defer as.openText(tid)()
 	for _, ip := range as.inl.patches {
 		p := ip.p
 		var err error

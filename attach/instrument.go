@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"slices"
 
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -18,6 +20,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		return 0, err
 	}
 	as := p.as
+	defer as.openText(tid)()
 	inserted := 0
 	var rips []uint64
 	if as.inl != nil {
@@ -40,15 +43,12 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		for _, l := range e.opt.Filter.LibsSelecting(path) {
 			e.libsSeen[l] = true
 		}
-		isMain := path == p.exe
-		linker := isDynamicLinker(path)
-		selected := isMain || linker || e.opt.Filter.Module(path, false) ||
-			(e.opt.Context != nil && e.opt.Context.Module(path))
+		isMain, linker, selected := e.selects(path, p.exe)
 		unwinder := as.inl != nil && isUnwinderLib(path)
 		if !selected && !unwinder {
 			continue
 		}
-		mod, err := instrument.Open(path)
+		mod, err := e.open(path)
 		if err != nil {
 			if isMain && errors.Is(err, instrument.ErrNoSymbols) {
 				// Trace what there is: its libraries, and what exec brings.
@@ -386,3 +386,75 @@ func entryPoint(pid int) (uint64, error) {
 }
 
 func baseName(p string) string { return filepath.Base(p) }
+
+// selects tells which modules a scan opens: the executable exe, the
+// dynamic linker, and what the filter or the calling context selects.
+func (e *engine) selects(path, exe string) (isMain, linker, selected bool) {
+	isMain, linker = path == exe, isDynamicLinker(path)
+	selected = isMain || linker || e.opt.Filter.Module(path, false) ||
+		(e.opt.Context != nil && e.opt.Context.Module(path))
+	return isMain, linker, selected
+}
+
+// preopen opens, before the attach stops process pid, the modules its
+// first scan will open, and sweeps their functions for inline patches
+// (instrument.Module.Sweep): all of it reads files only, and done while
+// the process runs it does not hold the process stopped. A module that
+// changes before the scan is opened again there.
+func (e *engine) preopen(pid int) {
+	maps, err := instrument.ReadMaps(pid)
+	if err != nil {
+		return
+	}
+	exe := readExe(pid)
+	e.opened = map[string]*instrument.Module{}
+	biases := map[string]uint64{}
+	for _, path := range instrument.LoadedPaths(maps) {
+		isMain, _, selected := e.selects(path, exe)
+		if !selected {
+			continue
+		}
+		mod, err := instrument.Open(path)
+		if err != nil {
+			continue
+		}
+		if e.opt.Probes != ProbesTrap {
+			mod.Sweep(runtime.GOMAXPROCS(0), func(sym instrument.Symbol) bool {
+				if e.opt.Context != nil {
+					if comp, _ := e.opt.Context.Role(path, sym.Name); comp >= 0 {
+						return true
+					}
+				}
+				return e.opt.Filter.Function(path, isMain, sym.Name)
+			})
+		}
+		e.opened[path] = mod
+		if b, err := mod.Bias(maps); err == nil {
+			biases[path] = b
+		}
+	}
+	e.unwindAt = instrument.LoadedPaths(maps)
+	e.unwindPre = loadUnwind(maps, biases)
+}
+
+// preloadedUnwind gives process p the call-frame information preopen
+// loaded, if p maps the same modules now.
+func (e *engine) preloadedUnwind(p *process) {
+	maps, err := instrument.ReadMaps(p.pid)
+	if err == nil && e.unwindPre != nil && slices.Equal(instrument.LoadedPaths(maps), e.unwindAt) {
+		p.unwind = e.unwindPre
+	}
+	e.unwindPre, e.unwindAt = nil, nil
+}
+
+// open returns the module at path: the one preopen opened, if the file is
+// still the one it read, else the file opened now.
+func (e *engine) open(path string) (*instrument.Module, error) {
+	if m, ok := e.opened[path]; ok {
+		delete(e.opened, path)
+		if m.Unchanged() {
+			return m, nil
+		}
+	}
+	return instrument.Open(path)
+}

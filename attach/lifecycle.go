@@ -107,6 +107,7 @@ func (e *engine) attach(pid int) error {
 	if err := e.checkProgram(readExe(pid)); err != nil {
 		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
+	e.preopen(pid)
 	e.rootPid = pid
 	seized := map[int]bool{}
 	foreign := map[int]int{} // threads another tracer has: its pid
@@ -137,6 +138,7 @@ func (e *engine) attach(pid int) error {
 		}
 	}
 	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
+	e.preloadedUnwind(p)
 	began := e.now()
 	var first *thread
 	for tid := range seized {

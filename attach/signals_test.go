@@ -109,10 +109,17 @@ func TestSignalsDuringAttachArrive(t *testing.T) {
 				t.Fatalf("point %d (%d ms): SIGUSR1 then SIG%s, and the program did not end", i, 15*i, name)
 			}
 			cancel()
-			if got.err != nil {
-				t.Fatalf("point %d: attach: %v", i, got.err)
-			}
 			want := "signals: usr1=1 end=" + name + "\n"
+			if got.err != nil {
+				// Both signals came before the attach stopped the
+				// program (it reads files first): it acted on them
+				// untraced and the attach found it gone.
+				if !waitExit(cmd, 5*time.Second) || cmd.ProcessState.ExitCode() != 0 || output() != want {
+					t.Fatalf("point %d: attach: %v; the program: %v, %q", i, got.err, cmd.ProcessState, output())
+				}
+				t.Logf("point %d (%d ms): the program ended before the attach stopped it (%v)", i, 15*i, got.err)
+				continue
+			}
 			if out := output(); out != want || !got.r.Exited || got.r.ExitCode != 0 {
 				t.Errorf("point %d (%d ms): %q, exited %v with %d; untraced: %q, exit 0", i, 15*i, out, got.r.Exited, got.r.ExitCode, want)
 			}

@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -33,6 +34,9 @@ type space struct {
 	// when there is none; chainOrig: the slack's own bytes.
 	chain     uint64
 	chainOrig []byte
+	// text: the process's memory, open while a scan or detach rewrites
+	// functions (openText), nil otherwise.
+	text *os.File
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool

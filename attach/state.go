@@ -38,6 +38,13 @@ type engine struct {
 	nextReport time.Duration
 	// leftoverWhy says what keeps a killed profiler's areas mapped.
 	leftoverWhy string
+	// opened: modules preopen opened before the attach stopped the
+	// process, for its first scan.
+	opened map[string]*instrument.Module
+	// unwindPre: the call-frame information of the modules unwindAt,
+	// which preopen loaded.
+	unwindPre []*unwind.Module
+	unwindAt  []string
 
 	stopRequested atomic.Bool
 	expandDue     atomic.Bool // auto-expand's tick (expand.go)

@@ -1,11 +1,13 @@
 package instrument
 
 import (
+	"bytes"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
+	"time"
 )
 
 // Symbol is one function of a Module.
@@ -42,7 +44,15 @@ type Module struct {
 	got   []addrRange // .got and .got.plt
 	loads []segment   // PT_LOAD headers
 	ino   uint64      // inode of the opened file, to recognise it in /proc/PID/maps
-	real  string      // Path with symlinks resolved, as the kernel names it in maps
+	size  int64       // its size and modification time (Unchanged)
+	mtime time.Time
+	real  string // Path with symlinks resolved, as the kernel names it in maps
+	// swept: each function's entry branches by address (Sweep), nil
+	// before a sweep.
+	swept map[uint64]swept
+	// segData: the executable segments' file bytes by index in loads,
+	// kept by Sweep for ReadAt.
+	segData map[int][]byte
 }
 
 // ErrNoSymbols is returned (wrapped with the path) by Open when a file has no
@@ -143,6 +153,11 @@ func (m *Module) ReadAt(addr uint64, n int) ([]byte, error) {
 	seg, ok := m.segmentAt(addr)
 	if !ok || addr+uint64(n) > seg.vaddr+seg.filesz {
 		return nil, fmt.Errorf("read %s at %#x+%d: not in the file-backed part of a PT_LOAD segment", m.Path, addr, n)
+	}
+	for i, s := range m.loads {
+		if b, ok := m.segData[i]; ok && s == seg {
+			return bytes.Clone(b[addr-s.vaddr:][:n]), nil
+		}
 	}
 	f, err := os.Open(m.Path)
 	if err != nil {

@@ -53,14 +53,22 @@ type Patch struct {
 // padding (int3, nops), a function shorter than the jump whose flow ends
 // (ret, jmp) before it may take them.
 func PlanPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
-	p, err := planPatch(code, pad, addr, tramp, entry, id)
+	branches, err := EntryBranches(code)
+	return PlanPatchSwept(code, pad, addr, tramp, entry, id, branches, err)
+}
+
+// PlanPatchSwept is PlanPatch with the sweep of the function's branches
+// done before (EntryBranches, Module.Sweep): the sweep reads the whole
+// function, and done while the target runs it does not hold the target.
+func PlanPatchSwept(code, pad []byte, addr, tramp, entry uint64, id uint32, branches []EntryBranch, swept error) (Patch, error) {
+	p, err := planPatch(code, pad, addr, tramp, entry, id, branches, swept)
 	if err != nil {
 		return Patch{}, fmt.Errorf("%w: %w", ErrCannotPatch, err)
 	}
 	return p, nil
 }
 
-func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
+func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches []EntryBranch, swept error) (Patch, error) {
 	start := 0
 	if isEndbr(code) {
 		start = len(endbr64)
@@ -85,7 +93,7 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, e
 			// The flow has left (ret, jmp, a call returning behind the
 			// patch): the rest of the jump's bytes never run. Past the
 			// function they must be padding; inside it, no branch may
-			// land there (branchesInto).
+			// land there (EntryBranches).
 			if lo := max(off, len(code)); lo < start+PatchLen && !padding(pad) {
 				return Patch{}, errors.New("jump or return before the fifth byte, code after it")
 			}
@@ -116,8 +124,16 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, e
 	if len(out) > TrampMax {
 		return Patch{}, fmt.Errorf("trampoline of %d bytes", len(out))
 	}
-	if err := branchesInto(code, addr, p.At+1, p.At+uint64(p.Len)); err != nil {
-		return Patch{}, err
+	if swept != nil {
+		return Patch{}, swept
+	}
+	if p.At+uint64(p.Len) > addr+EntrySpan {
+		return Patch{}, fmt.Errorf("%d bytes replaced, past the first %d", p.Len, EntrySpan)
+	}
+	for _, b := range branches {
+		if to := addr + uint64(b.To); to >= p.At+1 && to < p.At+uint64(p.Len) {
+			return Patch{}, fmt.Errorf("a branch at +%#x lands inside the first %d bytes", b.From, PatchLen)
+		}
 	}
 	p.Orig = append([]byte(nil), full[start:off]...)
 	p.Jump = make([]byte, p.Len)
@@ -259,14 +275,25 @@ func probeBranch(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, erro
 	return append(out, jmp...), nil
 }
 
-// branchesInto sweeps the function's instructions and refuses any direct
-// branch (or call) to an address in [lo, hi): the middle of the jump.
-// Undecodable bytes refuse the function: the sweep could not vouch for it.
-func branchesInto(code []byte, addr, lo, hi uint64) error {
+// EntryBranch is a direct branch (or call) of a function at offset From
+// that lands at offset To, within its first EntrySpan bytes: where an
+// inline patch's jump may go, whose middle no branch may reach.
+type EntryBranch struct{ From, To int }
+
+// EntrySpan bounds the bytes a patch replaces: an endbr64 and whole
+// instructions covering the jump's five bytes.
+const EntrySpan = 32
+
+// EntryBranches sweeps a function's instructions and returns its direct
+// branches into its first EntrySpan bytes, past its first byte. An
+// undecodable byte is an error: the sweep could not vouch for the
+// function.
+func EntryBranches(code []byte) ([]EntryBranch, error) {
+	var out []EntryBranch
 	for off := 0; off < len(code); {
 		if v, err := decodeVEX(code[off:]); !errors.Is(err, errNotVEX) {
 			if err != nil {
-				return fmt.Errorf("undecodable code at +%#x", off)
+				return nil, fmt.Errorf("undecodable code at +%#x", off)
 			}
 			off += v.len
 			continue
@@ -281,17 +308,16 @@ func branchesInto(code []byte, addr, lo, hi uint64) error {
 		}
 		inst, err := decodeInst(code[off:])
 		if err != nil {
-			return fmt.Errorf("undecodable code at +%#x", off)
+			return nil, fmt.Errorf("undecodable code at +%#x", off)
 		}
 		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 {
-			target := addr + uint64(off+inst.Len) + uint64(pcRel(code[off:], inst))
-			if target >= lo && target < hi {
-				return fmt.Errorf("a branch at +%#x lands inside the first %d bytes", off, PatchLen)
+			if to := int64(off+inst.Len) + pcRel(code[off:], inst); to >= 1 && to < EntrySpan {
+				out = append(out, EntryBranch{From: off, To: int(to)})
 			}
 		}
 		off += inst.Len
 	}
-	return nil
+	return out, nil
 }
 
 // cetLen measures the register forms of the CET shadow-stack instructions

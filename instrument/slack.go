@@ -115,6 +115,7 @@ func (m *Module) layout(f *elf.File) {
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 			m.ino = sys.Ino
 		}
+		m.size, m.mtime = st.Size(), st.ModTime()
 	}
 	if real, err := filepath.EvalSymlinks(m.Path); err == nil {
 		m.real = real

@@ -17,8 +17,7 @@ import (
 
 const (
 	// killsPerServer bounds the kills one server takes before a fresh
-	// one: each kill leaves its areas mapped and its SIGTRAP handler
-	// chained in.
+	// one (and its report checked against what it served).
 	killsPerServer = 100
 	// sweepEdge: every operation among the first and the last sweepEdge
 	// is a kill point; in between (inline probes patch function after
@@ -36,6 +35,10 @@ const (
 // correctly (which also runs into anything left behind); every
 // killsPerServer kills it quits and its report must match the requests it
 // served. The random kills of (g) cover the time in between, under load.
+// Each kill point's attach is a re-attach: the server holds what the
+// previous point's kill left (its patches, int3s, handler and areas, from
+// the first area on), so the kills land in the undoing of a killed
+// profiler's work and the unmapping of its areas (attach/reclaim.go) too.
 func TestProfilerKilledAtEveryStep(t *testing.T) {
 	for _, probes := range []string{"trap", "inline"} {
 		t.Run(probes, func(t *testing.T) {

@@ -1,0 +1,87 @@
+package instrument
+
+import (
+	"debug/elf"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// swept is one function's EntryBranches result.
+type swept struct {
+	branches []EntryBranch
+	err      error
+}
+
+// Sweep finds the entry branches (EntryBranches) of the functions of m
+// that want accepts on workers goroutines, reading each executable
+// segment once, for PlanPatchSwept. The sweep reads every instruction of
+// every function: for a server of some thousand functions it took most of
+// an attach's time, all of it with the target stopped; done first, while
+// the target runs, it is not. A module it cannot read is left unswept.
+func (m *Module) Sweep(workers int, want func(Symbol) bool) {
+	f, err := os.Open(m.Path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	segs := map[int][]byte{}
+	for i, s := range m.loads {
+		if s.flags&elf.PF_X == 0 {
+			continue
+		}
+		b := make([]byte, s.filesz)
+		if _, err := f.ReadAt(b, int64(s.off)); err != nil {
+			return
+		}
+		segs[i] = b
+	}
+	code := func(sym Symbol) ([]byte, bool) {
+		for i, s := range m.loads {
+			b, ok := segs[i]
+			if ok && sym.Value >= s.vaddr && sym.Value-s.vaddr+sym.Size <= s.filesz {
+				return b[sym.Value-s.vaddr:][:sym.Size], true
+			}
+		}
+		return nil, false
+	}
+	out := make([]*swept, len(m.Symbols))
+	var wg sync.WaitGroup
+	for w := range max(workers, 1) {
+		wg.Go(func() {
+			for i := w; i < len(m.Symbols); i += max(workers, 1) {
+				sym := m.Symbols[i]
+				if c, ok := code(sym); ok && sym.Size > 0 && want(sym) {
+					b, err := EntryBranches(c)
+					out[i] = &swept{b, err}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	m.segData = segs
+	m.swept = make(map[uint64]swept, len(out))
+	for i, s := range out {
+		if s != nil {
+			m.swept[m.Symbols[i].Value] = *s
+		}
+	}
+}
+
+// Swept returns what Sweep found for sym: its entry branches or the
+// error, and whether it was swept.
+func (m *Module) Swept(sym Symbol) (branches []EntryBranch, ok bool, err error) {
+	s, ok := m.swept[sym.Value]
+	return s.branches, ok, s.err
+}
+
+// Unchanged tells whether the file at m's path is still the one m was
+// read from: the same inode, size and modification time.
+func (m *Module) Unchanged() bool {
+	st, err := os.Stat(m.Path)
+	if err != nil {
+		return false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && sys.Ino == m.ino && st.Size() == m.size && st.ModTime().Equal(m.mtime)
+}
