@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 
 	"golang.org/x/sys/unix"
@@ -59,7 +61,7 @@ func (e *engine) setupChain(tid int, as *space) {
 	if as.chain != 0 {
 		return
 	}
-	pid := tgid(tid)
+	pid := procfs.Tgid(tid)
 	maps, err := instrument.ReadMaps(pid)
 	if err != nil {
 		return
@@ -86,11 +88,11 @@ func (e *engine) setupChain(tid int, as *space) {
 	orig, err := fileBytes(pid, maps, addr, len(chainCode))
 	if err != nil {
 		orig = make([]byte, len(chainCode))
-		if readMem(tid, addr, orig) != nil {
+		if ptrace.ReadMem(tid, addr, orig) != nil {
 			return
 		}
 	}
-	if pokeText(tid, addr, chainCode) != nil {
+	if ptrace.PokeText(tid, addr, chainCode) != nil {
 		return
 	}
 	as.chain, as.chainOrig = addr, orig
@@ -99,7 +101,7 @@ func (e *engine) setupChain(tid int, as *space) {
 // removeChain puts the slack's bytes back, after the last injection.
 func (e *engine) removeChain(tid int, as *space) {
 	if as.chain != 0 {
-		pokeText(tid, as.chain, as.chainOrig)
+		ptrace.PokeText(tid, as.chain, as.chainOrig)
 		as.chain = 0
 	}
 }
@@ -109,7 +111,7 @@ func (e *engine) removeChain(tid int, as *space) {
 // caller falls back to `syscall; int3`.
 func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args []uint64) (r uint64, ok bool, err error) {
 	var saved unix.PtraceRegs
-	if err := getRegs(tid, &saved); err != nil {
+	if err := ptrace.GetRegs(tid, &saved); err != nil {
 		return 0, true, fmt.Errorf("inject: %w", err)
 	}
 	back := abandonRegs(restoreRegs(t, saved))
@@ -120,7 +122,7 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 	sp := (back.Rsp - redZone - chainBlock) &^ 15
 	var resume [8]byte
 	binary.LittleEndian.PutUint64(resume[:], back.Rip)
-	if writeMem(tid, sp, block) != nil || pokeText(tid, chain+uint64(chainResume), resume[:]) != nil {
+	if ptrace.WriteMem(tid, sp, block) != nil || ptrace.PokeText(tid, chain+uint64(chainResume), resume[:]) != nil {
 		return 0, false, nil
 	}
 	regs := saved
@@ -133,17 +135,17 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 	if t != nil {
 		e.markRip(t, chain)
 	}
-	if err := setRegs(tid, &regs); err != nil {
+	if err := ptrace.SetRegs(tid, &regs); err != nil {
 		return 0, true, fmt.Errorf("inject: %w", err)
 	}
-	if err := traceSyscall(tid); err != nil {
+	if err := ptrace.TraceSyscall(tid); err != nil {
 		return 0, true, fmt.Errorf("inject: %w", err)
 	}
 	if t != nil {
 		t.unreaped = false
 	}
 	for {
-		ws, err := waitTid(tid)
+		ws, err := ptrace.Wait(tid)
 		if err != nil {
 			return 0, true, fmt.Errorf("inject: wait: %w", err)
 		}
@@ -151,15 +153,15 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 			return 0, true, fmt.Errorf("inject: thread %d ended", tid)
 		}
 		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP|0x80 {
-			op, err := syscallOp(tid)
+			op, err := ptrace.SyscallOp(tid)
 			if err != nil {
 				return 0, true, fmt.Errorf("inject: %w", err)
 			}
-			if op == syscallExit {
+			if op == ptrace.SyscallExit {
 				break
 			}
-			if op == syscallEntry {
-				if err := traceSyscall(tid); err != nil {
+			if op == ptrace.SyscallEntry {
+				if err := ptrace.TraceSyscall(tid); err != nil {
 					return 0, true, fmt.Errorf("inject: %w", err)
 				}
 				continue
@@ -167,11 +169,11 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 		}
 		// A signal (or another stop) on the way: it is handled later.
 		e.deferStop(tid, ws)
-		if err := traceSyscall(tid); err != nil {
+		if err := ptrace.TraceSyscall(tid); err != nil {
 			return 0, true, fmt.Errorf("inject: %w", err)
 		}
 	}
-	if err := getRegs(tid, &regs); err != nil {
+	if err := ptrace.GetRegs(tid, &regs); err != nil {
 		return 0, true, fmt.Errorf("inject: %w", err)
 	}
 	// The thread now sits in a system-call exit stop, where the kernel
@@ -183,7 +185,7 @@ func (e *engine) injectChained(t *thread, tid int, chain uint64, nr uint64, args
 		final = abandonRegs(final)
 		final.Orig_rax = ^uint64(0)
 	}
-	if err := setRegs(tid, &final); err != nil {
+	if err := ptrace.SetRegs(tid, &final); err != nil {
 		return 0, true, fmt.Errorf("inject: restore: %w", err)
 	}
 	return regs.Rax, true, nil

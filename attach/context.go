@@ -3,6 +3,7 @@ package attach
 import (
 	"encoding/binary"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -51,7 +52,7 @@ func (e *engine) ctxCount(t *thread) (n int, ok bool) {
 	if t.proc.as.inl != nil {
 		state, ok := threadState(t)
 		var w [8]byte
-		if !ok || readMem(t.tid, state+tCtx, w[:]) != nil {
+		if !ok || ptrace.ReadMem(t.tid, state+tCtx, w[:]) != nil {
 			return 0, false
 		}
 		return int(binary.LittleEndian.Uint64(w[:])), true
@@ -67,7 +68,7 @@ func (e *engine) setCtxCount(t *thread, n int) {
 		if state, ok := threadState(t); ok {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], uint64(n))
-			writeMem(t.tid, state+tCtx, w[:])
+			ptrace.WriteMem(t.tid, state+tCtx, w[:])
 		}
 		return
 	}
@@ -135,7 +136,7 @@ func (e *engine) markShadow(t *thread, sp uint64, k int) bool {
 	}
 	var w [16]byte
 	at := state + tShadow + (depth-1)*16
-	if readMem(t.tid, at, w[:]) != nil || binary.LittleEndian.Uint64(w[:8]) != sp {
+	if ptrace.ReadMem(t.tid, at, w[:]) != nil || binary.LittleEndian.Uint64(w[:8]) != sp {
 		return false
 	}
 	ret := binary.LittleEndian.Uint64(w[8:])
@@ -143,7 +144,7 @@ func (e *engine) markShadow(t *thread, sp uint64, k int) bool {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[8:], ret|ctxMark|uint64(k)<<56)
-	return writeMem(t.tid, at+8, w[8:]) == nil
+	return ptrace.WriteMem(t.tid, at+8, w[8:]) == nil
 }
 
 // gated tells whether the entry of function fn counts only in the context.
@@ -165,7 +166,7 @@ func (e *engine) gate(tid int, as *space) {
 				continue
 			}
 			e.healAdd(tid, as, addr, b.orig)
-			if pokeText(tid, addr, []byte{0xcc}) == nil {
+			if ptrace.PokeText(tid, addr, []byte{0xcc}) == nil {
 				as.bps[addr] = b
 				delete(as.removed, addr)
 			}

@@ -5,6 +5,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // crashing lists the signals of a crash: the program's own fault, which
@@ -28,24 +31,24 @@ func crashSignal(t *thread, sig syscall.Signal) bool {
 		// Our handler is the disposition now; the program's own decides.
 		return h.old.handler == 0
 	}
-	st := procStatus(t.tid)
+	st := procfs.Status(t.tid)
 	if st == nil {
 		return false
 	}
 	bit := uint64(1) << (uint(sig) - 1)
-	return (statusMask(st, "SigCgt")|statusMask(st, "SigIgn"))&bit == 0
+	return (procfs.Mask(st, "SigCgt")|procfs.Mask(st, "SigIgn"))&bit == 0
 }
 
 // crash records a fatal signal about to end t's process, with the
 // thread's stack, and saves the profile so far before letting it through.
 func (e *engine) crash(t *thread, sig syscall.Signal) {
 	var addr uint64
-	if si, err := getSigInfo(t.tid); err == nil {
+	if si, err := ptrace.GetSigInfo(t.tid); err == nil {
 		addr = si.Addr
 	}
 	var pc string
 	var regs unix.PtraceRegs
-	if getRegs(t.tid, &regs) == nil {
+	if ptrace.GetRegs(t.tid, &regs) == nil {
 		pc = e.symbolize(t.proc.as, regs.Rip)
 	}
 	e.s.Crash(t.st, signalName(sig), addr, pc)

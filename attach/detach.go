@@ -8,6 +8,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -72,7 +73,7 @@ func (e *engine) detachAll() {
 	}
 	for _, t := range e.threads {
 		e.finishThread(t)
-		if err := detach(t.tid, t.pendingSig); err != nil && err != unix.ESRCH {
+		if err := ptrace.Detach(t.tid, t.pendingSig); err != nil && err != unix.ESRCH {
 			e.warn("detach %d: %v", t.tid, err)
 		}
 	}
@@ -86,9 +87,9 @@ func (e *engine) restoreText(tid int, as *space) {
 	for _, b := range as.bps {
 		var err error
 		for try := 0; try < 3; try++ {
-			if err = pokeText(tid, b.addr, []byte{b.orig}); err == nil {
+			if err = ptrace.PokeText(tid, b.addr, []byte{b.orig}); err == nil {
 				var got [1]byte
-				if err = readMem(tid, b.addr, got[:]); err == nil && got[0] != b.orig {
+				if err = ptrace.ReadMem(tid, b.addr, got[:]); err == nil && got[0] != b.orig {
 					err = fmt.Errorf("reads back %#x", got[0])
 				}
 			}
@@ -110,7 +111,7 @@ func (e *engine) stopForDetach(t *thread) error {
 	if t.vforkOf != nil {
 		return nil
 	}
-	return interrupt(t.tid)
+	return ptrace.Interrupt(t.tid)
 }
 
 func (e *engine) allStopped() bool {
@@ -126,7 +127,7 @@ func (e *engine) allStopped() bool {
 // equivalent place in the original code.
 func (e *engine) leaveArea(t *thread) {
 	var regs unix.PtraceRegs
-	if getRegs(t.tid, &regs) != nil {
+	if ptrace.GetRegs(t.tid, &regs) != nil {
 		return
 	}
 	if !t.proc.as.inArea(regs.Rip) {
@@ -138,7 +139,7 @@ func (e *engine) leaveArea(t *thread) {
 		}
 		if pc, ok := oolResume(b, regs.Rip); ok {
 			regs.Rip = pc
-			setRegs(t.tid, &regs)
+			ptrace.SetRegs(t.tid, &regs)
 		}
 		return
 	}

@@ -1,6 +1,10 @@
 package attach
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+)
 
 // detailGate is how the inline stubs gate a selected call's arguments
 // (the data block's D_DEFER, D_SLOW_TICKS and D_COND_*). With a rule a
@@ -80,7 +84,7 @@ func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
 	}
 	sh := shadowOf(t.tid, is, slot)
 	side := make([]byte, len(sh)/16*sideRecord)
-	if sh == nil || readMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
+	if sh == nil || ptrace.ReadMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
 		return
 	}
 	for i := range len(sh) / 16 {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/detail"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -216,7 +217,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		// goroutine inherits a thread that was a tracer.
 		e := newEngine(opt)
 		e.cal = cal
-		e.spin = spinBudget()
+		e.spin = ptrace.SpinBudget()
 		if err := e.prepareInline(); err != nil {
 			ch <- out{nil, err}
 			return

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // StopFloor measures the bare cost of one ptrace stop, for benchmarks:
@@ -35,24 +37,24 @@ func stopFloor(prog string, n int) (time.Duration, error) {
 		return 0, err
 	}
 	pid := cmd.Process.Pid
-	if _, err := waitTid(pid); err != nil {
+	if _, err := ptrace.Wait(pid); err != nil {
 		return 0, err
 	}
 	var regs unix.PtraceRegs
-	if err := cont(pid, 0); err != nil {
+	if err := ptrace.Cont(pid, 0); err != nil {
 		return 0, err
 	}
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
-		ws, err := waitTid(pid)
+		ws, err := ptrace.Wait(pid)
 		if err != nil || !ws.Stopped() {
 			return 0, fmt.Errorf("stop %d: %v (%v)", i, ws, err)
 		}
-		getRegs(pid, &regs)
-		setRegs(pid, &regs)
-		cont(pid, 0)
+		ptrace.GetRegs(pid, &regs)
+		ptrace.SetRegs(pid, &regs)
+		ptrace.Cont(pid, 0)
 	}
 	d := time.Since(t0) / time.Duration(n)
-	waitTid(pid)
+	ptrace.Wait(pid)
 	return d, nil
 }

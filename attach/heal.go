@@ -7,6 +7,9 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // The heal area: the target's own SIGTRAP handler and the table of our
@@ -102,7 +105,7 @@ func (e *engine) installHeal(tid int, as *space) error {
 	}
 	code := append([]byte(nil), healCode...)
 	binary.LittleEndian.PutUint64(code[healInjectTrap:], site+2)
-	if err := writeMem(tid, base, code); err != nil {
+	if err := ptrace.WriteMem(tid, base, code); err != nil {
 		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
 		return fmt.Errorf("heal area: %w", err)
 	}
@@ -110,7 +113,7 @@ func (e *engine) installHeal(tid int, as *space) error {
 	// reaped before dying goes on to the restore stub.
 	jump := []byte{0xff, 0x25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} // jmp [rip+0]; abs64
 	binary.LittleEndian.PutUint64(jump[6:], base+healRestore)
-	if err := writeMem(tid, site+uint64(len(syscallTrap)), jump); err != nil {
+	if err := ptrace.WriteMem(tid, site+uint64(len(syscallTrap)), jump); err != nil {
 		e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, healSize)
 		return fmt.Errorf("heal area: %w", err)
 	}
@@ -127,20 +130,20 @@ func (e *engine) installHeal(tid int, as *space) error {
 		return fail(err)
 	}
 	buf := make([]byte, 32)
-	if err := readMem(tid, base+healOldAct, buf); err != nil {
+	if err := ptrace.ReadMem(tid, base+healOldAct, buf); err != nil {
 		return fail(err)
 	}
 	// A profiler killed while attached left its handler there: take the
 	// program's own from it, and the int3s it kept.
 	h.old = e.healLeftover(tid, as, parseSigAction(buf))
 	if !bytes.Equal(h.old.bytes(), buf) {
-		if err := writeMem(tid, base+healOldAct, h.old.bytes()); err != nil {
+		if err := ptrace.WriteMem(tid, base+healOldAct, h.old.bytes()); err != nil {
 			return fail(err)
 		}
 	}
 	ours := sigAction{handler: base, flags: saSiginfo | saRestorer | h.old.flags&(saOnstack|saNodefer),
 		restorer: base + healRestorer, mask: h.old.mask}
-	if err := writeMem(tid, base+healNewAct, ours.bytes()); err != nil {
+	if err := ptrace.WriteMem(tid, base+healNewAct, ours.bytes()); err != nil {
 		return fail(err)
 	}
 	if err := e.sigaction(tid, as, base+healNewAct, 0); err != nil {
@@ -171,7 +174,7 @@ func (e *engine) keepHandler(t *thread) {
 	if h == nil {
 		return
 	}
-	m, err := sigMask(t.tid)
+	m, err := ptrace.SigMask(t.tid)
 	if err != nil || m == t.mask {
 		return
 	}
@@ -180,7 +183,7 @@ func (e *engine) keepHandler(t *thread) {
 	if m == 0 && old&(1<<(unix.SIGTRAP-1)) == 0 {
 		return
 	}
-	if statusMask(procStatus(t.proc.pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
+	if procfs.Mask(procfs.Status(t.proc.pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
 		return
 	}
 	if err := e.sigaction(t.tid, t.proc.as, h.base+healNewAct, 0); err != nil {
@@ -208,7 +211,7 @@ func (e *engine) uninstallHeal(tid int, as *space) {
 		return // leave the area: the handler may still be needed
 	}
 	buf := make([]byte, 32)
-	if readMem(tid, h.base+healNewAct, buf) == nil {
+	if ptrace.ReadMem(tid, h.base+healNewAct, buf) == nil {
 		if cur := parseSigAction(buf); cur.handler != h.base {
 			// The program installed its own handler while traced: keep it.
 			e.sigaction(tid, as, h.base+healNewAct, 0)
@@ -242,7 +245,7 @@ func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
 	}
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(i+1))
-	if writeMem(tid, h.base+healCount, n[:]) == nil {
+	if ptrace.WriteMem(tid, h.base+healCount, n[:]) == nil {
 		h.count = i + 1
 		h.slots[addr] = i
 	}
@@ -257,11 +260,11 @@ func (e *engine) healArea(tid int, h *healer, a *area) {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:], a.base)
 	binary.LittleEndian.PutUint64(b[8:], a.base+a.size)
-	if writeMem(tid, h.base+healAreas+uint64(16*len(h.areas)), b[:]) != nil {
+	if ptrace.WriteMem(tid, h.base+healAreas+uint64(16*len(h.areas)), b[:]) != nil {
 		return
 	}
 	binary.LittleEndian.PutUint64(b[:], uint64(len(h.areas)+1))
-	if writeMem(tid, h.base+healAreaCount, b[:8]) == nil {
+	if ptrace.WriteMem(tid, h.base+healAreaCount, b[:8]) == nil {
 		h.areas = append(h.areas, [2]uint64{a.base, a.base + a.size})
 	}
 }
@@ -280,7 +283,7 @@ func (e *engine) healWrite(tid int, h *healer, i int, addr uint64, orig, prot by
 	var ent [healEntrySize]byte
 	binary.LittleEndian.PutUint64(ent[:], addr)
 	ent[8], ent[9], ent[10] = orig, prot, 1
-	return writeMem(tid, h.base+healTable+uint64(i)*healEntrySize, ent[:])
+	return ptrace.WriteMem(tid, h.base+healTable+uint64(i)*healEntrySize, ent[:])
 }
 
 // healDrop marks the entries in [lo, hi) dead: their module is unmapped,
@@ -292,7 +295,7 @@ func (e *engine) healDrop(tid int, as *space, lo, hi uint64) {
 	}
 	for addr, i := range h.slots {
 		if addr >= lo && addr < hi {
-			writeMem(tid, h.base+healTable+uint64(i)*healEntrySize+10, []byte{0})
+			ptrace.WriteMem(tid, h.base+healTable+uint64(i)*healEntrySize+10, []byte{0})
 			delete(h.slots, addr)
 		}
 	}
@@ -313,13 +316,13 @@ func (e *engine) healSave(t *thread, regs *unix.PtraceRegs) {
 	for i, v := range g {
 		binary.LittleEndian.PutUint64(buf[8+8*i:], v)
 	}
-	writeMem(t.tid, h.base+healInjectValid, buf)
+	ptrace.WriteMem(t.tid, h.base+healInjectValid, buf)
 }
 
 // healClear says the save block no longer holds a thread's registers.
 func (e *engine) healClear(t *thread) {
 	if h := t.proc.as.heal; h != nil {
-		writeMem(t.tid, h.base+healInjectValid, make([]byte, 8))
+		ptrace.WriteMem(t.tid, h.base+healInjectValid, make([]byte, 8))
 	}
 }
 
@@ -348,8 +351,8 @@ func abandonRegs(r unix.PtraceRegs) unix.PtraceRegs {
 // mark costs a system call, the common case (a slot) goes without.
 func (e *engine) markRip(t *thread, rip uint64) {
 	if h := t.proc.as.heal; t.unreaped && h != nil && !h.covers(rip) {
-		si := sigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: siKernel, Addr: rip}
-		setSigInfo(t.tid, &si)
+		si := ptrace.SigInfo{Signo: int32(unix.SIGTRAP), Errno: healMagic, Code: ptrace.SIKernel, Addr: rip}
+		ptrace.SetSigInfo(t.tid, &si)
 	}
 }
 
@@ -359,7 +362,7 @@ func (e *engine) markRip(t *thread, rip uint64) {
 func (e *engine) moveTo(t *thread, regs *unix.PtraceRegs) error {
 	e.markRip(t, regs.Rip)
 	t.trapAt = 0
-	return setRegs(t.tid, regs)
+	return ptrace.SetRegs(t.tid, regs)
 }
 
 // restoreRegs are the registers a thread is given back after an injected
@@ -378,7 +381,7 @@ func (s *space) protAt(tid int, addr uint64) byte {
 	if s.moduleAt(addr) != nil || s.undoing != nil && addr >= s.undoing.lo && addr < s.undoing.hi {
 		return unix.PROT_READ | unix.PROT_EXEC
 	}
-	if p, ok := mappingProt(tid, addr); ok {
+	if p, ok := procfs.MappingProt(tid, addr); ok {
 		return p
 	}
 	return unix.PROT_READ | unix.PROT_EXEC

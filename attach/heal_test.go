@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/proctext"
 )
@@ -52,7 +54,7 @@ func startTracer(t *testing.T, task int, stderr *bytes.Buffer, env ...string) *e
 	if err := tracer.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for j := 0; j < 500 && tracerOf(task) != tracer.Process.Pid; j++ {
+	for j := 0; j < 500 && procfs.TracerOf(task) != tracer.Process.Pid; j++ {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return tracer
@@ -83,7 +85,7 @@ func profilerKilled(t *testing.T, kind string) {
 		tracer.Process.Kill()
 		tracer.Wait()
 		time.Sleep(200 * time.Millisecond) // its threads trap and heal
-		if tracerOf(pid) != 0 {
+		if procfs.TracerOf(pid) != 0 {
 			t.Fatalf("kill %d: target still traced", i)
 		}
 		if err := proctext.FileText(pid); kind == ProbesTrap && err != nil {
@@ -121,7 +123,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 				tracer.Wait()
 				time.Sleep(200 * time.Millisecond)
 			}
-			if statusMask(procStatus(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) == 0 {
+			if procfs.Mask(procfs.Status(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) == 0 {
 				t.Fatal("no SIGTRAP handler after the kills: nothing was left to undo")
 			}
 			opt := defaultOptions(t)
@@ -140,7 +142,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			if err := proctext.FileBytes(pid); err != nil {
 				t.Errorf("after the clean detach: %v", err)
 			}
-			if statusMask(procStatus(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
+			if procfs.Mask(procfs.Status(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) != 0 {
 				t.Error("after the clean detach SIGTRAP is still caught: a killed profiler's handler is left")
 			}
 			if err := target.Wait(); err != nil {
@@ -173,7 +175,7 @@ func profilerAreas(t *testing.T, pid int, known []string) []string {
 		switch {
 		case m.Path == ringsMapping,
 			m.Path == "" && m.Exec(),
-			m.Path == "" && m.End-m.Start >= dataSize && readMem(pid, m.Start+dName, name) == nil && string(name) == ringsName:
+			m.Path == "" && m.End-m.Start >= dataSize && ptrace.ReadMem(pid, m.Start+dName, name) == nil && string(name) == ringsName:
 			out = append(out, r)
 		}
 	}

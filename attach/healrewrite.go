@@ -1,6 +1,10 @@
 package attach
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+)
 
 // healRewrite lists the old bytes of a rewrite of the bytes at addr in the
 // heal table as one block of fresh entries, last byte first (the handler
@@ -16,7 +20,7 @@ func (e *engine) healRewrite(tid int, as *space, addr uint64, old []byte) int {
 	}
 	for k := range old {
 		if i, ok := h.slots[addr+uint64(k)]; ok {
-			writeMem(tid, h.base+healTable+uint64(i)*healEntrySize+10, []byte{0})
+			ptrace.WriteMem(tid, h.base+healTable+uint64(i)*healEntrySize+10, []byte{0})
 			delete(h.slots, addr+uint64(k))
 		}
 	}
@@ -28,12 +32,12 @@ func (e *engine) healRewrite(tid int, as *space, addr uint64, old []byte) int {
 		ent[8], ent[9], ent[10] = b, as.protAt(tid, a), 1
 	}
 	first := h.count
-	if writeMem(tid, h.base+healTable+uint64(first)*healEntrySize, block) != nil {
+	if ptrace.WriteMem(tid, h.base+healTable+uint64(first)*healEntrySize, block) != nil {
 		return -1
 	}
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(first+len(old)))
-	if writeMem(tid, h.base+healCount, n[:]) != nil {
+	if ptrace.WriteMem(tid, h.base+healCount, n[:]) != nil {
 		return -1
 	}
 	h.count = first + len(old)
@@ -53,11 +57,11 @@ func (e *engine) healRewriteDone(tid int, as *space, first, n int) {
 	}
 	at := h.base + healTable + uint64(first)*healEntrySize
 	block := make([]byte, n*healEntrySize)
-	if readMem(tid, at, block) != nil {
+	if ptrace.ReadMem(tid, at, block) != nil {
 		return
 	}
 	for i := range n {
 		block[i*healEntrySize+10] = 0
 	}
-	writeMem(tid, at, block)
+	ptrace.WriteMem(tid, at, block)
 }

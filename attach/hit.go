@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -29,7 +31,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	// the same way.
 	charged := e.opt.Compensate && e.stopWake > 0 && !b.linkerHook
 	if charged {
-		d, ok := t.sched.since(t.proc.pid, t.tid)
+		d, ok := t.sched.Since(t.proc.pid, t.tid)
 		wall := int64(-1)
 		if t.resumedAt > 0 {
 			wall = e.stopAt - t.resumedAt
@@ -67,7 +69,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 // enter opens an activation of b's function.
 func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	var buf [8]byte
-	if err := readMem(t.tid, regs.Rsp, buf[:]); err != nil {
+	if err := ptrace.ReadMem(t.tid, regs.Rsp, buf[:]); err != nil {
 		return
 	}
 	ret := binary.LittleEndian.Uint64(buf[:])
@@ -116,7 +118,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 			var err error
 			target, err = p.IndirectTarget(*regs, func(a uint64) (uint64, error) {
 				var w [8]byte
-				err := readMem(t.tid, a, w[:])
+				err := ptrace.ReadMem(t.tid, a, w[:])
 				return binary.LittleEndian.Uint64(w[:]), err
 			})
 			if err != nil {
@@ -128,7 +130,7 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 		}
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], p.Next())
-		if err := writeMem(t.tid, regs.Rsp-8, w[:]); err != nil {
+		if err := ptrace.WriteMem(t.tid, regs.Rsp-8, w[:]); err != nil {
 			e.remove(t.tid, t.proc.as, b)
 			break
 		}
@@ -150,7 +152,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	as := t.proc.as
 	e.remove(t.tid, as, b)
 	delete(as.removed, b.addr)
-	setRegs(t.tid, regs)
+	ptrace.SetRegs(t.tid, regs)
 	e.setupChain(t.tid, as)
 	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
 		e.warn("pid %d: %v", t.proc.pid, err)
@@ -191,13 +193,13 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 // machine those wake-ups alone are 10-50 us, several times the calibrated
 // round's. A thread that ran more than once may have blocked (in a
 // system call: its own time), so it gets the calibrated wake.
-func stopCost(wall int64, d schedDelta, ok bool, wake, kernel int64) int64 {
+func stopCost(wall int64, d procfs.SchedDelta, ok bool, wake, kernel int64) int64 {
 	if !ok {
 		return wake / 2
 	}
-	if d.slices != 1 || wall < 0 {
-		return wake/2 + d.queued
+	if d.Slices != 1 || wall < 0 {
+		return wake/2 + d.Queued
 	}
-	off := max(wall-d.ran-d.queued, 0)
-	return max(off+d.queued+min(kernel, d.ran)-wake/2, 0)
+	off := max(wall-d.Ran-d.Queued, 0)
+	return max(off+d.Queued+min(kernel, d.Ran)-wake/2, 0)
 }

@@ -3,6 +3,7 @@ package attach
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
@@ -75,10 +76,10 @@ func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Mo
 // blocked or computing there is attributed from the first microsecond.
 func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 	var regs unix.PtraceRegs
-	if getRegs(t.tid, &regs) != nil {
+	if ptrace.GetRegs(t.tid, &regs) != nil {
 		return
 	}
-	mem := func(addr uint64, buf []byte) error { return readMem(t.tid, addr, buf) }
+	mem := func(addr uint64, buf []byte) error { return ptrace.ReadMem(t.tid, addr, buf) }
 	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
 		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	as := t.proc.as

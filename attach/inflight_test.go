@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
@@ -117,7 +118,7 @@ func TestLongRunningFunctionAtAttach(t *testing.T) {
 			r, err := Attach(context.Background(), cmd.Process.Pid, opt)
 			done <- res{r, err}
 		}()
-		for tracerOf(cmd.Process.Pid) == 0 {
+		for procfs.TracerOf(cmd.Process.Pid) == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		time.Sleep(300 * time.Millisecond) // attached and probed

@@ -3,6 +3,8 @@ package attach
 import (
 	"fmt"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 
 	"golang.org/x/sys/unix"
@@ -24,17 +26,17 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 		}
 	}
 	var saved, regs unix.PtraceRegs
-	if err := getRegs(tid, &saved); err != nil {
+	if err := ptrace.GetRegs(tid, &saved); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	orig := make([]byte, len(syscallTrap))
-	if err := readMem(tid, site, orig); err != nil {
+	if err := ptrace.ReadMem(tid, site, orig); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
-	if err := pokeText(tid, site, syscallTrap); err != nil {
+	if err := ptrace.PokeText(tid, site, syscallTrap); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
-	defer pokeText(tid, site, orig)
+	defer ptrace.PokeText(tid, site, orig)
 	restore := restoreRegs(t, saved)
 	if t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
 		// Should we die before restoring them, the handler or the
@@ -53,36 +55,36 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 	if t != nil {
 		e.markRip(t, site)
 	}
-	if err := setRegs(tid, &regs); err != nil {
+	if err := ptrace.SetRegs(tid, &regs); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
-	if err := cont(tid, 0); err != nil {
+	if err := ptrace.Cont(tid, 0); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
 	if t != nil {
 		t.unreaped = false
 	}
 	for {
-		ws, err := waitTid(tid)
+		ws, err := ptrace.Wait(tid)
 		if err != nil {
 			return 0, fmt.Errorf("inject: wait: %w", err)
 		}
 		if ws.Exited() || ws.Signaled() {
 			return 0, fmt.Errorf("inject: thread %d ended", tid)
 		}
-		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) <= 0 {
-			if err := getRegs(tid, &regs); err == nil && regs.Rip == site+uint64(len(syscallTrap)) {
+		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && ptrace.Event(ws) <= 0 {
+			if err := ptrace.GetRegs(tid, &regs); err == nil && regs.Rip == site+uint64(len(syscallTrap)) {
 				break
 			}
 		}
 		// Anything else (a signal arriving now) waits for later: put it
 		// back by continuing without it is wrong, so remember and retry.
 		e.deferStop(tid, ws)
-		if err := cont(tid, 0); err != nil {
+		if err := ptrace.Cont(tid, 0); err != nil {
 			return 0, fmt.Errorf("inject: %w", err)
 		}
 	}
-	if err := setRegs(tid, &restore); err != nil {
+	if err := ptrace.SetRegs(tid, &restore); err != nil {
 		return 0, fmt.Errorf("inject: restore: %w", err)
 	}
 	return regs.Rax, nil
@@ -104,7 +106,7 @@ func (e *engine) injectCall(tid int, site uint64, nr uint64, args ...uint64) (ui
 // and above it.
 func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 	var hints []uint64
-	if maps, err := instrument.ReadMaps(tgid(tid)); err == nil {
+	if maps, err := instrument.ReadMaps(procfs.Tgid(tid)); err == nil {
 		if h, ok := freeNear(maps, addr, areaSize); ok {
 			hints = append(hints, h)
 		}
@@ -120,7 +122,7 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 			a := &area{base: base, size: areaSize}
 			if len(s.areas) == 0 {
 				a.next = injectSiteSize // slot 0: later injections
-				if err := writeMem(tid, base, syscallTrap); err != nil {
+				if err := ptrace.WriteMem(tid, base, syscallTrap); err != nil {
 					return nil, err
 				}
 			}

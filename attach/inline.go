@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/tsc"
 )
@@ -153,7 +155,7 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	binary.LittleEndian.PutUint64(hdr[dRetstub:], is.retstub)
 	binary.LittleEndian.PutUint64(hdr[dStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
 	gate.put(hdr[:])
-	if err := writeMem(tid, data, hdr[:]); err != nil {
+	if err := ptrace.WriteMem(tid, data, hdr[:]); err != nil {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
@@ -170,7 +172,7 @@ const stallLimitNs = 2e9
 // replacing the mapping there, or anywhere if at is 0) and maps it here.
 func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error) {
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
-	if err := writeMem(tid, data+dName, []byte(ringsName)); err != nil {
+	if err := ptrace.WriteMem(tid, data+dName, []byte(ringsName)); err != nil {
 		return 0, nil, err
 	}
 	fd, err := inj(unix.SYS_MEMFD_CREATE, data+dName, unix.MFD_CLOEXEC)
@@ -189,7 +191,7 @@ func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error
 	if err != nil {
 		return 0, nil, fmt.Errorf("inline probes: map rings: %w", err)
 	}
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", tgid(tid), fd), os.O_RDWR, 0)
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", procfs.Tgid(tid), fd), os.O_RDWR, 0)
 	if err != nil {
 		inj(unix.SYS_MUNMAP, addr, ringsSize)
 		return 0, nil, fmt.Errorf("inline probes: open the rings: %w", err)
@@ -215,7 +217,7 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 	s := a.base + a.next
 	code := append([]byte(nil), probeCode...)
 	binary.LittleEndian.PutUint64(code[stubDataPtr:], is.data)
-	if err := writeMem(tid, s, code); err != nil {
+	if err := ptrace.WriteMem(tid, s, code); err != nil {
 		return 0, err
 	}
 	a.next += uint64(len(code))
@@ -257,5 +259,5 @@ func (is *inlineSpace) ring(slot int) ring {
 // shadowStack refuses inline probes where the kernel enforces a shadow
 // stack: the stubs replace return addresses.
 func shadowStack(pid int) bool {
-	return strings.Contains(procStatus(pid)["x86_Thread_features"], "shstk")
+	return strings.Contains(procfs.Status(pid)["x86_Thread_features"], "shstk")
 }

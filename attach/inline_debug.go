@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // debugLost prints a thread's shadow stack and the top of its stack
@@ -16,21 +18,21 @@ func (e *engine) debugLost(t *thread) {
 		return
 	}
 	var regs unix.PtraceRegs
-	getRegs(t.tid, &regs)
+	ptrace.GetRegs(t.tid, &regs)
 	slot := is.tidSlot[t.tid]
 	state := is.state(slot)
 	hdr := make([]byte, 64)
-	readMem(t.tid, state, hdr)
+	ptrace.ReadMem(t.tid, state, hdr)
 	depth := binary.LittleEndian.Uint64(hdr[8:])
 	fmt.Fprintf(os.Stderr, "LOST tid %d rip %#x (retstub %#x) rsp %#x rdx(S) %#x depth %d lo %#x hi %#x\n", t.tid, regs.Rip, is.retstub, regs.Rsp, regs.Rdx, depth,
 		binary.LittleEndian.Uint64(hdr[16:]), binary.LittleEndian.Uint64(hdr[24:]))
 	sh := make([]byte, 16*(depth+4))
-	readMem(t.tid, state+tShadow, sh)
+	ptrace.ReadMem(t.tid, state+tShadow, sh)
 	for i := 0; i < int(depth)+4; i++ {
 		fmt.Fprintf(os.Stderr, "  [%d] slot %#x orig %#x %s\n", i, binary.LittleEndian.Uint64(sh[16*i:]), binary.LittleEndian.Uint64(sh[16*i+8:]), e.symbolize(t.proc.as, binary.LittleEndian.Uint64(sh[16*i+8:])))
 	}
 	st := make([]byte, 256)
-	readMem(t.tid, regs.Rsp, st)
+	ptrace.ReadMem(t.tid, regs.Rsp, st)
 	for i := 0; i < 32; i++ {
 		fmt.Fprintf(os.Stderr, "  rsp+%#x: %#x %s\n", i*8, binary.LittleEndian.Uint64(st[8*i:]), e.symbolize(t.proc.as, binary.LittleEndian.Uint64(st[8*i:])))
 	}

@@ -3,6 +3,8 @@ package attach
 import (
 	"encoding/binary"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument/unwind"
 
 	"golang.org/x/sys/unix"
@@ -36,9 +38,9 @@ func (e *engine) stepOut(t *thread, is *inlineSpace) {
 func (e *engine) stepOutOf(t *thread, inside func(uint64) bool, drain bool) bool {
 	for i := 0; i < 100000; i++ {
 		var regs unix.PtraceRegs
-		if err := getRegs(t.tid, &regs); err != nil {
+		if err := ptrace.GetRegs(t.tid, &regs); err != nil {
 			// A thread we hold stopped always has readable registers.
-			e.warn("detach: thread %d: registers unreadable after %d steps: %v (state %s)", t.tid, i, err, procStatus(t.tid)["State"])
+			e.warn("detach: thread %d: registers unreadable after %d steps: %v (state %s)", t.tid, i, err, procfs.Status(t.tid)["State"])
 			return false
 		}
 		if !inside(regs.Rip) {
@@ -48,17 +50,17 @@ func (e *engine) stepOutOf(t *thread, inside func(uint64) bool, drain bool) bool
 			e.drainAll() // a full ring: make room
 		}
 		for stepped := false; !stepped; {
-			if ptrace(unix.PTRACE_SINGLESTEP, t.tid, 0, 0) != nil {
+			if ptrace.Step(t.tid) != nil {
 				return false
 			}
-			ws, err := waitTid(t.tid)
+			ws, err := ptrace.Wait(t.tid)
 			switch {
 			case err != nil || ws.Exited() || ws.Signaled():
 				return false
 			case !ws.Stopped():
-			case ws.StopSignal() == unix.SIGTRAP && event(ws) == 0:
+			case ws.StopSignal() == unix.SIGTRAP && ptrace.Event(ws) == 0:
 				stepped = true
-			case event(ws) == 0 && !isJobStop(ws.StopSignal()):
+			case ptrace.Event(ws) == 0 && !isJobStop(ws.StopSignal()):
 				// A signal for the program: it gets it at the detach.
 				t.pendingSig = int(ws.StopSignal())
 			}
@@ -105,14 +107,14 @@ func (e *engine) restoreShadow(tid int, state, retstub uint64) {
 			continue
 		}
 		done[slotAddr] = true
-		if readMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == retstub {
-			if err := writeMem(tid, slotAddr, orig); err != nil {
+		if ptrace.ReadMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == retstub {
+			if err := ptrace.WriteMem(tid, slotAddr, orig); err != nil {
 				e.warn("thread %d: could not restore the return address at %#x: %v", tid, slotAddr, err)
 			}
 		}
 	}
 	binary.LittleEndian.PutUint64(w[:], 0)
-	writeMem(tid, state+tDepth, w[:])
+	ptrace.WriteMem(tid, state+tDepth, w[:])
 }
 
 // shadowOf reads slot's shadow stack in the memory of task tid; see
@@ -124,7 +126,7 @@ func shadowOf(tid int, is *inlineSpace, slot int) []byte { return shadowAt(tid, 
 // address with its marks), outermost first; nil if empty or unreadable.
 func shadowAt(tid int, state uint64) []byte {
 	var w [8]byte
-	if readMem(tid, state+tDepth, w[:]) != nil {
+	if ptrace.ReadMem(tid, state+tDepth, w[:]) != nil {
 		return nil
 	}
 	depth := binary.LittleEndian.Uint64(w[:])
@@ -132,7 +134,7 @@ func shadowAt(tid int, state uint64) []byte {
 		return nil
 	}
 	sh := make([]byte, depth*16)
-	if readMem(tid, state+tShadow, sh) != nil {
+	if ptrace.ReadMem(tid, state+tShadow, sh) != nil {
 		return nil
 	}
 	return sh
@@ -208,10 +210,10 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 // one under debug).
 func (e *engine) framesInto(t *thread, mods []*unwind.Module, inside func(uint64) bool, say func(int, unwind.Frame)) int {
 	var regs unix.PtraceRegs
-	if getRegs(t.tid, &regs) != nil {
+	if ptrace.GetRegs(t.tid, &regs) != nil {
 		return 0
 	}
-	mem := func(addr uint64, buf []byte) error { return readMem(t.tid, addr, buf) }
+	mem := func(addr uint64, buf []byte) error { return ptrace.ReadMem(t.tid, addr, buf) }
 	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
 		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
@@ -244,7 +246,7 @@ func (e *engine) dropInline(is *inlineSpace) {
 // is there to read (a thread's exit, a detach).
 func (is *inlineSpace) readCounters(tid int) {
 	var b [8]byte
-	if readMem(tid, is.data+dUnregistered, b[:]) == nil {
+	if ptrace.ReadMem(tid, is.data+dUnregistered, b[:]) == nil {
 		is.unregistered = int64(binary.LittleEndian.Uint64(b[:]))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -116,7 +117,7 @@ func (e *engine) checkDrops(is *inlineSpace) {
 	is.dropsSeen = dropped
 	for _, t := range is.slots {
 		var w [8]byte
-		writeMem(t.proc.pid, is.data+dDropping, w[:])
+		ptrace.WriteMem(t.proc.pid, is.data+dDropping, w[:])
 		msg := fmt.Sprintf("pid %d: the probes dropped calls while profile could not keep up: counts are incomplete", t.proc.pid)
 		if !e.dropWarned {
 			e.dropWarned = true

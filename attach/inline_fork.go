@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"maps"
 	"slices"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // spaceInUse tells whether a traced thread still runs in space as.
@@ -57,7 +59,7 @@ func (e *engine) forkInline(parent, child *thread) {
 		if tid != parent.tid {
 			if idx, ok := is.table[pis.tidFS[tid]]; ok {
 				var w [8]byte
-				writeMem(child.tid, is.data+dTable+uint64(idx)*16+8, w[:])
+				ptrace.WriteMem(child.tid, is.data+dTable+uint64(idx)*16+8, w[:])
 			}
 		}
 	}
@@ -72,7 +74,7 @@ func (e *engine) forkInline(parent, child *thread) {
 func (e *engine) stopRecording(tid int, is *inlineSpace) {
 	var w [8]byte
 	binary.LittleEndian.PutUint64(w[:], 1)
-	writeMem(tid, is.data+dDropping, w[:])
+	ptrace.WriteMem(tid, is.data+dDropping, w[:])
 }
 
 // vforkInline: a vfork child (or a CLONE_VM one, as posix_spawn makes)
@@ -133,7 +135,7 @@ func (e *engine) releaseInlineChild(parent *thread, child int) {
 	}
 	e.stopRecording(child, is)
 	for _, ip := range is.patches {
-		pokeText(child, ip.p.At, ip.p.Orig)
+		ptrace.PokeText(child, ip.p.At, ip.p.Orig)
 	}
 	if slot, ok := is.tidSlot[parent.tid]; ok {
 		e.restoreReturnsIn(child, is, slot)

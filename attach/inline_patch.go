@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -144,7 +146,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 			return errors.New("breakpoint inside its first bytes")
 		}
 	}
-	if err := writeMem(tid, tramp, p.Tramp); err != nil {
+	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
 		return err
 	}
 	a.next += uint64(len(p.Tramp))
@@ -198,7 +200,7 @@ func (e *engine) undoLeftover(tid int, as *space, l *loaded, sym instrument.Symb
 // fine: the function gets its file's bytes back) or an error.
 func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) error {
 	cur := make([]byte, min(len(code), 32))
-	if err := readMem(tid, addr, cur); err != nil {
+	if err := ptrace.ReadMem(tid, addr, cur); err != nil {
 		return errors.New("code unreadable")
 	}
 	as.origBytes(addr, cur)
@@ -243,7 +245,7 @@ func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool
 	}
 	target := addr + uint64(at+instrument.PatchLen) + uint64(int64(int32(binary.LittleEndian.Uint32(cur[at+1:]))))
 	if as.anon == nil {
-		maps, err := instrument.ReadMaps(tgid(tid))
+		maps, err := instrument.ReadMaps(procfs.Tgid(tid))
 		if err != nil {
 			return false
 		}
@@ -306,32 +308,27 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 }
 
 // openText keeps the memory of the process of stopped thread tid open
-// for as.poke until the returned function is called: a scan or a detach
-// rewrites every probed function, and opening /proc/TID/mem for each
-// write was most of what each rewrite cost.
+// for as.poke until the returned function is called (ptrace.Text): a
+// scan or a detach rewrites every probed function.
 func (s *space) openText(tid int) func() {
-	f, err := openText(tid)
+	t, err := ptrace.OpenText(tid)
 	if err != nil {
 		return func() {}
 	}
-	s.text = f
+	s.text = t
 	return func() {
-		f.Close()
+		t.Close()
 		s.text = nil
 	}
 }
 
-// poke writes text as pokeText does, through the memory openText keeps
-// open if it does.
+// poke writes text as ptrace.PokeText does, through the memory openText
+// keeps open if it does.
 func (s *space) poke(tid int, addr uint64, buf []byte) error {
 	if s.text != nil {
-		faultPoint()
-		if n, err := s.text.WriteAt(buf, int64(addr)); err == nil && n == len(buf) {
-			return nil
-		}
-		return pokeWords(tid, addr, buf)
+		return s.text.Poke(tid, addr, buf)
 	}
-	return pokeText(tid, addr, buf)
+	return ptrace.PokeText(tid, addr, buf)
 }
 
 // unpatchInline puts every patched function's bytes back, checking each.
@@ -343,7 +340,7 @@ func (e *engine) unpatchInline(tid int, as *space) {
 		for try := 0; try < 3; try++ {
 			if err = e.rewrite(tid, as, p.At, p.Jump, p.Orig); err == nil {
 				got := make([]byte, len(p.Orig))
-				if err = readMem(tid, p.At, got); err == nil && !bytes.Equal(got, p.Orig) {
+				if err = ptrace.ReadMem(tid, p.At, got); err == nil && !bytes.Equal(got, p.Orig) {
 					err = fmt.Errorf("reads back % x", got)
 				}
 			}
@@ -364,7 +361,7 @@ func (e *engine) threadRips(as *space) []uint64 {
 	var rips []uint64
 	for _, t := range e.threads {
 		var regs unix.PtraceRegs
-		if t.proc.as == as && getRegs(t.tid, &regs) == nil {
+		if t.proc.as == as && ptrace.GetRegs(t.tid, &regs) == nil {
 			rips = append(rips, regs.Rip)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -21,7 +22,7 @@ func (e *engine) registerInline(t *thread) {
 		return
 	}
 	var regs unix.PtraceRegs
-	if getRegs(t.tid, &regs) != nil || regs.Fs_base == 0 {
+	if ptrace.GetRegs(t.tid, &regs) != nil || regs.Fs_base == 0 {
 		return
 	}
 	slot := is.next
@@ -42,7 +43,7 @@ func (e *engine) registerInline(t *thread) {
 	if is.dataLen > dataSize {
 		binary.LittleEndian.PutUint64(hdr[tSide:], is.data+dSides+uint64(slot)*sideSize)
 	}
-	if writeMem(t.tid, state, hdr[:]) != nil {
+	if ptrace.WriteMem(t.tid, state, hdr[:]) != nil {
 		is.free = append(is.free, slot)
 		return
 	}
@@ -74,11 +75,11 @@ func (is *inlineSpace) insert(tid int, fs, state uint64) bool {
 	}
 	var w [8]byte
 	binary.LittleEndian.PutUint64(w[:], state)
-	if writeMem(tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
+	if ptrace.WriteMem(tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:], fs)
-	if writeMem(tid, is.data+dTable+uint64(idx)*16, w[:]) != nil {
+	if ptrace.WriteMem(tid, is.data+dTable+uint64(idx)*16, w[:]) != nil {
 		return false
 	}
 	is.table[fs], is.used[idx] = idx, true
@@ -103,8 +104,8 @@ func (e *engine) unregisterInline(t *thread) {
 		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
 		if idx, ok := is.table[is.tidFS[t.tid]]; ok {
 			var w [8]byte
-			if writeMem(t.tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
-				writeMem(t.proc.pid, is.data+dTable+uint64(idx)*16+8, w[:])
+			if ptrace.WriteMem(t.tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
+				ptrace.WriteMem(t.proc.pid, is.data+dTable+uint64(idx)*16+8, w[:])
 			}
 		}
 	}
@@ -154,7 +155,7 @@ func shadowDepth(t *thread) (state, depth uint64, ok bool) {
 		return 0, 0, false
 	}
 	var w [8]byte
-	if readMem(t.tid, state+tDepth, w[:]) != nil {
+	if ptrace.ReadMem(t.tid, state+tDepth, w[:]) != nil {
 		return 0, 0, false
 	}
 	return state, binary.LittleEndian.Uint64(w[:]), true
@@ -173,13 +174,13 @@ func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
 	var w [16]byte
 	binary.LittleEndian.PutUint64(w[:], sp)
 	binary.LittleEndian.PutUint64(w[8:], ret)
-	if writeMem(t.tid, state+tShadow+depth*16, w[:]) != nil {
+	if ptrace.WriteMem(t.tid, state+tShadow+depth*16, w[:]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:8], depth+1)
-	if writeMem(t.tid, state+tDepth, w[:8]) != nil {
+	if ptrace.WriteMem(t.tid, state+tDepth, w[:8]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:8], is.retstub)
-	return writeMem(t.tid, sp, w[:8]) == nil
+	return ptrace.WriteMem(t.tid, sp, w[:8]) == nil
 }

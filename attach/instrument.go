@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -307,7 +309,7 @@ func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
 
 func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
 	code := make([]byte, instrument.CallLookback)
-	if err := readMem(tid, ret-uint64(len(code)), code); err != nil {
+	if err := ptrace.ReadMem(tid, ret-uint64(len(code)), code); err != nil {
 		return model.KindUnknown
 	}
 	as.origBytes(ret-uint64(len(code)), code)
@@ -319,7 +321,7 @@ func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
 // copy and the int3.
 func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 	code := make([]byte, 16)
-	if err := readMem(tid, addr, code); err != nil {
+	if err := ptrace.ReadMem(tid, addr, code); err != nil {
 		return nil, err
 	}
 	as.origBytes(addr, code)
@@ -337,12 +339,12 @@ func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 	}
 	if plan.Emulate == instrument.EmuNone {
 		a.alloc()
-		if err := writeMem(tid, slot, plan.OOL); err != nil {
+		if err := ptrace.WriteMem(tid, slot, plan.OOL); err != nil {
 			return nil, err
 		}
 	}
 	e.healAdd(tid, as, addr, code[0])
-	if err := pokeText(tid, addr, []byte{0xcc}); err != nil {
+	if err := ptrace.PokeText(tid, addr, []byte{0xcc}); err != nil {
 		return nil, err
 	}
 	b := &bp{addr: addr, orig: code[0], fn: model.None, plan: plan, slot: plan.Slot}
@@ -370,7 +372,7 @@ func (e *engine) newArea(tid int, as *space, addr uint64) (*area, error) {
 func (e *engine) remove(tid int, as *space, b *bp) error {
 	delete(as.bps, b.addr)
 	as.removed[b.addr] = true
-	return pokeText(tid, b.addr, []byte{b.orig})
+	return ptrace.PokeText(tid, b.addr, []byte{b.orig})
 }
 
 // entryPoint returns the runtime address of the main executable's entry.
@@ -406,7 +408,7 @@ func (e *engine) preopen(pid int) {
 	if err != nil {
 		return
 	}
-	exe := readExe(pid)
+	exe := procfs.Exe(pid)
 	e.opened = map[string]*instrument.Module{}
 	biases := map[string]uint64{}
 	for _, path := range instrument.LoadedPaths(maps) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // The stubs' assembly and the engine agree on every offset and constant
@@ -46,7 +48,7 @@ func TestStubLayoutMatchesGo(t *testing.T) {
 			"old_act": healOldAct, "new_act": healNewAct, "inject_trap": healInjectTrap,
 			"inject_valid": healInjectValid, "inject_regs": healInjectRegs,
 			"area_count": healAreaCount, "areas": healAreas, "table": healTable,
-			"SI_KERNEL": siKernel, "MAGIC": healMagic, "SIGTRAP": uint64(unix.SIGTRAP),
+			"SI_KERNEL": ptrace.SIKernel, "MAGIC": healMagic, "SIGTRAP": uint64(unix.SIGTRAP),
 			"SYS_mprotect": unix.SYS_MPROTECT, "SYS_rt_sigaction": unix.SYS_RT_SIGACTION,
 			"SYS_rt_sigreturn": unix.SYS_RT_SIGRETURN, "SYS_getpid": unix.SYS_GETPID,
 			"SYS_gettid": unix.SYS_GETTID, "SYS_tgkill": unix.SYS_TGKILL,

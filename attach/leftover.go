@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -53,19 +55,19 @@ func fileBytes(pid int, maps []instrument.Mapping, addr uint64, n int) ([]byte, 
 // next to look at. It returns the
 // program's own, which ours then chains to and detach restores.
 func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
-	maps, err := instrument.ReadMaps(tgid(tid))
+	maps, err := instrument.ReadMaps(procfs.Tgid(tid))
 	if err != nil {
 		return act
 	}
 	head := make([]byte, healRestore)
 	for range 8 {
 		base := act.handler
-		if base < 2 || readMem(tid, base, head) != nil || !bytes.Equal(head, healCode[:healRestore]) {
+		if base < 2 || ptrace.ReadMem(tid, base, head) != nil || !bytes.Equal(head, healCode[:healRestore]) {
 			return act
 		}
 		e.undoHealTable(tid, as, maps, base)
 		buf := make([]byte, 32)
-		if readMem(tid, base+healOldAct, buf) != nil {
+		if ptrace.ReadMem(tid, base+healOldAct, buf) != nil {
 			return act
 		}
 		act = parseSigAction(buf)
@@ -87,7 +89,7 @@ func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
 // is written.
 func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, base uint64) {
 	var cnt [8]byte
-	if readMem(tid, base+healCount, cnt[:]) != nil {
+	if ptrace.ReadMem(tid, base+healCount, cnt[:]) != nil {
 		return
 	}
 	n := min(binary.LittleEndian.Uint64(cnt[:]), healCapacity)
@@ -95,7 +97,7 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 		return
 	}
 	table := make([]byte, n*healEntrySize)
-	if readMem(tid, base+healTable, table) != nil {
+	if ptrace.ReadMem(tid, base+healTable, table) != nil {
 		return
 	}
 	entry := func(i int) (addr uint64, orig byte, live bool) {
@@ -111,7 +113,7 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 			continue
 		}
 		var cur [1]byte
-		if readMem(tid, addr, cur[:]) != nil || cur[0] != 0xcc {
+		if ptrace.ReadMem(tid, addr, cur[:]) != nil || cur[0] != 0xcc {
 			continue
 		}
 		for j, k := i-1, uint64(1); j >= 0; j, k = j-1, k+1 {
@@ -119,9 +121,9 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 			if a != addr+k || !l {
 				break
 			}
-			pokeText(tid, a, []byte{o})
+			ptrace.PokeText(tid, a, []byte{o})
 		}
-		if pokeText(tid, addr, []byte{orig}) == nil {
+		if ptrace.PokeText(tid, addr, []byte{orig}) == nil {
 			e.stats.LeftoverInt3s++
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -43,26 +45,25 @@ func (e *engine) launch(argv []string) error {
 	}
 	pid := cmd.Process.Pid
 	e.rootPid, e.launched = pid, true
-	ws, err := waitTid(pid)
+	ws, err := ptrace.Wait(pid)
 	if err != nil || !ws.Stopped() {
 		return fmt.Errorf("start %s: it did not stop at exec (%v)", argv[0], err)
 	}
 	// Hand over: detach leaving it stopped, seize, let it go on.
-	if err := detach(pid, int(unix.SIGSTOP)); err != nil {
+	if err := ptrace.Detach(pid, int(unix.SIGSTOP)); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	var ws2 unix.WaitStatus
-	if _, err := unix.Wait4(pid, &ws2, unix.WALL|unix.WUNTRACED, nil); err != nil {
+	if _, err := ptrace.WaitStopped(pid); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	if err := seize(pid); err != nil {
+	if err := ptrace.Seize(pid); err != nil {
 		return fmt.Errorf("start %s: seize: %w", argv[0], err)
 	}
 	if err := unix.Kill(pid, unix.SIGCONT); err != nil {
 		return err
 	}
 	// The seized, stopped child reports a stop; take it.
-	if _, err := waitTid(pid); err != nil {
+	if _, err := ptrace.Wait(pid); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
@@ -88,10 +89,10 @@ func (e *engine) instrumentFresh(t *thread) error {
 	}
 	p.as.entry = entry
 	code := make([]byte, 1)
-	if err := readMem(t.tid, entry, code); err != nil {
+	if err := ptrace.ReadMem(t.tid, entry, code); err != nil {
 		return err
 	}
-	if err := pokeText(t.tid, entry, []byte{0xcc}); err != nil {
+	if err := ptrace.PokeText(t.tid, entry, []byte{0xcc}); err != nil {
 		return err
 	}
 	p.as.bps[entry] = &bp{addr: entry, orig: code[0], fn: model.None, special: true}
@@ -104,7 +105,7 @@ func (e *engine) attach(pid int) error {
 	if err := checkAttachable(pid); err != nil {
 		return err
 	}
-	if err := e.checkProgram(readExe(pid)); err != nil {
+	if err := e.checkProgram(procfs.Exe(pid)); err != nil {
 		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
 	e.preopen(pid)
@@ -112,7 +113,7 @@ func (e *engine) attach(pid int) error {
 	seized := map[int]bool{}
 	foreign := map[int]int{} // threads another tracer has: its pid
 	for {
-		tids, err := taskIDs(pid)
+		tids, err := procfs.Tasks(pid)
 		if err != nil {
 			return attachError(pid, unix.ESRCH)
 		}
@@ -121,11 +122,11 @@ func (e *engine) attach(pid int) error {
 			if seized[tid] {
 				continue
 			}
-			if err := seize(tid); err != nil {
+			if err := ptrace.Seize(tid); err != nil {
 				if len(seized) == 0 {
 					return attachError(pid, err)
 				}
-				if tp := tracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
+				if tp := procfs.TracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
 					foreign[tid] = tp
 				}
 				continue // it ended meanwhile, or another tracer has it
@@ -142,10 +143,10 @@ func (e *engine) attach(pid int) error {
 	began := e.now()
 	var first *thread
 	for tid := range seized {
-		interrupt(tid)
+		ptrace.Interrupt(tid)
 	}
 	for _, tid := range sortedTids(seized, pid) {
-		ws, err := waitTid(tid)
+		ws, err := ptrace.Wait(tid)
 		if err != nil || !ws.Stopped() {
 			continue // it ended meanwhile
 		}
@@ -159,12 +160,12 @@ func (e *engine) attach(pid int) error {
 		// that stop without the signal, which would drop it: keep it,
 		// take the interrupt's stop, and raise it again (it is delivered
 		// when the thread goes on).
-		for ws.Stopped() && event(ws) == 0 {
+		for ws.Stopped() && ptrace.Event(ws) == 0 {
 			e.holdSignal(t, ws.StopSignal())
-			if cont(tid, 0) != nil {
+			if ptrace.Cont(tid, 0) != nil {
 				break
 			}
-			if ws, err = waitTid(tid); err != nil {
+			if ws, err = ptrace.Wait(tid); err != nil {
 				break
 			}
 		}
@@ -245,11 +246,11 @@ func (e *engine) attach(pid int) error {
 		t.stopped = false
 		switch {
 		case t.listening:
-			if listen(t.tid) != nil {
+			if ptrace.Listen(t.tid) != nil {
 				// Our code ran in it: it left its group-stop. Interrupted,
 				// it stops again at once, reporting the group-stop while
 				// the process is stopped, and the loop listens.
-				interrupt(t.tid)
+				ptrace.Interrupt(t.tid)
 				e.resume(t, 0)
 			}
 		default:
@@ -266,12 +267,11 @@ func isJobStop(sig unix.Signal) bool {
 // abandon lets go of whatever a failed start left traced.
 func (e *engine) abandon() {
 	for _, t := range e.threads {
-		detach(t.tid, 0)
+		ptrace.Detach(t.tid, 0)
 	}
 	if e.launched && e.rootPid > 0 {
 		unix.Kill(e.rootPid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		unix.Wait4(e.rootPid, &ws, unix.WALL, nil)
+		ptrace.Wait(e.rootPid)
 	}
 }
 
@@ -346,5 +346,5 @@ func tracedElsewhere(pid int, foreign map[int]int) error {
 	tid := slices.Min(slices.Collect(maps.Keys(foreign)))
 	tp := foreign[tid]
 	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer: detach that one first (%d threads held in all)",
-		pid, tid, readComm(tid), tp, readComm(tp), len(foreign))
+		pid, tid, procfs.Comm(tid), tp, procfs.Comm(tp), len(foreign))
 }

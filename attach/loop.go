@@ -7,6 +7,9 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 var debug = os.Getenv("PROFILE_DEBUG") != ""
@@ -60,17 +63,17 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	var err error
 	for {
 		e.mu.Unlock() // the drain goroutine runs while we wait
-		tid, ws, err = peek(e.spin)
+		tid, ws, err = ptrace.Peek(e.spin)
 		e.stopAt = e.now() // before waiting for the drain: the thread waits too
 		e.mu.Lock()
 		if err != nil {
 			break
 		}
-		if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && event(ws) == 0 {
+		if t := e.threads[tid]; t != nil && ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && ptrace.Event(ws) == 0 {
 			t.unreaped = true
 			break
 		}
-		if ws, err = reap(tid); err == nil {
+		if ws, err = ptrace.Reap(tid); err == nil {
 			break
 		}
 		// Gone meanwhile (reaped as a task of an exec, say): the next one.
@@ -94,7 +97,7 @@ func (e *engine) handleStop(tid int, ws unix.WaitStatus) {
 		// handled: it then sits in its exit stop, and the reap takes that
 		// stop's notification. Handle what was reaped, or the thread
 		// waits there forever.
-		if ws2, err := reap(tid); err == nil && ws2 != ws {
+		if ws2, err := ptrace.Reap(tid); err == nil && ws2 != ws {
 			e.handleStop(tid, ws2)
 		}
 	}
@@ -105,13 +108,13 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 	t := e.threads[tid]
 	if t == nil {
 		switch {
-		case ws.Stopped() && event(ws) == unix.PTRACE_EVENT_EXIT:
+		case ws.Stopped() && ptrace.Event(ws) == unix.PTRACE_EVENT_EXIT:
 			// A new task killed before its creator's event was seen: a
 			// SIGKILL wakes the creator from that event's stop, and the
 			// event is lost. Nothing will claim the task: let it exit,
 			// or its process stays a zombie forever.
 			delete(e.early, tid)
-			cont(tid, 0)
+			ptrace.Cont(tid, 0)
 		case ws.Stopped():
 			// A new task whose creator's event has not arrived yet.
 			e.early[tid] = ws
@@ -120,7 +123,7 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 	}
 	// Its ring first: its calls happened before this stop.
 	e.drainThread(t)
-	if ws.Stopped() && event(ws) == 0 && !e.detaching {
+	if ws.Stopped() && ptrace.Event(ws) == 0 && !e.detaching {
 		// A thread without a thread pointer at its first stop (a static
 		// program sets its own later) gets its ring at a later signal or
 		// breakpoint stop; for a registered one this is a map lookup.
@@ -131,12 +134,12 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 		e.taskGone(t, ws)
 	case !ws.Stopped():
 		return
-	case ws.StopSignal() == unix.SIGTRAP && event(ws) > 0:
-		e.event(t, event(ws))
+	case ws.StopSignal() == unix.SIGTRAP && ptrace.Event(ws) > 0:
+		e.event(t, ptrace.Event(ws))
 	case ws.StopSignal() == unix.SIGTRAP:
 		e.sigtrap(t)
 	default:
-		if event(ws) == unix.PTRACE_EVENT_STOP {
+		if ptrace.Event(ws) == unix.PTRACE_EVENT_STOP {
 			e.groupStop(t)
 			return
 		}
@@ -151,7 +154,7 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 func (e *engine) event(t *thread, ev int) {
 	switch ev {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-		msg, err := eventMsg(t.tid)
+		msg, err := ptrace.EventMsg(t.tid)
 		if err == nil {
 			e.spawned(t, int(msg), ev)
 		}
@@ -178,7 +181,7 @@ func (e *engine) event(t *thread, ev int) {
 		t.listening = false
 		t.asked = false
 		if e.detaching || e.pausing {
-			if trapPending(t.tid) {
+			if procfs.TrapPending(t.tid) {
 				// It hit a breakpoint as we interrupted it: the trap
 				// comes after this stop. Let it arrive and be handled
 				// (hit re-interrupts), or it would kill the target once
@@ -205,7 +208,7 @@ func (e *engine) groupStop(t *thread) {
 		return
 	}
 	t.listening = true
-	if err := listen(t.tid); err != nil {
+	if err := ptrace.Listen(t.tid); err != nil {
 		e.resume(t, 0)
 	}
 }
@@ -224,7 +227,7 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 func (e *engine) resume(t *thread, sig int) {
 	// Read before: the thread woken may take the tracer's CPU at once.
 	t.resumedAt = e.now()
-	err := cont(t.tid, sig)
+	err := ptrace.Cont(t.tid, sig)
 	t.unreaped = false // resuming discards a peeked stop's notification
 	if err != nil && !errors.Is(err, unix.ESRCH) {
 		fmt.Fprintf(os.Stderr, "profile: resume %d: %v\n", t.tid, err)
@@ -235,7 +238,7 @@ func (e *engine) resume(t *thread, sig int) {
 // removed (rewind and swallow), or the program's own SIGTRAP (deliver).
 func (e *engine) sigtrap(t *thread) {
 	var regs unix.PtraceRegs
-	if err := getRegs(t.tid, &regs); err != nil {
+	if err := ptrace.GetRegs(t.tid, &regs); err != nil {
 		return
 	}
 	as := t.proc.as
@@ -246,8 +249,8 @@ func (e *engine) sigtrap(t *thread) {
 		e.hit(t, b, &regs)
 		return
 	}
-	si, err := getSigInfo(t.tid)
-	if err == nil && si.Code == siKernel && as.removed[addr] {
+	si, err := ptrace.GetSigInfo(t.tid)
+	if err == nil && si.Code == ptrace.SIKernel && as.removed[addr] {
 		e.keepHandler(t)
 		regs.Rip = addr
 		e.moveTo(t, &regs)

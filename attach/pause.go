@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // pauseAll stops every thread of every traced process and keeps it
@@ -32,7 +34,7 @@ func (e *engine) pauseAll() (int64, bool) {
 			}
 			// A thread resumed on the way (after a breakpoint that was
 			// hit as it was interrupted, or created since) is asked again.
-			if err := interrupt(t.tid); err != nil {
+			if err := ptrace.Interrupt(t.tid); err != nil {
 				if errors.Is(err, unix.ESRCH) {
 					continue // its exit is on its way
 				}
@@ -77,7 +79,7 @@ func (e *engine) resumeAll(from int64) {
 		t.stopped = false
 		e.held(t, from)
 		if t.listening {
-			if listen(t.tid) == nil {
+			if ptrace.Listen(t.tid) == nil {
 				continue
 			}
 			t.listening = false

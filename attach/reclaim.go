@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 
 	"golang.org/x/sys/unix"
@@ -80,13 +82,13 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		for _, r := range as.foreignParts(m.Start, m.End) {
 			lo, hi := r[0], r[1]
 			// Heal areas side by side are one mapping.
-			for hi-lo >= healSize && readMem(tid, lo, head) == nil && bytes.Equal(head, healCode[:healRestore]) {
+			for hi-lo >= healSize && ptrace.ReadMem(tid, lo, head) == nil && bytes.Equal(head, healCode[:healRestore]) {
 				if add(lo, lo+healSize) {
 					l.heals[lo] = true
 				}
 				lo += healSize
 			}
-			if lo == hi || hi-lo > maxLeftoverArea || readMem(tid, lo, head) != nil {
+			if lo == hi || hi-lo > maxLeftoverArea || ptrace.ReadMem(tid, lo, head) != nil {
 				continue
 			}
 			switch {
@@ -105,12 +107,12 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		if !l.heals[r[0]] {
 			continue
 		}
-		if readMem(tid, r[0]+healAreaCount, cnt[:]) != nil {
+		if ptrace.ReadMem(tid, r[0]+healAreaCount, cnt[:]) != nil {
 			continue
 		}
 		n := min(binary.LittleEndian.Uint64(cnt[:]), healMaxAreas)
 		tab := make([]byte, 16*n)
-		if n == 0 || readMem(tid, r[0]+healAreas, tab) != nil {
+		if n == 0 || ptrace.ReadMem(tid, r[0]+healAreas, tab) != nil {
 			continue
 		}
 		for i := range int(n) {
@@ -134,7 +136,7 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 			continue
 		}
 		var w [8]byte
-		if readMem(tid, m.Start+dName, name) == nil && string(name) == ringsName && readMem(tid, m.Start+dRetstub, w[:]) == nil {
+		if ptrace.ReadMem(tid, m.Start+dName, name) == nil && string(name) == ringsName && ptrace.ReadMem(tid, m.Start+dRetstub, w[:]) == nil {
 			b := oldBlock{base: m.Start, size: size, retstub: binary.LittleEndian.Uint64(w[:])}
 			l.blocks = append(l.blocks, b)
 			e.findRings(tid, maps, l, b)
@@ -148,7 +150,7 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 // data blocks and rings to l, and tells whether there was one.
 func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *leftovers, lo, hi uint64) bool {
 	mem := make([]byte, hi-lo)
-	if readMem(tid, lo, mem) != nil {
+	if ptrace.ReadMem(tid, lo, mem) != nil {
 		return false
 	}
 	found := false
@@ -163,7 +165,7 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 		}
 		var hdr [dDefer + 8]byte
 		name := make([]byte, len(ringsName))
-		if readMem(tid, data, hdr[:]) != nil || readMem(tid, data+dName, name) != nil || string(name) != ringsName {
+		if ptrace.ReadMem(tid, data, hdr[:]) != nil || ptrace.ReadMem(tid, data+dName, name) != nil || string(name) != ringsName {
 			continue
 		}
 		b := oldBlock{base: data, size: dataSize, retstub: binary.LittleEndian.Uint64(hdr[dRetstub:])}
@@ -184,7 +186,7 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 func (e *engine) findRings(tid int, maps []instrument.Mapping, l *leftovers, b oldBlock) {
 	var w [8]byte
 	for slot := range maxSlots {
-		if readMem(tid, b.base+dStates+uint64(slot)*stateSize+tRing, w[:]) != nil {
+		if ptrace.ReadMem(tid, b.base+dStates+uint64(slot)*stateSize+tRing, w[:]) != nil {
 			return
 		}
 		r := binary.LittleEndian.Uint64(w[:])
@@ -282,7 +284,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	var one [8]byte
 	binary.LittleEndian.PutUint64(one[:], 1)
 	for _, b := range l.blocks {
-		writeMem(tid, b.base+dDropping, one[:])
+		ptrace.WriteMem(tid, b.base+dDropping, one[:])
 	}
 	for _, t := range threads {
 		if !e.stepOutOf(t, l.inCode, false) {
@@ -292,7 +294,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	}
 	for _, t := range threads {
 		var regs unix.PtraceRegs
-		if getRegs(t.tid, &regs) != nil {
+		if ptrace.GetRegs(t.tid, &regs) != nil {
 			keep(fmt.Sprintf("thread %d's registers are unreadable", t.tid))
 			return
 		}
@@ -338,7 +340,7 @@ func oldState(tid int, b oldBlock, fs uint64) (uint64, bool) {
 	var ent [16]byte
 	idx := tableHash(fs)
 	for range tableSize {
-		if readMem(tid, b.base+dTable+uint64(idx)*16, ent[:]) != nil {
+		if ptrace.ReadMem(tid, b.base+dTable+uint64(idx)*16, ent[:]) != nil {
 			return 0, false
 		}
 		switch binary.LittleEndian.Uint64(ent[:]) {
@@ -362,12 +364,12 @@ func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 		if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
 			continue
 		}
-		want, err := fileBytes(tgid(tid), maps, m.Start, int(m.End-m.Start))
+		want, err := fileBytes(procfs.Tgid(tid), maps, m.Start, int(m.End-m.Start))
 		if err != nil {
 			continue
 		}
 		got := make([]byte, len(want))
-		if readMem(tid, m.Start, got) != nil {
+		if ptrace.ReadMem(tid, m.Start, got) != nil {
 			continue
 		}
 		for i := 0; i < len(got); i++ {

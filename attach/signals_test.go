@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/internal/proctext"
 
 	"github.com/profile-dev/profile/internal/workload"
@@ -99,9 +100,9 @@ func TestSignalsDuringAttachArrive(t *testing.T) {
 			select {
 			case got = <-attached:
 			case <-time.After(8 * time.Second):
-				ids, _ := taskIDs(pid)
+				ids, _ := procfs.Tasks(pid)
 				for _, id := range ids {
-					st := procStatus(id)
+					st := procfs.Status(id)
 					t.Logf("thread %d: %s, pending %s, shared %s, blocked %s", id, st["State"], st["SigPnd"], st["ShdPnd"], st["SigBlk"])
 				}
 				cancel()
@@ -148,12 +149,12 @@ func TestAttachToAStoppedProcess(t *testing.T) {
 		if u1, _ := procTicks(pid); u1 > u0+1 {
 			t.Errorf("the stopped process ran: user ticks %d -> %d", u0, u1)
 		}
-		ids, err := taskIDs(pid)
+		ids, err := procfs.Tasks(pid)
 		if err != nil || len(ids) != 4 {
 			t.Fatalf("threads %v, %v: want main and 3 workers", ids, err)
 		}
 		for _, task := range ids {
-			if s := procStatus(task)["State"]; !strings.HasPrefix(s, "T") {
+			if s := procfs.Status(task)["State"]; !strings.HasPrefix(s, "T") {
 				t.Errorf("after the detach thread %d is %q, want stopped", task, s)
 			}
 		}
@@ -181,10 +182,10 @@ func TestAttachToAStoppedProcess(t *testing.T) {
 func waitState(t *testing.T, pid int, state string) {
 	t.Helper()
 	for range 200 {
-		ids, _ := taskIDs(pid)
+		ids, _ := procfs.Tasks(pid)
 		all := len(ids) > 0
 		for _, id := range ids {
-			all = all && strings.HasPrefix(procStatus(id)["State"], state)
+			all = all && strings.HasPrefix(procfs.Status(id)["State"], state)
 		}
 		if all {
 			return
@@ -224,7 +225,7 @@ func TestThreadHeldByAnotherTracer(t *testing.T) {
 	opt.Probes = ProbesInline
 	cmd, output := startSignals(t, "3", "20")
 	pid := cmd.Process.Pid
-	ids, err := taskIDs(pid)
+	ids, err := procfs.Tasks(pid)
 	if err != nil || len(ids) != 4 {
 		t.Fatalf("threads %v, %v: want main and 3 workers", ids, err)
 	}
@@ -232,14 +233,14 @@ func TestThreadHeldByAnotherTracer(t *testing.T) {
 	holder := startTracer(t, tid, nil, "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	_, err = Attach(context.Background(), pid, opt)
-	want := fmt.Sprintf("thread %d (%s) is traced by pid %d", tid, readComm(tid), holder.Process.Pid)
+	want := fmt.Sprintf("thread %d (%s) is traced by pid %d", tid, procfs.Comm(tid), holder.Process.Pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("attach: %v; want an error that says %q", err, want)
 	}
 	if err := proctext.MatchesDisk(pid); err != nil {
 		t.Errorf("after the refused attach: %v", err)
 	}
-	if tp := tracerOf(pid); tp != 0 {
+	if tp := procfs.TracerOf(pid); tp != 0 {
 		t.Errorf("after the refused attach the main thread is traced by %d", tp)
 	}
 	syscall.Kill(pid, syscall.SIGTERM)

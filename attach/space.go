@@ -2,8 +2,8 @@ package attach
 
 import (
 	"fmt"
-	"os"
 
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -36,7 +36,7 @@ type space struct {
 	chainOrig []byte
 	// text: the process's memory, open while a scan or detach rewrites
 	// functions (openText), nil otherwise.
-	text *os.File
+	text *ptrace.Text
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool

@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -13,10 +15,10 @@ import (
 func (e *engine) spawned(t *thread, child int, ev int) {
 	if _, ok := e.early[child]; ok {
 		delete(e.early, child)
-	} else if ws, err := waitTid(child); err != nil || !ws.Stopped() {
+	} else if ws, err := ptrace.Wait(child); err != nil || !ws.Stopped() {
 		return // killed before its first stop: gone
 	}
-	isThread := ev == unix.PTRACE_EVENT_CLONE && tgid(child) == t.proc.pid
+	isThread := ev == unix.PTRACE_EVENT_CLONE && procfs.Tgid(child) == t.proc.pid
 	if isThread {
 		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))
 		if e.detaching {
@@ -38,13 +40,13 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		// Clean the child's copy of every breakpoint and probe, then let
 		// it go.
 		for _, b := range t.proc.as.bps {
-			pokeText(child, b.addr, []byte{b.orig})
+			ptrace.PokeText(child, b.addr, []byte{b.orig})
 		}
 		e.releaseInlineChild(t, child)
 		if as := t.proc.as; as.chain != 0 {
-			pokeText(child, as.chain, as.chainOrig)
+			ptrace.PokeText(child, as.chain, as.chainOrig)
 		}
-		detach(child, 0)
+		ptrace.Detach(child, 0)
 		return
 	}
 	as := t.proc.as // shared until the child execs
@@ -89,7 +91,7 @@ func (e *engine) sharesMemory(child int, t *thread) bool {
 func (e *engine) execed(t *thread) bool {
 	pid := t.proc.pid
 	old := t.proc
-	if former, err := eventMsg(pid); err == nil && int(former) != t.tid {
+	if former, err := ptrace.EventMsg(pid); err == nil && int(former) != t.tid {
 		if ft := e.threads[int(former)]; ft != nil {
 			e.forget(ft)
 		}
@@ -103,13 +105,13 @@ func (e *engine) execed(t *thread) bool {
 	if old.noFollow || e.detaching {
 		// Its own image now, free of breakpoints: let it go (a vfork
 		// child under --no-follow-fork, or any image as we detach).
-		detach(pid, 0)
+		ptrace.Detach(pid, 0)
 		return false
 	}
-	if exe := readExe(pid); !e.opt.Force && instrument.IsGoProgram(exe) {
+	if exe := procfs.Exe(pid); !e.opt.Force && instrument.IsGoProgram(exe) {
 		e.warn("pid %d runs %s, a Go program: left untraced (--force traces it)", pid, exe)
 		e.s.Warn(fmt.Sprintf("pid %d exec'd %s, a Go program, which was left untraced", pid, baseName(exe)))
-		detach(pid, 0)
+		ptrace.Detach(pid, 0)
 		return false
 	}
 	np := e.newProcess(pid, newSpace(), nil, model.None, old)

@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
@@ -129,7 +131,7 @@ type thread struct {
 	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
 	// sched reads its scheduler counters at each trap stop, resumedAt
 	// when it was last let go: what its trap stops cost it (hit).
-	sched     schedStat
+	sched     procfs.SchedStat
 	resumedAt int64
 	// pendingSig is a signal that arrived while detach stepped the thread
 	// out of the inline probes' code: delivered as it is let go.
@@ -147,7 +149,7 @@ type thread struct {
 	// delivery stop without them, so they are raised again once that code
 	// is done (reraise). raised keeps their siginfo, put back at their
 	// delivery stop.
-	sigs, raised []sigInfo
+	sigs, raised []ptrace.SigInfo
 
 	// vforkOf is the parent a vfork child borrows its memory from until
 	// it execs or exits; the parent cannot stop meanwhile, so detach lets
@@ -230,11 +232,11 @@ func (e *engine) now() int64 { return e.s.Now() }
 // is taken (holdSignal) and raised again when our code is done (rearm).
 func (e *engine) deferStop(tid int, ws unix.WaitStatus) {
 	t := e.threads[tid]
-	if t != nil && ws.Stopped() && event(ws) == unix.PTRACE_EVENT_STOP {
+	if t != nil && ws.Stopped() && ptrace.Event(ws) == unix.PTRACE_EVENT_STOP {
 		t.rearm = true
 		return
 	}
-	if t != nil && ws.Stopped() && event(ws) == 0 && ws.StopSignal()&0x80 == 0 {
+	if t != nil && ws.Stopped() && ptrace.Event(ws) == 0 && ws.StopSignal()&0x80 == 0 {
 		e.holdSignal(t, ws.StopSignal())
 		return
 	}
@@ -252,16 +254,16 @@ func (e *engine) rearm(tid int) {
 	e.reraise(t)
 	if t.rearm {
 		t.rearm = false
-		interrupt(tid)
+		ptrace.Interrupt(tid)
 	}
 }
 
 // holdSignal keeps the signal of the delivery stop thread t sits in, with
 // its siginfo, to raise it again (reraise).
 func (e *engine) holdSignal(t *thread, sig syscall.Signal) {
-	si, err := getSigInfo(t.tid)
+	si, err := ptrace.GetSigInfo(t.tid)
 	if err != nil || si.Signo != int32(sig) {
-		si = sigInfo{Signo: int32(sig)}
+		si = ptrace.SigInfo{Signo: int32(sig)}
 	}
 	t.sigs = append(t.sigs, si)
 }
@@ -290,8 +292,8 @@ func (e *engine) restoreSigInfo(t *thread, sig syscall.Signal) {
 			continue
 		}
 		t.raised = append(t.raised[:i], t.raised[i+1:]...)
-		if cur, err := getSigInfo(t.tid); err == nil && cur.Code == siTkill && cur.Pid() == int32(os.Getpid()) {
-			setSigInfo(t.tid, &si)
+		if cur, err := ptrace.GetSigInfo(t.tid); err == nil && cur.Code == siTkill && cur.Pid() == int32(os.Getpid()) {
+			ptrace.SetSigInfo(t.tid, &si)
 		}
 		return
 	}
@@ -308,7 +310,7 @@ func (e *engine) newProcess(pid int, as *space, parent *thread, forkedBy int, ex
 	if execOf != nil {
 		old = execOf.sp
 	}
-	info := session.ProcessInfo{Pid: pid, Exe: readExe(pid), Argv: readArgv(pid)}
+	info := session.ProcessInfo{Pid: pid, Exe: procfs.Exe(pid), Argv: procfs.Argv(pid)}
 	p := &process{pid: pid, sp: e.s.NewProcess(info, pt, forkedBy, old), as: as, exe: info.Exe}
 	e.stats.Processes++
 	return p
@@ -320,8 +322,8 @@ func (e *engine) newThread(tid int, p *process, parent *thread, spawnedBy int) *
 	if parent != nil {
 		pt = parent.st
 	}
-	t := &thread{tid: tid, proc: p, st: e.s.NewThread(tid, p.sp, pt, spawnedBy, readComm(tid))}
-	t.mask, _ = sigMask(tid)
+	t := &thread{tid: tid, proc: p, st: e.s.NewThread(tid, p.sp, pt, spawnedBy, procfs.Comm(tid))}
+	t.mask, _ = ptrace.SigMask(tid)
 	e.threads[tid] = t
 	e.stats.AllThreads++
 	return t
@@ -332,7 +334,7 @@ func (e *engine) finishThread(t *thread) {
 	if t.st.Done() {
 		return
 	}
-	e.s.FinishThread(t.st, readComm(t.tid), e.s.Now())
+	e.s.FinishThread(t.st, procfs.Comm(t.tid), e.s.Now())
 }
 
 // forget drops a thread that is gone.
@@ -340,7 +342,7 @@ func (e *engine) forget(t *thread) {
 	e.ctxGone(t)
 	e.unregisterInline(t)
 	e.finishThread(t)
-	t.sched.close()
+	t.sched.Close()
 	delete(e.threads, t.tid)
 	if as := t.proc.as; as.inl != nil && !e.spaceInUse(as) {
 		// The image is gone (exit, exec), and its rings with it.

@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // measureStop times the bare ptrace stop on the target itself: the
@@ -22,7 +25,7 @@ func (e *engine) measureStop(tid int, as *space) {
 		return
 	}
 	var saved, regs unix.PtraceRegs
-	if getRegs(tid, &saved) != nil {
+	if ptrace.GetRegs(tid, &saved) != nil {
 		return
 	}
 	defer e.rearm(tid)
@@ -35,26 +38,26 @@ func (e *engine) measureStop(tid int, as *space) {
 	}
 	const rounds = 15
 	var took, wake, ran []time.Duration
-	var sched schedStat
-	defer sched.close()
+	var sched procfs.SchedStat
+	defer sched.Close()
 	pid := tid
 	if t != nil {
 		pid = t.proc.pid
 	}
-	sched.since(pid, tid)
+	sched.Since(pid, tid)
 	for i := 0; i < rounds; i++ {
 		regs = saved
 		regs.Rip, regs.Rax, regs.Orig_rax = as.areas[0].base, unix.SYS_GETPID, ^uint64(0)
 		t0 := time.Now()
-		if setRegs(tid, &regs) != nil || cont(tid, 0) != nil {
+		if ptrace.SetRegs(tid, &regs) != nil || ptrace.Cont(tid, 0) != nil {
 			break
 		}
 		t1 := time.Now()
 		if t != nil {
 			t.unreaped = false
 		}
-		ws, err := waitTid(tid)
-		if err != nil || !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP || event(ws) != 0 {
+		ws, err := ptrace.Wait(tid)
+		if err != nil || !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP || ptrace.Event(ws) != 0 {
 			if err == nil && ws.Stopped() {
 				e.deferStop(tid, ws)
 			}
@@ -62,13 +65,13 @@ func (e *engine) measureStop(tid int, as *space) {
 		}
 		// The kernel's part: without the wait for a CPU, which each stop
 		// reads for itself.
-		d, _ := sched.since(pid, tid)
-		wake = append(wake, time.Since(t1)-time.Duration(d.queued))
-		ran = append(ran, time.Duration(d.ran))
-		getRegs(tid, &regs)
+		d, _ := sched.Since(pid, tid)
+		wake = append(wake, time.Since(t1)-time.Duration(d.Queued))
+		ran = append(ran, time.Duration(d.Ran))
+		ptrace.GetRegs(tid, &regs)
 		took = append(took, time.Since(t0))
 	}
-	setRegs(tid, &restore)
+	ptrace.SetRegs(tid, &restore)
 	if len(took) == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -64,7 +65,7 @@ func (e *engine) nothingToTrace(p *process) error {
 // refuse or what must not be traced: a missing process, a zombie, a kernel
 // thread, profile itself, a process another tracer holds.
 func checkAttachable(pid int) error {
-	st := procStatus(pid)
+	st := procfs.Status(pid)
 	if st == nil {
 		return fmt.Errorf("attach to pid %d: no such process", pid)
 	}
@@ -77,10 +78,10 @@ func checkAttachable(pid int) error {
 		return fmt.Errorf("attach to pid %d: that is profile itself", pid)
 	}
 	if tp, _ := strconv.Atoi(st["TracerPid"]); tp != 0 {
-		if g := tgid(tp); g != 0 {
+		if g := procfs.Tgid(tp); g != 0 {
 			tp = g // TracerPid names the tracing thread
 		}
-		return fmt.Errorf("attach to pid %d: it is already traced by pid %d (%s): detach that debugger or tracer first", pid, tp, readComm(tp))
+		return fmt.Errorf("attach to pid %d: it is already traced by pid %d (%s): detach that debugger or tracer first", pid, tp, procfs.Comm(tp))
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func attachError(pid int, err error) error {
 	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
 		scope = strings.TrimSpace(string(b))
 	}
-	self := procStatus(os.Getpid())
+	self := procfs.Status(os.Getpid())
 	const capSysPtrace = 19
 	capEff, _ := strconv.ParseUint(self["CapEff"], 16, 64)
 	hasCap := capEff&(1<<capSysPtrace) != 0
@@ -116,7 +117,7 @@ func attachError(pid int, err error) error {
 	case scope == "1" || scope == "2":
 		return fmt.Errorf("attach to pid %d: permission denied: kernel.yama.ptrace_scope is %s; run `sudo sysctl kernel.yama.ptrace_scope=0`, or run as root", pid, scope)
 	}
-	if uid := strings.Fields(procStatus(pid)["Uid"]); len(uid) > 0 && uid[0] != strconv.Itoa(os.Getuid()) {
+	if uid := strings.Fields(procfs.Status(pid)["Uid"]); len(uid) > 0 && uid[0] != strconv.Itoa(os.Getuid()) {
 		return fmt.Errorf("attach to pid %d: permission denied: it belongs to uid %s; run as that user or as root (or grant CAP_SYS_PTRACE: setcap cap_sys_ptrace+ep $(which profile))", pid, uid[0])
 	}
 	return fmt.Errorf("attach to pid %d: permission denied; run as root or grant CAP_SYS_PTRACE (setcap cap_sys_ptrace+ep $(which profile))", pid)

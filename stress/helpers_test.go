@@ -25,7 +25,7 @@ import (
 )
 
 // profileBin is the profile binary built for this run; faultBin the same
-// built with fault injection (attach/faults_on.go).
+// built with fault injection (attach/internal/ptrace/faults_on.go).
 var profileBin, faultBin string
 
 func TestMain(m *testing.M) {

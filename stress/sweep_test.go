@@ -28,7 +28,7 @@ const (
 
 // (h) The profiler killed at each of its operations on the target, from
 // the first ptrace request of attach to the last of detach: the build with
-// fault injection (attach/faults_on.go) SIGKILLs itself just before its
+// fault injection (attach/internal/ptrace/faults_on.go) SIGKILLs itself just before its
 // Nth operation. The target is the server, idle while the profiler
 // attaches, so that the operations are the same from one run to the next.
 // After each kill the server must live on and answer a burst of requests

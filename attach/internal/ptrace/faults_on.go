@@ -1,6 +1,6 @@
 //go:build faultinject
 
-package attach
+package ptrace
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !faultinject
 
-package attach
+package ptrace
 
 // faultPoint marks an operation on the target: a test build counts them
 // and can kill the profiler at any one (faults_on.go).

@@ -1,4 +1,4 @@
-package attach
+package procfs
 
 import (
 	"bytes"
@@ -12,7 +12,8 @@ import (
 	"github.com/profile-dev/profile/instrument"
 )
 
-func readExe(pid int) string {
+// Exe is the path of process pid's executable, "" if unreadable.
+func Exe(pid int) string {
 	p, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return ""
@@ -20,7 +21,8 @@ func readExe(pid int) string {
 	return strings.TrimSuffix(p, " (deleted)")
 }
 
-func readArgv(pid int) []string {
+// Argv is process pid's command line.
+func Argv(pid int) []string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || len(b) == 0 {
 		return nil
@@ -28,7 +30,8 @@ func readArgv(pid int) []string {
 	return strings.Split(string(bytes.TrimSuffix(b, []byte{0})), "\x00")
 }
 
-func readComm(tid int) string {
+// Comm is task tid's name.
+func Comm(tid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", tid))
 	if err != nil {
 		return ""
@@ -36,8 +39,8 @@ func readComm(tid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// procStatus reads the fields of /proc/PID/status.
-func procStatus(pid int) map[string]string {
+// Status reads the fields of /proc/PID/status.
+func Status(pid int) map[string]string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return nil
@@ -51,27 +54,27 @@ func procStatus(pid int) map[string]string {
 	return out
 }
 
-// statusMask reads a signal mask field of /proc/PID/status (SigPnd,
+// Mask reads a signal mask field of /proc/PID/status (SigPnd,
 // SigCgt, ...).
-func statusMask(st map[string]string, field string) uint64 {
+func Mask(st map[string]string, field string) uint64 {
 	m, _ := strconv.ParseUint(st[field], 16, 64)
 	return m
 }
 
-// tracerOf returns the pid tracing a task, 0 if none.
-func tracerOf(tid int) int {
-	n, _ := strconv.Atoi(procStatus(tid)["TracerPid"])
+// TracerOf returns the pid tracing a task, 0 if none.
+func TracerOf(tid int) int {
+	n, _ := strconv.Atoi(Status(tid)["TracerPid"])
 	return n
 }
 
-// tgid returns the thread group (process) id of a task.
-func tgid(tid int) int {
-	n, _ := strconv.Atoi(procStatus(tid)["Tgid"])
+// Tgid returns the thread group (process) id of a task.
+func Tgid(tid int) int {
+	n, _ := strconv.Atoi(Status(tid)["Tgid"])
 	return n
 }
 
-// taskIDs lists the threads of a process.
-func taskIDs(pid int) ([]int, error) {
+// Tasks lists the threads of a process.
+func Tasks(pid int) ([]int, error) {
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		return nil, err
@@ -85,14 +88,14 @@ func taskIDs(pid int) ([]int, error) {
 	return out, nil
 }
 
-// trapPending tells whether a SIGTRAP is pending for the thread itself:
+// TrapPending tells whether a SIGTRAP is pending for the thread itself:
 // an int3 it executed whose stop has not been reported yet.
-func trapPending(tid int) bool {
-	return statusMask(procStatus(tid), "SigPnd")&(1<<(unix.SIGTRAP-1)) != 0
+func TrapPending(tid int) bool {
+	return Mask(Status(tid), "SigPnd")&(1<<(unix.SIGTRAP-1)) != 0
 }
 
-// mappingProt returns the protection of the mapping holding addr.
-func mappingProt(pid int, addr uint64) (byte, bool) {
+// MappingProt returns the protection of the mapping holding addr.
+func MappingProt(pid int, addr uint64) (byte, bool) {
 	maps, err := instrument.ReadMaps(pid)
 	if err != nil {
 		return 0, false

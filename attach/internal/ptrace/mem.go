@@ -1,0 +1,117 @@
+package ptrace
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadMem reads len(buf) bytes at addr with one process_vm_readv.
+func ReadMem(pid int, addr uint64, buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	local := unix.Iovec{Base: &buf[0]}
+	local.SetLen(len(buf))
+	remote := unix.RemoteIovec{Base: uintptr(addr), Len: len(buf)}
+	r, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+		uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+	n := int(r)
+	if e != 0 {
+		return fmt.Errorf("read %d bytes at %#x in %d: %w", len(buf), addr, pid, e)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("read %d bytes at %#x in %d: short read (%d)", len(buf), addr, pid, n)
+	}
+	return nil
+}
+
+// WriteMem writes buf at addr with one process_vm_writev (writable
+// mappings only: the stack, the out-of-line area).
+func WriteMem(pid int, addr uint64, buf []byte) error {
+	faultPoint()
+	if len(buf) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMWritev(pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("write %d bytes at %#x in %d: %w", len(buf), addr, pid, err)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("write at %#x in %d: short write", addr, pid)
+	}
+	return nil
+}
+
+// PokeText writes buf at addr, in read-only text too, as ptrace may.
+func PokeText(tid int, addr uint64, buf []byte) error {
+	t, err := OpenText(tid)
+	if err != nil {
+		faultPoint()
+		return pokeWords(tid, addr, buf)
+	}
+	defer t.Close()
+	return t.Poke(tid, addr, buf)
+}
+
+// Text is a process's memory open for writing its text: a scan or a
+// detach rewrites every probed function, and opening it for each write
+// was most of what each rewrite cost.
+type Text struct{ f *os.File }
+
+// OpenText opens the memory of the process of task tid for writing its
+// text.
+func OpenText(tid int) (*Text, error) {
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(tid)+"/mem", os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Text{f}, nil
+}
+
+// Close releases the memory.
+func (t *Text) Close() error { return t.f.Close() }
+
+// Poke writes buf at addr with one write, which /proc/PID/mem does in
+// read-only text as ptrace does: a word's PTRACE_PEEKTEXT and
+// PTRACE_POKETEXT wait for the stopped thread each. A kernel that refuses
+// such writes (proc_mem.force_override=never) gets the words, through
+// task tid.
+func (t *Text) Poke(tid int, addr uint64, buf []byte) error {
+	faultPoint()
+	if len(buf) == 0 {
+		return nil
+	}
+	if n, err := t.f.WriteAt(buf, int64(addr)); err == nil && n == len(buf) {
+		return nil
+	}
+	return pokeWords(tid, addr, buf)
+}
+
+// pokeWords writes buf at addr word by word with ptrace.
+func pokeWords(tid int, addr uint64, buf []byte) error {
+	start := addr &^ 7
+	end := (addr + uint64(len(buf)) + 7) &^ 7
+	for w := start; w < end; w += 8 {
+		var word [8]byte
+		if _, err := unix.PtracePeekText(tid, uintptr(w), word[:]); err != nil {
+			return fmt.Errorf("peek %#x: %w", w, err)
+		}
+		for i := 0; i < 8; i++ {
+			a := w + uint64(i)
+			if a >= addr && a < addr+uint64(len(buf)) {
+				word[i] = buf[a-addr]
+			}
+		}
+		if _, err := unix.PtracePokeText(tid, uintptr(w), word[:]); err != nil {
+			return fmt.Errorf("poke %#x: %w", w, err)
+		}
+	}
+	return nil
+}
