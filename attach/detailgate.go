@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/detail"
 )
 
 // detailGate is how the inline stubs gate a selected call's arguments
@@ -42,14 +43,12 @@ func (e *engine) detailGate() detailGate {
 	if c := r.If; c != nil {
 		g.condAt = condRet
 		if !c.OnReturn() {
-			// where the entry stub saved rdi, rsi, rdx, rcx, r8, r9
-			// (E_RDI... in probe.S)
-			g.condAt = [6]uint64{32, 40, 48, 56, 24, 16}[c.Reg]
+			g.condAt = [6]uint64{eRDI, eRSI, eRDX, eRCX, eR8, eR9}[c.Reg]
 		}
 		g.condType = uint64(c.TypeCode())
 		g.condMask = uint64(c.Outcomes())
 		g.condValue = uint64(c.Value)
-		if g.condType == 3 {
+		if g.condType == detail.TypeU64 {
 			// u64: HOLDS flips the register's top bit too, and compares
 			// signed.
 			g.condValue ^= 1 << 63

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/profile-dev/profile/instrument"
 )
 
 // Layout of the inline probes' memory, mirrored from inlinecode/probe.S.
@@ -78,6 +80,7 @@ const (
 	flagCtx     = 0x10000000 // a context role (--context), in bits 24-26:
 	flagCtxOpen = 0x08000000 // ... component k opens the context, or
 	ctxShift    = 24         // ... without flagCtxOpen, recorded only when n are open
+	ctxMax      = instrument.MaxComponents
 	fnMask      = 1<<ctxShift - 1
 	// ctxMark marks a shadow entry's return address whose frame opened
 	// component k (in bits 56-62); detailMark one whose side record holds
@@ -204,3 +207,17 @@ func (r ring) resetCounters() {
 
 // Every shadow entry has its side record.
 var _ [sideSize - shadowEntries*sideRecord]struct{}
+
+// A component's index fits below the context flags.
+var _ [flagCtxOpen>>ctxShift - 1 - ctxMax]struct{}
+
+// Where the entry stub saved the argument registers (E_RDI ... in
+// probe.S): a condition on an argument is read there.
+const (
+	eR9  = 16
+	eR8  = 24
+	eRDI = 32
+	eRSI = 40
+	eRDX = 48
+	eRCX = 56
+)

@@ -1,13 +1,16 @@
 package attach
 
 import (
+	"bytes"
 	"debug/elf"
+	"fmt"
 	"os/exec"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/detail"
 )
 
 // The stubs' assembly and the engine agree on every offset and constant
@@ -42,7 +45,10 @@ func TestStubLayoutMatchesGo(t *testing.T) {
 			"F_CTX": flagCtx, "F_CTXOPEN": flagCtxOpen, "CTX_MARK": ctxMark, "DETAIL_MARK": 55,
 			"STALL_WORD": stallID << 32, "ARGS_WORD": argsID << 32, "ARGS_FOR": argsForID,
 			"entry": stubEntry, "retstub": stubRet, "data_ptr": stubDataPtr,
-		}, []string{"RING_ROOM", "E_ID", "E_S", "E_R9", "E_R8", "E_RDI", "E_RSI", "E_RDX", "E_RCX", "R_S", "R_RAX"}},
+			"E_R9": eR9, "E_R8": eR8, "E_RDI": eRDI, "E_RSI": eRSI, "E_RDX": eRDX, "E_RCX": eRCX,
+			"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
+			"CTX_SHIFT": ctxShift, "CTX_MAX": ctxMax,
+		}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX"}},
 		{"healcode/heal.S", map[string]uint64{
 			"restore": healRestore, "restorer": healRestorer, "count": healCount,
 			"old_act": healOldAct, "new_act": healNewAct, "inject_trap": healInjectTrap,
@@ -90,5 +96,37 @@ func TestStubLayoutMatchesGo(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The calibration program has the batches calibrate.go reads by name:
+// calib_outer_K and calib_inner_K for each K below calibBatches and no
+// more, and the warm-up pair.
+func TestCalibProgramHasTheBatches(t *testing.T) {
+	f, err := elf.NewFile(bytes.NewReader(calibProgram))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			have[s.Name] = true
+		}
+	}
+	for k := 0; k <= calibBatches; k++ {
+		for _, name := range []string{fmt.Sprintf("calib_outer_%d", k), fmt.Sprintf("calib_inner_%d", k)} {
+			if have[name] != (k < calibBatches) {
+				t.Errorf("calib.bin: function %s present %v, calibBatches is %d", name, have[name], calibBatches)
+			}
+		}
+	}
+	for _, name := range []string{"calib_warm", "calib_warm_inner"} {
+		if !have[name] {
+			t.Errorf("calib.bin: no function %s", name)
+		}
 	}
 }

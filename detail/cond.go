@@ -65,18 +65,25 @@ func (c Cond) compiled() Cond {
 // OnReturn tells whether the condition needs the return value.
 func (c Cond) OnReturn() bool { return c.Reg == RegRet }
 
-// TypeCode numbers Type: 0 i32, 1 u32, 2 i64, 3 u64 (the inline stubs'
-// D_COND_TYPE).
+// Type codes of TypeCode (the inline stubs' COND_I32 ...).
+const (
+	TypeI32 = 0
+	TypeU32 = 1
+	TypeI64 = 2
+	TypeU64 = 3
+)
+
+// TypeCode numbers Type (the inline stubs' D_COND_TYPE).
 func (c Cond) TypeCode() uint8 {
 	switch c.Type {
 	case "u32":
-		return 1
+		return TypeU32
 	case "i64":
-		return 2
+		return TypeI64
 	case "u64":
-		return 3
+		return TypeU64
 	}
-	return 0
+	return TypeI32
 }
 
 // Outcomes is Op as the set of comparisons of the register with Value

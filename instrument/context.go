@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// maxComponents is how many components a context may have: the inline
+// MaxComponents is how many components a context may have: the inline
 // probes' ids carry a component's index in three bits.
-const maxComponents = 7
+const MaxComponents = 7
 
 // Context is a calling context (--context 'A>B', a specified sequence of
 // components; docs/discover.md): the functions it gates are recorded only
@@ -23,8 +23,8 @@ type Context struct {
 // module:function keys.
 func ParseContext(s string) (*Context, error) {
 	parts := strings.Split(s, ">")
-	if len(parts) > maxComponents {
-		return nil, fmt.Errorf("%q: at most %d functions", s, maxComponents)
+	if len(parts) > MaxComponents {
+		return nil, fmt.Errorf("%q: at most %d functions", s, MaxComponents)
 	}
 	c := &Context{gated: map[string]bool{}}
 	for _, p := range parts {

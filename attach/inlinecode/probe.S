@@ -62,7 +62,11 @@
 	.set D_DEFER, 0x38           /* nonzero: detail arguments wait in side records */
 	.set D_COND_AT, 0x40         /* the condition's register: 0 none, 8 rax, else */
 	                             /* its offset where the entry stub saved it */
-	.set D_COND_TYPE, 0x48       /* 0 i32, 1 u32, 2 i64, 3 u64 (HOLDS) */
+	.set D_COND_TYPE, 0x48       /* one of COND_I32 ... (HOLDS) */
+	.set COND_I32, 0
+	.set COND_U32, 1
+	.set COND_I64, 2
+	.set COND_U64, 3
 	.set D_COND_MASK, 0x50       /* holds if below (bit 0), equal (1), above (2) */
 	.set D_COND_VALUE, 0x58      /* compared with, in its type (HOLDS) */
 	.set COND_RET, 8
@@ -97,6 +101,8 @@
 	.set F_ARGS3, 0x20000000     /* ... in one slot: rdi, rsi, rdx */
 	.set F_CTX, 0x10000000       /* id flag: a context role, in bits 24-26 */
 	.set F_CTXOPEN, 0x08000000   /* ... a component that opens it */
+	.set CTX_SHIFT, 24           /* ... its index k, CTX_MAX at most */
+	.set CTX_MAX, 7
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
 	.set DETAIL_MARK, 55         /* bit of a shadow entry whose side record holds arguments */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
@@ -335,12 +341,12 @@
  * comparison orders them as unsigned ones. Clobbers rax, r9. */
 .macro HOLDS no
 	mov	r9, [r8 + D_COND_TYPE]
-	cmp	r9d, 2
+	cmp	r9d, COND_I64
 	jb	3f
 	je	5f                      /* i64 */
 	btc	rax, 63                 /* u64 */
 	jmp	5f
-3:	test	r9d, r9d
+3:	test	r9d, r9d                /* COND_I32 is 0 */
 	jnz	4f
 	movsxd	rax, eax                /* i32 */
 	jmp	5f
@@ -527,8 +533,8 @@ entry_done:
 	 * is k), marking the shadow entry at rdi. */
 open:
 	mov	eax, [rsp + E_ID]
-	shr	eax, 24
-	and	eax, 7
+	shr	eax, CTX_SHIFT
+	and	eax, CTX_MAX
 	cmp	[rsi + T_CTX], rax
 	jne	opened
 	lea	rcx, [rax + 1]
@@ -565,8 +571,8 @@ context:
 	test	eax, F_CTXOPEN
 	jnz	recorded
 	mov	ecx, eax
-	shr	ecx, 24
-	and	ecx, 7
+	shr	ecx, CTX_SHIFT
+	and	ecx, CTX_MAX
 	cmp	[rsi + T_CTX], rcx
 	jae	recorded
 	mov	rdi, [rsi + T_RING]
