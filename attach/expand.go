@@ -129,7 +129,7 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 		}
 		ds[pid] = d
 	}
-	disc, err := d.Discover(filepath.Base(path)+":"+f.Name, max(e.opt.ExpandDepth, 1))
+	disc, err := d.Discover(model.FuncKey(path, f.Name), max(e.opt.ExpandDepth, 1))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -151,11 +151,11 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 // tracedKeys are the module:name keys of the functions with a probe.
 func (e *engine) tracedKeys() map[string]bool {
 	prof := e.s.Profile()
-	out := make(map[string]bool, len(e.kinds))
-	for fn, kind := range e.kinds {
+	out := make(map[string]bool, len(e.probeKinds))
+	for fn, kind := range e.probeKinds {
 		if kind == ProbesInline || kind == ProbesTrap {
 			f := prof.Functions[fn]
-			out[filepath.Base(prof.Modules[f.Module].Path)+":"+f.Name] = true
+			out[model.FuncKey(prof.Modules[f.Module].Path, f.Name)] = true
 		}
 	}
 	return out
@@ -198,7 +198,7 @@ func (e *engine) traceKeys(keys map[string]bool) (map[string]int, int64, bool) {
 		mods[mod] = true
 	}
 	selected := func(path string, isMain bool, name string) bool {
-		return keys[filepath.Base(path)+":"+name] && filter.Function(path, isMain, name)
+		return keys[model.FuncKey(path, name)] && filter.Function(path, isMain, name)
 	}
 	probed := map[string]int{}
 	done := map[*space]bool{}
@@ -258,7 +258,7 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 				continue
 			}
 			if fn, ok := e.probeSymbol(tid, as, l, sym, rips, selected); ok {
-				out[filepath.Base(path)+":"+sym.Name] = fn
+				out[model.FuncKey(path, sym.Name)] = fn
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 		// A frame's arguments, sent as it ends meeting the rule (--slow,
 		// --detail-if): before the event that closes it.
 		if ev.args != nil {
-			e.s.ArgsAt(t.st, ev.sp, ev.args)
+			e.s.ArgsAt(t.st, ev.slot(), ev.args)
 		}
 		return
 	}
@@ -37,9 +37,9 @@ func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
 	if ev.id == stallID {
-		// The thread waited for room in its ring from now to the end
-		// (in sp): the tracer's doing, taken out like a hold.
-		if end := e.clock.Ns(ev.sp); end > now && e.opt.Compensate {
+		// The thread waited for room in its ring from now to its end:
+		// the tracer's doing, taken out like a hold.
+		if end := e.clock.Ns(ev.stallEnd()); end > now && e.opt.Compensate {
 			e.s.Held(t.st, now, end)
 		}
 		return

@@ -69,10 +69,10 @@ func (e *engine) probed(fn int, kind string) {
 		e.stats.Probe = map[string]string{}
 	}
 	e.stats.Probe[e.s.Profile().FuncName(fn)] = kind
-	if e.kinds == nil {
-		e.kinds = map[int]string{}
+	if e.probeKinds == nil {
+		e.probeKinds = map[int]string{}
 	}
-	e.kinds[fn] = kind
+	e.probeKinds[fn] = kind
 }
 
 // refused counts why a function got no inline probe.

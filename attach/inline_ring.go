@@ -103,14 +103,25 @@ func (r ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off
 
 // ringEvent is one decoded ring entry.
 type ringEvent struct {
-	id      uint32 // function id, exitID for a return, stallID for a wait
-	tick    uint64
-	sp, ret uint64 // ret: the return address at an entry, rax at an exit
+	id   uint32 // function id, exitID for a return, stallID for a wait
+	tick uint64
+	// sp is the stack pointer at an entry or exit; a wait's and a
+	// frame's arguments put another word there (stallEnd, slot). ret is
+	// the return address at an entry, rax at an exit.
+	sp, ret uint64
 	// args are a detail entry's argument registers, or an argsForID
 	// event's, nil for others (a buffer of the drain's, valid during the
 	// call only).
 	args *[6]uint64
 }
+
+// stallEnd is a wait's (stallID) end, in ticks: the stub puts it where
+// an entry puts its stack pointer.
+func (ev *ringEvent) stallEnd() uint64 { return ev.sp }
+
+// slot is the return-address slot of the frame whose arguments an
+// argsForID event carries, put where an entry puts its stack pointer.
+func (ev *ringEvent) slot() uint64 { return ev.sp }
 
 // drain hands every committed event to f, in order, and frees them. The
 // event is the drain's, valid during the call only: a copy per event cost

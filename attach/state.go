@@ -67,8 +67,8 @@ type engine struct {
 
 	// Compensation (Options.Compensate): the measured costs, nil if not
 	// measured, and each traced function's probe kind.
-	cal   *model.Calibration
-	kinds map[int]string
+	cal        *model.Calibration
+	probeKinds map[int]string
 	// stopWake is what a stop costs the thread beyond the tracer's work
 	// (measureStop), stopKernel the part of it the thread spends on a CPU
 	// (in the kernel); stopAt when the stop being handled was seen.
@@ -139,7 +139,7 @@ type thread struct {
 
 	stopped   bool // in a ptrace-stop we know of (detach, pause)
 	asked     bool // pause interrupted it and the stop has not come yet
-	rearm     bool // an injected call ran past our interrupt's stop (deferStop)
+	stopOwed  bool // an injected call ran past our interrupt's stop (deferStop)
 	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 
 	// mask is the thread's signal mask at its last look (keepHandler).
@@ -233,7 +233,7 @@ func (e *engine) now() int64 { return e.s.Now() }
 func (e *engine) deferStop(tid int, ws unix.WaitStatus) {
 	t := e.threads[tid]
 	if t != nil && ws.Stopped() && ptrace.Event(ws) == unix.PTRACE_EVENT_STOP {
-		t.rearm = true
+		t.stopOwed = true
 		return
 	}
 	if t != nil && ws.Stopped() && ptrace.Event(ws) == 0 && ws.StopSignal()&0x80 == 0 {
@@ -252,8 +252,8 @@ func (e *engine) rearm(tid int) {
 		return
 	}
 	e.reraise(t)
-	if t.rearm {
-		t.rearm = false
+	if t.stopOwed {
+		t.stopOwed = false
 		ptrace.Interrupt(tid)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/profile-dev/profile/model"
 )
 
 // MaxComponents is how many components a context may have: the inline
@@ -55,7 +57,7 @@ func (c *Context) String() string { return strings.Join(c.components, ">") }
 // module:function), or -1 and whether it is recorded only inside the
 // context (a component never is).
 func (c *Context) Role(path, name string) (component int, gated bool) {
-	key := filepath.Base(path) + ":" + name
+	key := model.FuncKey(path, name)
 	for i, comp := range c.components {
 		if comp == name || comp == key {
 			return i, false

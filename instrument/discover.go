@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/names"
 )
 
@@ -61,7 +62,7 @@ func (r FuncRef) Key() string {
 	if r.Name == "" {
 		return fmt.Sprintf("%s:%#x", mod, r.Addr)
 	}
-	return mod + ":" + r.Name
+	return model.FuncKey(mod, r.Name)
 }
 
 // Display is the function's name as profiles show it: bare in the main
@@ -78,7 +79,7 @@ func (r FuncRef) Display(full bool) string {
 	if r.Main {
 		return name
 	}
-	return r.Module + ":" + name
+	return model.FuncKey(r.Module, name)
 }
 
 // traceable tells a function the tracer can select by name.

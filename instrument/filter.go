@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/profile-dev/profile/model"
 )
 
 // Filter decides which functions are traced (the "shared library and routine
@@ -112,7 +114,7 @@ func (f *Filter) Function(path string, isMain bool, name string) bool {
 	if neverTrace(name) {
 		return false
 	}
-	if key := filepath.Base(path) + ":" + name; f.extra[key] {
+	if key := model.FuncKey(path, name); f.extra[key] {
 		return !matchAny(f.exclude, key)
 	}
 	candidate := isMain || f.isLib(path) || (isDefaultBlocking(name) && isBlockingLibrary(path))
@@ -121,7 +123,7 @@ func (f *Filter) Function(path string, isMain bool, name string) bool {
 
 // selected applies the include and exclude patterns to a candidate.
 func (f *Filter) selected(path, name string) bool {
-	key := filepath.Base(path) + ":" + name
+	key := model.FuncKey(path, name)
 	if len(f.include) > 0 && !matchAny(f.include, key) {
 		return false
 	}

@@ -197,7 +197,7 @@ func (p *Profile) FuncName(f int) string {
 	if fn.Module == 0 || p.isMainModule(fn.Module) {
 		return fn.Name
 	}
-	return p.ModuleName(fn.Module) + ":" + fn.Name
+	return FuncKey(p.Modules[fn.Module].Path, fn.Name)
 }
 
 // isMainModule reports whether module m is the executable of some process.
@@ -213,6 +213,11 @@ func (p *Profile) isMainModule(m int) bool {
 	}
 	return false
 }
+
+// FuncKey is the `module:name` key by which filters, calling contexts
+// and discovery name a function: the base name of its module's path, a
+// colon, its name.
+func FuncKey(module, name string) string { return baseName(module) + ":" + name }
 
 func baseName(path string) string {
 	for i := len(path) - 1; i >= 0; i-- {

@@ -13,7 +13,7 @@ func (p *Profile) ShortFuncName(f int) string {
 	if fn.Module == 0 || p.isMainModule(fn.Module) {
 		return short
 	}
-	return p.ModuleName(fn.Module) + ":" + short
+	return FuncKey(p.Modules[fn.Module].Path, short)
 }
 
 // DisplayName is what a presenter shows of function f: FuncName with
