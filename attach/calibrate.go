@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/hostinfo"
@@ -74,7 +77,7 @@ func measureProbe(ctx context.Context, path, kind string, calls, warm int) (mode
 	if err != nil {
 		return model.ProbeCost{}, err
 	}
-	r, err := Record(ctx, []string{path, strconv.Itoa(calls), strconv.Itoa(warm)}, Options{Filter: f, Probes: kind, quiet: true})
+	r, err := Record(ctx, []string{path, strconv.Itoa(calls), strconv.Itoa(warm)}, Options{Filter: f, Probes: kind, quiet: true, helper: true})
 	if err != nil {
 		return model.ProbeCost{}, err
 	}
@@ -132,7 +135,8 @@ func writeExecutable(dir string, code []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, "profile-calib-*")
+	removeStale(dir)
+	f, err := os.CreateTemp(dir, fmt.Sprintf("%s%d-*", calibPrefix, os.Getpid()))
 	if err != nil {
 		return "", err
 	}
@@ -160,4 +164,34 @@ func runnable(path string) error {
 		return fmt.Errorf("%s: %w", filepath.Dir(path), err)
 	}
 	return nil
+}
+
+// calibPrefix begins the name of a calibration program's file; the
+// writer's pid follows.
+const calibPrefix = "profile-calib-"
+
+// removeStale removes the calibration programs in dir that a profiler
+// killed while calibrating left: those whose writer is gone.
+func removeStale(dir string) {
+	paths, _ := filepath.Glob(filepath.Join(dir, calibPrefix+"*"))
+	for _, p := range paths {
+		if pid, ok := calibWriter(filepath.Base(p)); ok && pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
+			os.Remove(p)
+		}
+	}
+}
+
+// calibWriter reads the writer's pid in a calibration program's file
+// name (profile-calib-PID-RANDOM).
+func calibWriter(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, calibPrefix)
+	if !ok {
+		return 0, false
+	}
+	pid, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(pid)
+	return n, err == nil && n > 0
 }

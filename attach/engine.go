@@ -98,8 +98,11 @@ type Options struct {
 	// differ by twice as much: a thread's ring events and its stops then
 	// come from clocks that disagree, as they may on any host.
 	clockSkew time.Duration
-	quiet     bool   // the recorded program gets no stdin, stdout or stderr
-	dir       string // the recorded program's working directory (tests)
+	quiet     bool // the recorded program gets no stdin, stdout or stderr
+	// helper: the recorded program is ours (the calibration program): it
+	// dies with the profiler's tracer thread rather than trap without it.
+	helper bool
+	dir    string // the recorded program's working directory (tests)
 }
 
 // Probe kinds (docs/design.md, Inline probes and Trap probes).

@@ -40,6 +40,9 @@ func (e *engine) launch(argv []string) error {
 	}
 	cmd.Dir = e.opt.dir
 	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
+	if e.opt.helper {
+		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
