@@ -46,11 +46,9 @@ func (e *engine) detachAll() {
 		}
 	}
 	for as, t := range spaces {
-		e.detachInline(t.tid, as)
-		e.restoreText(t.tid, as)
-	}
-	for _, t := range e.threads {
-		e.leaveArea(t)
+		for _, k := range e.probes {
+			k.detach(t.tid, as)
+		}
 	}
 	for as, t := range spaces {
 		// The areas before the heal area, which lists them (killed in

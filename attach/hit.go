@@ -164,8 +164,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		if e.s.Profile().Meta.StopOverheadNs == 0 {
 			e.measureStop(t.tid, as)
 		}
-		e.setupInline(t.tid, t.proc)
-		e.registerInline(t)
+		e.spaceReady(t.tid, t.proc, t)
 	}
 	if len(as.areas) == 0 {
 		e.resume(t, 0)

@@ -219,10 +219,7 @@ func (e *engine) attach(pid int) error {
 		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
 	}
 	e.measureStop(first.tid, p.as)
-	e.setupInline(first.tid, p)
-	for _, t := range e.threads {
-		e.registerInline(t)
-	}
+	e.spaceReady(first.tid, p, slices.Collect(maps.Values(e.threads))...)
 	n, err := e.scan(first.tid, p)
 	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers+s.LeftoverAreas+s.LeftoverKept > 0 {
 		areas := fmt.Sprintf("its %d areas unmapped", s.LeftoverAreas)

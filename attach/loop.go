@@ -121,13 +121,8 @@ func (e *engine) handle(tid int, ws unix.WaitStatus) {
 		}
 		return
 	}
-	// Its ring first: its calls happened before this stop.
-	e.drainThread(t)
-	if ws.Stopped() && ptrace.Event(ws) == 0 && !e.detaching {
-		// A thread without a thread pointer at its first stop (a static
-		// program sets its own later) gets its ring at a later signal or
-		// breakpoint stop; for a registered one this is a map lookup.
-		e.registerInline(t)
+	for _, k := range e.probes {
+		k.stopped(t, ws)
 	}
 	switch {
 	case ws.Exited() || ws.Signaled():
@@ -173,7 +168,7 @@ func (e *engine) event(t *thread, ev int) {
 			return
 		}
 	case unix.PTRACE_EVENT_EXIT:
-		e.unregisterInline(t)
+		e.threadGone(t)
 		e.finishThread(t)
 	case unix.PTRACE_EVENT_STOP:
 		// Our interrupt, a new task's first stop, or the re-trap of a
@@ -280,10 +275,8 @@ func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
 
 // finish assembles the profile.
 func (e *engine) finish() *Result {
-	e.drainAll()
-	for _, is := range append([]*inlineSpace(nil), e.inl...) {
-		e.inlineCounters(is)
-		e.dropInline(is)
+	for _, k := range e.probes {
+		k.finish()
 	}
 	for _, t := range e.threads {
 		e.finishThread(t)

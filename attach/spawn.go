@@ -27,7 +27,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 			nt.stopped = true
 			return
 		}
-		e.registerInline(nt)
+		e.threadAppeared(nt)
 		if e.pausing {
 			nt.stopped = true // it has run nothing yet: resumeAll lets it go
 			return
@@ -64,11 +64,8 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	// Fresh accounting: the forking thread's open frames, timed from now,
 	// no calls counted.
 	e.s.Forked(t.st, nt.st, e.now())
-	e.ctxForked(t, nt, shared)
-	if shared {
-		e.vforkInline(t, nt)
-	} else {
-		e.forkInline(t, nt)
+	for _, k := range e.probes {
+		k.forked(t, nt, shared)
 	}
 	if e.pausing {
 		nt.stopped = true

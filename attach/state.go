@@ -30,6 +30,7 @@ type engine struct {
 	libsSeen map[string]bool // --lib names that selected a loaded library
 
 	threads  map[int]*thread
+	probes   []probeKind // told of threads, forks and detach, in order
 	early    map[int]unix.WaitStatus
 	deferred []deferredStop
 
@@ -173,6 +174,7 @@ func newEngine(opt Options) *engine {
 		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
 		expanded: map[int]bool{},
 	}
+	e.probes = newProbeKinds(e)
 	if opt.Context != nil {
 		e.stats.Context = opt.Context.String()
 	}
@@ -339,16 +341,15 @@ func (e *engine) finishThread(t *thread) {
 
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
-	e.ctxGone(t)
-	e.unregisterInline(t)
+	e.threadGone(t)
 	e.finishThread(t)
 	t.sched.Close()
 	delete(e.threads, t.tid)
-	if as := t.proc.as; as.inl != nil && !e.spaceInUse(as) {
-		// The image is gone (exit, exec), and its rings with it.
-		e.inlineCounters(as.inl)
-		e.dropInline(as.inl)
-		as.inl = nil
+	if as := t.proc.as; !e.spaceInUse(as) {
+		// The image is gone (exit, exec).
+		for _, k := range e.probes {
+			k.released(as)
+		}
 	}
 }
 
