@@ -253,19 +253,31 @@ func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
 
 // healArea lists an out-of-line area for the handler: a thread the tracer
 // moved into one resumes there without a mark (markRip).
-func (e *engine) healArea(tid int, h *healer, a *area) {
+func (e *engine) healArea(tid int, h *healer, a *area) bool {
 	if h == nil || len(h.areas) >= healMaxAreas {
-		return
+		return false
 	}
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:], a.base)
 	binary.LittleEndian.PutUint64(b[8:], a.base+a.size)
 	if ptrace.WriteMem(tid, h.base+healAreas+uint64(16*len(h.areas)), b[:]) != nil {
-		return
+		return false
 	}
 	binary.LittleEndian.PutUint64(b[:], uint64(len(h.areas)+1))
-	if ptrace.WriteMem(tid, h.base+healAreaCount, b[:8]) == nil {
-		h.areas = append(h.areas, [2]uint64{a.base, a.base + a.size})
+	if ptrace.WriteMem(tid, h.base+healAreaCount, b[:8]) != nil {
+		return false
+	}
+	h.areas = append(h.areas, [2]uint64{a.base, a.base + a.size})
+	return true
+}
+
+// healUnlist takes the last area healArea listed off the list: it was not
+// mapped after all.
+func (e *engine) healUnlist(tid int, h *healer) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(len(h.areas)-1))
+	if ptrace.WriteMem(tid, h.base+healAreaCount, b[:]) == nil {
+		h.areas = h.areas[:len(h.areas)-1]
 	}
 }
 

@@ -113,6 +113,29 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 	}
 	hints = append(hints, addr&^0xfff-64<<20, addr&^0xfff+64<<20, addr&^0xfff-512<<20, addr&^0xfff+512<<20)
 	for _, h := range hints {
+		if s.heal != nil {
+			// Listed in the heal area before it is mapped, and mapped
+			// there or not at all: a profiler killed as the mmap
+			// returns leaves an area a later attach finds in the list
+			// (reclaim.go), not one nothing names.
+			listed := e.healArea(tid, s.heal, &area{base: h, size: areaSize})
+			base, err := e.injectCall(tid, site, unix.SYS_MMAP, h, areaSize,
+				unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+			if err == nil && base == h && listed {
+				a := &area{base: base, size: areaSize}
+				s.areas = append(s.areas, a)
+				return a, nil
+			}
+			if listed {
+				e.healUnlist(tid, s.heal)
+			}
+			if err == nil {
+				// Mapped elsewhere (a kernel without NOREPLACE), or
+				// not listed (the list is full): not ours to keep.
+				e.injectSyscall(tid, site, unix.SYS_MUNMAP, base, areaSize)
+			}
+			continue
+		}
 		base, err := e.injectCall(tid, site, unix.SYS_MMAP, h, areaSize,
 			unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
