@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -191,7 +192,7 @@ func (e *engine) attach(pid int) error {
 		}
 	}
 	if first == nil {
-		return fmt.Errorf("attach to pid %d: no thread could be stopped", pid)
+		return setupFailed(pid, fmt.Errorf("attach to pid %d: no thread could be stopped", pid))
 	}
 	// Threads other than the leader: the level is 1 but the spawner is
 	// unknown (they were created before we came).
@@ -207,13 +208,13 @@ func (e *engine) attach(pid int) error {
 	entry, err := entryPoint(pid)
 	if err != nil {
 		e.detachAll()
-		return err
+		return setupFailed(pid, err)
 	}
 	p.as.entry = entry
 	e.setupChain(first.tid, p.as)
 	if _, err := e.mapArea(first.tid, p.as, entry, entry); err != nil {
 		e.detachAll()
-		return fmt.Errorf("attach to pid %d: %w", pid, err)
+		return setupFailed(pid, fmt.Errorf("attach to pid %d: %w", pid, err))
 	}
 	if err := e.installHeal(first.tid, p.as); err != nil {
 		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
@@ -234,7 +235,7 @@ func (e *engine) attach(pid int) error {
 	}
 	if err != nil {
 		e.detachAll()
-		return err
+		return setupFailed(pid, err)
 	}
 	mods := unwindModules(p)
 	for _, t := range e.threads {
@@ -347,4 +348,18 @@ func tracedElsewhere(pid int, foreign map[int]int) error {
 	tp := foreign[tid]
 	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer: detach that one first (%d threads held in all)",
 		pid, tid, procfs.Comm(tid), tp, procfs.Comm(tp), len(foreign))
+}
+
+// ErrExitedDuringAttach: the process ended while the attach was setting
+// it up (it was already exiting when it was stopped).
+var ErrExitedDuringAttach = errors.New("it exited while profile was attaching")
+
+// setupFailed is the error of an attach to pid whose set-up failed with
+// err, or ErrExitedDuringAttach if the process has ended meanwhile: then
+// err (an injection into a thread that ended) says nothing to a user.
+func setupFailed(pid int, err error) error {
+	if st := procfs.Status(pid); st == nil || strings.HasPrefix(st["State"], "Z") || strings.HasPrefix(st["State"], "X") {
+		return fmt.Errorf("attach to pid %d: %w", pid, ErrExitedDuringAttach)
+	}
+	return err
 }
