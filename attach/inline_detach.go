@@ -92,10 +92,24 @@ func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
 // in for them, innermost first, and empties the shadow stack. An entry
 // whose slot no longer holds retstub belongs to a frame that is gone.
 func (e *engine) restoreShadow(tid int, state, retstub uint64) {
+	e.restoreShadowEntries(tid, state, retstub)
+	clearShadow(tid, state)
+}
+
+// clearShadow empties the shadow stack of the thread state at state.
+func clearShadow(tid int, state uint64) {
+	var w [8]byte
+	ptrace.WriteMem(tid, state+tDepth, w[:])
+}
+
+// restoreShadowEntries puts back what restoreShadow does, leaving the
+// shadow stack as it is, and returns how many it put back.
+func (e *engine) restoreShadowEntries(tid int, state, retstub uint64) int {
 	sh := shadowAt(tid, state)
 	if sh == nil {
-		return
+		return 0
 	}
+	n := 0
 	var w [8]byte
 	done := map[uint64]bool{}
 	for i := len(sh)/16 - 1; i >= 0; i-- {
@@ -110,11 +124,12 @@ func (e *engine) restoreShadow(tid int, state, retstub uint64) {
 		if ptrace.ReadMem(tid, slotAddr, w[:]) == nil && binary.LittleEndian.Uint64(w[:]) == retstub {
 			if err := ptrace.WriteMem(tid, slotAddr, orig); err != nil {
 				e.warn("thread %d: could not restore the return address at %#x: %v", tid, slotAddr, err)
+			} else {
+				n++
 			}
 		}
 	}
-	binary.LittleEndian.PutUint64(w[:], 0)
-	ptrace.WriteMem(tid, state+tDepth, w[:])
+	return n
 }
 
 // shadowOf reads slot's shadow stack in the memory of task tid; see

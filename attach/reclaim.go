@@ -287,6 +287,23 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		ptrace.WriteMem(tid, b.base+dDropping, one[:])
 	}
 	for _, t := range threads {
+		var regs unix.PtraceRegs
+		if ptrace.GetRegs(t.tid, &regs) != nil {
+			keep(fmt.Sprintf("thread %d's registers are unreadable", t.tid))
+			return
+		}
+		if !l.inCode(regs.Rip) {
+			continue
+		}
+		// A thread in a killed profiler's heal handler has SIGTRAP
+		// blocked: a single step's trap is forced on it, and the
+		// kernel resets the process's disposition to SIG_DFL with it
+		// (the next trap of ours then killed the process). It leaves
+		// by itself.
+		if m, err := ptrace.SigMask(t.tid); err != nil || m&(1<<(unix.SIGTRAP-1)) != 0 {
+			keep(fmt.Sprintf("thread %d runs in them with SIGTRAP blocked", t.tid))
+			return
+		}
 		if !e.stepOutOf(t, l.inCode, false) {
 			keep(fmt.Sprintf("thread %d did not leave them", t.tid))
 			return
@@ -298,16 +315,16 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 			keep(fmt.Sprintf("thread %d's registers are unreadable", t.tid))
 			return
 		}
-		for _, b := range l.blocks {
-			if state, ok := oldState(t.tid, b, regs.Fs_base); ok && b.retstub != 0 {
-				e.restoreShadow(t.tid, state, b.retstub)
-			}
-		}
+		e.restoreOldReturns(t.tid, l, regs.Fs_base)
 	}
 	mods := unwindModules(p)
 	for _, t := range threads {
 		if n := e.framesInto(t, mods, l.inCode, nil); n > 0 {
 			keep(fmt.Sprintf("%d frames of thread %d return into them", n, t.tid))
+			return
+		}
+		if at, ok := stackHolds(t.tid, maps, l); ok {
+			keep(fmt.Sprintf("thread %d's stack holds an address in them at %#x", t.tid, at))
 			return
 		}
 	}
@@ -389,4 +406,63 @@ func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 		}
 	}
 	return 0, true
+}
+
+// restoreOldReturns puts back the return addresses the stubs of every
+// block in l replaced on the stack of the thread whose thread pointer is
+// fs. A slot may hold one profiler's return stub in place of another's (a
+// frame entered under the first tail-called a function the second had
+// patched, whose stub took the first's return stub for the caller's
+// address): the blocks are gone through until none puts anything back,
+// then their shadow stacks are emptied.
+func (e *engine) restoreOldReturns(tid int, l *leftovers, fs uint64) {
+	var states []uint64
+	var stubs []uint64
+	for _, b := range l.blocks {
+		if state, ok := oldState(tid, b, fs); ok && b.retstub != 0 {
+			states, stubs = append(states, state), append(stubs, b.retstub)
+		}
+	}
+	for range len(states) + 1 {
+		n := 0
+		for i, state := range states {
+			n += e.restoreShadowEntries(tid, state, stubs[i])
+		}
+		if n == 0 {
+			break
+		}
+	}
+	for _, state := range states {
+		clearShadow(tid, state)
+	}
+}
+
+// stackHolds looks at every word of the live part of thread tid's stack
+// (from its stack pointer to the end of the mapping holding it) for an
+// address in l's code, and returns where the first is. The unwinder
+// vouches for the frames it walks; a word it did not reach (past a frame
+// without call-frame information, in a signal frame it did not read)
+// could still lead there.
+func stackHolds(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
+	var regs unix.PtraceRegs
+	if ptrace.GetRegs(tid, &regs) != nil {
+		return 0, false
+	}
+	sp := regs.Rsp &^ 7
+	for _, m := range maps {
+		if sp < m.Start || sp >= m.End {
+			continue
+		}
+		buf := make([]byte, min(m.End-sp, 16<<20))
+		if ptrace.ReadMem(tid, sp, buf) != nil {
+			return 0, false
+		}
+		for i := 0; i+8 <= len(buf); i += 8 {
+			if l.inCode(binary.LittleEndian.Uint64(buf[i:])) {
+				return sp + uint64(i), true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
 }
