@@ -49,6 +49,9 @@ func (e *engine) detachAll() {
 		for _, k := range e.probes {
 			k.detach(t.tid, as)
 		}
+		// After our probes are out: a return address our stubs took may
+		// be a killed profiler's return stub, put back only now.
+		e.reclaimAtDetach(t, as)
 	}
 	for as, t := range spaces {
 		// The areas before the heal area, which lists them (killed in

@@ -44,6 +44,15 @@ func (e *engine) stepOutOf(t *thread, inside func(uint64) bool, drain bool) bool
 			return false
 		}
 		if !inside(regs.Rip) {
+			if i > 0 && len(t.proc.as.areas) > 0 {
+				// The steps leave the trap flag set until the thread is
+				// next resumed: the kernel clears it then, not when the
+				// tracer dies. Killed before that, and after detach gave
+				// the program its SIGTRAP disposition back, the thread's
+				// next instruction killed it (TRAP_TRACE). One injected
+				// getpid resumes it, in our code only.
+				e.injectSyscall(t.tid, t.proc.as.areas[0].base, unix.SYS_GETPID)
+			}
 			return true
 		}
 		if drain && i > 0 && i%1000 == 0 {

@@ -18,7 +18,7 @@ import (
 // its inline data blocks and memfds of rings. A later attach unmaps them,
 // after undoing the patches that led into them, once nothing can reach
 // them: no jump or call left in the program's code into them, no thread in
-// their code (one inside is stepped out), no return address on a live
+// their code (one inside leaves by itself), no return address on a live
 // stack into them (a stub's replaced return addresses go back first, from
 // each thread's shadow stack, found as the stub finds it: by the thread
 // pointer in the block's table). Whatever still reaches them keeps them
@@ -275,6 +275,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	keep := func(why string) {
 		e.stats.LeftoverKept = l.areas()
 		e.leftoverWhy = why
+		as.leftoverKept = true
 	}
 	if at, ok := jumpInto(tid, maps, l); !ok {
 		keep(fmt.Sprintf("the code at %#x still jumps into them", at))
@@ -292,20 +293,14 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 			keep(fmt.Sprintf("thread %d's registers are unreadable", t.tid))
 			return
 		}
-		if !l.inCode(regs.Rip) {
-			continue
-		}
-		// A thread in a killed profiler's heal handler has SIGTRAP
-		// blocked: a single step's trap is forced on it, and the
-		// kernel resets the process's disposition to SIG_DFL with it
-		// (the next trap of ours then killed the process). It leaves
-		// by itself.
-		if m, err := ptrace.SigMask(t.tid); err != nil || m&(1<<(unix.SIGTRAP-1)) != 0 {
-			keep(fmt.Sprintf("thread %d runs in them with SIGTRAP blocked", t.tid))
-			return
-		}
-		if !e.stepOutOf(t, l.inCode, false) {
-			keep(fmt.Sprintf("thread %d did not leave them", t.tid))
+		// A thread in them is left to leave by itself: stepped out, a
+		// thread in a killed profiler's heal handler (SIGTRAP blocked)
+		// had the step's trap forced on it, which reset the process's
+		// SIGTRAP disposition to SIG_DFL, and stepping that handler
+		// through its table held the process for seconds; make stress
+		// lost servers both ways. A later attach tries again.
+		if l.inCode(regs.Rip) {
+			keep(fmt.Sprintf("thread %d runs in them", t.tid))
 			return
 		}
 	}
@@ -465,4 +460,24 @@ func stackHolds(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool)
 		return 0, false
 	}
 	return 0, false
+}
+
+// reclaimAtDetach tries again, every thread stopped, what the attach's
+// reclaim of space as left mapped because a thread ran in the killed
+// profilers' code: their patches were undone at the attach, so no thread
+// has gone back there since.
+func (e *engine) reclaimAtDetach(t *thread, as *space) {
+	if !as.leftoverKept {
+		return
+	}
+	maps, err := instrument.ReadMaps(t.proc.pid)
+	if err != nil {
+		return
+	}
+	as.leftoverKept = false
+	e.stats.LeftoverKept = 0
+	e.reclaimLeftovers(t.tid, t.proc, maps)
+	if s := e.stats; s.LeftoverKept == 0 && s.LeftoverAreas > 0 {
+		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.LeftoverAreas)
+	}
 }

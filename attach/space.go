@@ -30,6 +30,9 @@ type space struct {
 	// SIGTRAP chain; reclaimed: the scan looked for their areas.
 	oldHeals  []uint64
 	reclaimed bool
+	// leftoverKept: the scan's reclaim found them still reached (a
+	// thread in their code); detach tries again.
+	leftoverKept bool
 	// chain: the injection chain's address in text slack (chain.go), 0
 	// when there is none; chainOrig: the slack's own bytes.
 	chain     uint64

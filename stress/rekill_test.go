@@ -3,6 +3,7 @@
 package stress
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profile-dev/profile/internal/loadgen"
 	"github.com/profile-dev/profile/internal/proctext"
 	"github.com/profile-dev/profile/internal/workload"
 )
@@ -112,9 +114,22 @@ func cleanAttach(t *testing.T, dir string, pid int, probes string, before []stri
 	if err := proctext.FileBytes(pid); err != nil {
 		t.Errorf("after the final clean detach: %v", err)
 	}
-	if anon, err := proctext.AnonExec(pid); err != nil || !slices.Equal(anon, before) {
-		t.Errorf("after the final clean detach: executable anonymous mappings %v (%v), before the first attach %v; stderr %q",
-			anon, err, before, prof.stderr.String())
+	anon, err := proctext.AnonExec(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range anon {
+		if slices.Contains(before, r) {
+			continue
+		}
+		// A profiler killed as the mmap of its first area returned, before
+		// it wrote anything there, leaves an area nothing names: all
+		// zeros (docs/engine.md). Any other is one the attach missed.
+		if zero, err := allZero(pid, r); err == nil && zero {
+			t.Logf("after the final clean detach: %s, all zeros, left by a profiler killed as it mapped it", r)
+			continue
+		}
+		t.Errorf("after the final clean detach: executable anonymous mapping %s, not there before the first attach; stderr %q", r, prof.stderr.String())
 	}
 	if n, err := proctext.Memfds(pid, "profile-rings"); err != nil || n > 0 {
 		t.Errorf("after the final clean detach: %d memfds of rings mapped (%v)", n, err)
@@ -177,7 +192,13 @@ func TestProfilerKilledRepeatedly(t *testing.T) {
 			res := ld.stop(t)
 			checkLoad(t, "load", res)
 			cleanAttach(t, dir, pid, probes, before, func() map[string]workload.Counts {
-				pr := probe(t, srv.addr, 200, s+7)
+				// A minute a request: under trap probes on a busy
+				// machine one took longer than probe's 5 s, and its
+				// calls were counted while the client gave up on it.
+				pr, err := loadgen.Run(context.Background(), srv.addr, 4, loadgen.Options{Requests: 200, Seed: s + 7, Timeout: time.Minute})
+				if err != nil || pr.OK != 200 {
+					t.Fatalf("requests during the clean attach: %v, %v", pr, err)
+				}
 				res.Add(pr)
 				return pr.Calls
 			})
@@ -251,4 +272,28 @@ func checkSetGet(port, key, val string) error {
 		return fmt.Errorf("GET %s: %q, %v; want %q", key, out, err, val)
 	}
 	return nil
+}
+
+// allZero tells whether the mapping lo-hi (as proctext.AnonExec writes
+// it) of pid holds only zeros.
+func allZero(pid int, r string) (bool, error) {
+	var lo, hi uint64
+	if _, err := fmt.Sscanf(r, "%v-%v", &lo, &hi); err != nil {
+		return false, err
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	b := make([]byte, hi-lo)
+	if _, err := f.ReadAt(b, int64(lo)); err != nil {
+		return false, err
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
