@@ -166,7 +166,7 @@ func (e *engine) gate(tid int, as *space) {
 				continue
 			}
 			e.healAdd(tid, as, addr, b.orig)
-			if ptrace.PokeText(tid, addr, []byte{0xcc}) == nil {
+			if as.poke(tid, addr, []byte{0xcc}) == nil {
 				as.bps[addr] = b
 				delete(as.removed, addr)
 			}

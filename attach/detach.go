@@ -70,6 +70,7 @@ func (e *engine) detachAll() {
 			e.unmap(t.tid, as.entry, as.areas[0].base, as.areas[0].size)
 		}
 		e.removeChain(t.tid, as)
+		as.closeText()
 		as.bps, as.areas = map[uint64]*bp{}, nil
 	}
 	for _, t := range e.threads {
@@ -88,7 +89,7 @@ func (e *engine) restoreText(tid int, as *space) {
 	for _, b := range as.bps {
 		var err error
 		for try := 0; try < 3; try++ {
-			if err = ptrace.PokeText(tid, b.addr, []byte{b.orig}); err == nil {
+			if err = as.poke(tid, b.addr, []byte{b.orig}); err == nil {
 				var got [1]byte
 				if err = ptrace.ReadMem(tid, b.addr, got[:]); err == nil && got[0] != b.orig {
 					err = fmt.Errorf("reads back %#x", got[0])

@@ -307,33 +307,33 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	return as.poke(tid, addr, new[:1])
 }
 
-// openText keeps the memory of the process of stopped thread tid open
-// for as.poke until the returned function is called (ptrace.Text): a
-// scan or a detach rewrites every probed function.
-func (s *space) openText(tid int) func() {
-	t, err := ptrace.OpenText(tid)
-	if err != nil {
-		return func() {}
+// poke writes text in space s as ptrace.PokeText does, through its
+// process's memory, opened at the first write (through task tid) and kept
+// open until closeText: a scan or a detach rewrites every probed
+// function, the context gate arms and disarms breakpoints as threads come
+// and go, and opening /proc/PID/mem for each write was most of what each
+// cost.
+func (s *space) poke(tid int, addr uint64, buf []byte) error {
+	if s.text == nil {
+		t, err := ptrace.OpenText(tid)
+		if err != nil {
+			return ptrace.PokeText(tid, addr, buf)
+		}
+		s.text = t
 	}
-	s.text = t
-	return func() {
-		t.Close()
+	return s.text.Poke(tid, addr, buf)
+}
+
+// closeText releases what poke keeps open: the space is gone or let go.
+func (s *space) closeText() {
+	if s.text != nil {
+		s.text.Close()
 		s.text = nil
 	}
 }
 
-// poke writes text as ptrace.PokeText does, through the memory openText
-// keeps open if it does.
-func (s *space) poke(tid int, addr uint64, buf []byte) error {
-	if s.text != nil {
-		return s.text.Poke(tid, addr, buf)
-	}
-	return ptrace.PokeText(tid, addr, buf)
-}
-
 // unpatchInline puts every patched function's bytes back, checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
-	defer as.openText(tid)()
 	for _, ip := range as.inl.patches {
 		p := ip.p
 		var err error

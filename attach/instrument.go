@@ -22,7 +22,6 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		return 0, err
 	}
 	as := p.as
-	defer as.openText(tid)()
 	inserted := 0
 	var rips []uint64
 	if as.inl != nil {
@@ -344,7 +343,7 @@ func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 		}
 	}
 	e.healAdd(tid, as, addr, code[0])
-	if err := ptrace.PokeText(tid, addr, []byte{0xcc}); err != nil {
+	if err := as.poke(tid, addr, []byte{0xcc}); err != nil {
 		return nil, err
 	}
 	b := &bp{addr: addr, orig: code[0], fn: model.None, plan: plan, slot: plan.Slot}
@@ -372,7 +371,7 @@ func (e *engine) newArea(tid int, as *space, addr uint64) (*area, error) {
 func (e *engine) remove(tid int, as *space, b *bp) error {
 	delete(as.bps, b.addr)
 	as.removed[b.addr] = true
-	return ptrace.PokeText(tid, b.addr, []byte{b.orig})
+	return as.poke(tid, b.addr, []byte{b.orig})
 }
 
 // entryPoint returns the runtime address of the main executable's entry.

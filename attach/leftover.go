@@ -156,13 +156,7 @@ func (s *space) foreignCode(maps []instrument.Mapping) bool {
 // kind (a killed profiler's heal area beside ours) is one line in the
 // maps.
 func (s *space) foreignParts(lo, hi uint64) [][2]uint64 {
-	var ours [][2]uint64
-	for _, a := range s.areas {
-		ours = append(ours, [2]uint64{a.base, a.base + a.size})
-	}
-	if s.heal != nil {
-		ours = append(ours, [2]uint64{s.heal.base, s.heal.base + healSize})
-	}
+	ours := s.ourCode()
 	slices.SortFunc(ours, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
 	var parts [][2]uint64
 	for _, o := range ours {

@@ -222,6 +222,7 @@ func (e *engine) attach(pid int) error {
 	e.measureStop(first.tid, p.as)
 	e.spaceReady(first.tid, p, slices.Collect(maps.Values(e.threads))...)
 	n, err := e.scan(first.tid, p)
+	e.opened = nil // what the scan did not take: a later one opens afresh
 	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers+s.LeftoverAreas+s.LeftoverKept > 0 {
 		areas := fmt.Sprintf("its %d areas unmapped", s.LeftoverAreas)
 		if s.LeftoverKept > 0 {

@@ -139,7 +139,7 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		if ptrace.ReadMem(tid, m.Start+dName, name) == nil && string(name) == ringsName && ptrace.ReadMem(tid, m.Start+dRetstub, w[:]) == nil {
 			b := oldBlock{base: m.Start, size: size, retstub: binary.LittleEndian.Uint64(w[:])}
 			l.blocks = append(l.blocks, b)
-			e.findRings(tid, maps, l, b)
+			e.findRings(tid, as, maps, l, b)
 		}
 	}
 	return l
@@ -176,14 +176,16 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 			continue
 		}
 		l.blocks = append(l.blocks, b)
-		e.findRings(tid, maps, l, b)
+		e.findRings(tid, as, maps, l, b)
 	}
 	return found
 }
 
 // findRings adds the memfds of rings the threads of block b wrote: each
-// slot's state names its ring.
-func (e *engine) findRings(tid int, maps []instrument.Mapping, l *leftovers, b oldBlock) {
+// slot's state names its ring. A ring a killed detach unmapped leaves its
+// address in the state, where our own rings may now be mapped (make
+// stress lost servers to that: our stubs' rings unmapped under them).
+func (e *engine) findRings(tid int, as *space, maps []instrument.Mapping, l *leftovers, b oldBlock) {
 	var w [8]byte
 	for slot := range maxSlots {
 		if ptrace.ReadMem(tid, b.base+dStates+uint64(slot)*stateSize+tRing, w[:]) != nil {
@@ -194,7 +196,7 @@ func (e *engine) findRings(tid int, maps []instrument.Mapping, l *leftovers, b o
 			continue
 		}
 		for _, m := range maps {
-			if r >= m.Start && r < m.End && m.Path == ringsMapping {
+			if r >= m.Start && r < m.End && m.Path == ringsMapping && !as.ours(m.Start, m.End) {
 				if !slices.Contains(l.rings, [2]uint64{m.Start, m.End}) {
 					l.rings = append(l.rings, [2]uint64{m.Start, m.End})
 				}
@@ -245,16 +247,24 @@ func anonExec(maps []instrument.Mapping, lo, hi uint64) bool {
 // ours tells whether lo..hi overlaps one of our areas, our heal area or
 // our inline data and rings.
 func (s *space) ours(lo, hi uint64) bool {
-	over := func(base, size uint64) bool { return size > 0 && lo < base+size && base < hi }
+	mapped := s.ourCode()
+	if s.inl != nil {
+		mapped = append(mapped, [2]uint64{s.inl.data, s.inl.data + s.inl.dataLen}, [2]uint64{s.inl.rings, s.inl.rings + ringsSize})
+	}
+	return slices.ContainsFunc(mapped, func(r [2]uint64) bool { return r[1] > r[0] && lo < r[1] && r[0] < hi })
+}
+
+// ourCode is our executable areas in s: the out-of-line areas and the
+// heal area.
+func (s *space) ourCode() [][2]uint64 {
+	var out [][2]uint64
 	for _, a := range s.areas {
-		if over(a.base, a.size) {
-			return true
-		}
+		out = append(out, [2]uint64{a.base, a.base + a.size})
 	}
-	if s.heal != nil && over(s.heal.base, healSize) {
-		return true
+	if s.heal != nil {
+		out = append(out, [2]uint64{s.heal.base, s.heal.base + healSize})
 	}
-	return s.inl != nil && (over(s.inl.data, s.inl.dataLen) || over(s.inl.rings, ringsSize))
+	return out
 }
 
 // reclaimLeftovers unmaps what killed profilers left in process p (every

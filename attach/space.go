@@ -37,8 +37,8 @@ type space struct {
 	// when there is none; chainOrig: the slack's own bytes.
 	chain     uint64
 	chainOrig []byte
-	// text: the process's memory, open while a scan or detach rewrites
-	// functions (openText), nil otherwise.
+	// text: the process's memory, open for writing its text (poke) from
+	// the first write until the space is let go.
 	text *ptrace.Text
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).

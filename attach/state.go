@@ -350,6 +350,7 @@ func (e *engine) forget(t *thread) {
 		for _, k := range e.probes {
 			k.released(as)
 		}
+		as.closeText()
 	}
 }
 
