@@ -29,7 +29,7 @@ func crashSignal(t *thread, sig syscall.Signal) bool {
 	}
 	if h := t.proc.as.heal; h != nil && sig == unix.SIGTRAP {
 		// Our handler is the disposition now; the program's own decides.
-		return h.old.handler == 0
+		return h.Old.Handler == 0
 	}
 	st := procfs.Status(t.tid)
 	if st == nil {

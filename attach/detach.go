@@ -69,7 +69,7 @@ func (e *engine) detachAll() {
 		if as.heal == nil && !as.keepAreas && len(as.areas) > 0 && as.entry != 0 {
 			e.unmap(t.tid, as.entry, as.areas[0].base, as.areas[0].size)
 		}
-		e.removeChain(t.tid, as)
+		as.chain.Remove(t.tid)
 		as.closeText()
 		as.bps, as.areas = map[uint64]*bp{}, nil
 	}

@@ -3,6 +3,7 @@ package attach
 import (
 	"fmt"
 
+	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
@@ -10,95 +11,66 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// syscallTrap is `syscall; int3`: run a system call in the target and stop.
-var syscallTrap = []byte{0x0f, 0x05, 0xcc}
-
-// injectSyscall makes stopped thread tid run one system call at site (an
-// executable address no other thread will run meanwhile) and returns its
-// result. The thread's registers and the bytes at site are restored, so a
-// thread stopped inside an interrupted call restarts it as before.
+// injectSyscall makes stopped thread tid run one system call (through the
+// chain, or at site: an executable address no other thread will run
+// meanwhile) and returns its result; see inject.Syscall.
 func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
-	defer e.rearm(tid)
-	t := e.threads[tid]
-	if t != nil && t.proc.as.chain != 0 {
-		if r, ok, err := e.injectChained(t, tid, t.proc.as.chain, nr, args); ok {
-			return r, err
-		}
-	}
-	var saved, regs unix.PtraceRegs
-	if err := ptrace.GetRegs(tid, &saved); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
-	}
-	orig := make([]byte, len(syscallTrap))
-	if err := ptrace.ReadMem(tid, site, orig); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
-	}
-	if err := ptrace.PokeText(tid, site, syscallTrap); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
-	}
-	defer ptrace.PokeText(tid, site, orig)
-	restore := restoreRegs(t, saved)
-	if t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
-		// Should we die before restoring them, the handler or the
-		// restore stub does.
-		e.healSave(t, &restore)
-		defer e.healClear(t)
-	}
-	regs = saved
-	regs.Rip = site
-	regs.Rax = nr
-	regs.Orig_rax = ^uint64(0) // not in a syscall: no restart logic on resume
-	argRegs := []*uint64{&regs.Rdi, &regs.Rsi, &regs.Rdx, &regs.R10, &regs.R8, &regs.R9}
-	for i, a := range args {
-		*argRegs[i] = a
-	}
-	if t != nil {
-		e.markRip(t, site)
-	}
-	if err := ptrace.SetRegs(tid, &regs); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
-	}
-	if err := ptrace.Cont(tid, 0); err != nil {
-		return 0, fmt.Errorf("inject: %w", err)
-	}
-	if t != nil {
-		t.unreaped = false
-	}
-	for {
-		ws, err := ptrace.Wait(tid)
-		if err != nil {
-			return 0, fmt.Errorf("inject: wait: %w", err)
-		}
-		if ws.Exited() || ws.Signaled() {
-			return 0, fmt.Errorf("inject: thread %d ended", tid)
-		}
-		if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP && ptrace.Event(ws) <= 0 {
-			if err := ptrace.GetRegs(tid, &regs); err == nil && regs.Rip == site+uint64(len(syscallTrap)) {
-				break
-			}
-		}
-		// Anything else (a signal arriving now) waits for later: put it
-		// back by continuing without it is wrong, so remember and retry.
-		e.deferStop(tid, ws)
-		if err := ptrace.Cont(tid, 0); err != nil {
-			return 0, fmt.Errorf("inject: %w", err)
-		}
-	}
-	if err := ptrace.SetRegs(tid, &restore); err != nil {
-		return 0, fmt.Errorf("inject: restore: %w", err)
-	}
-	return regs.Rax, nil
+	th := e.injectee(tid)
+	return inject.Syscall(tid, th, th.chain(), site, nr, args...)
 }
 
-// injectCall is injectSyscall with the kernel's error return (-4095 to -1)
-// made an error.
+// injectCall is injectSyscall with the kernel's error return made an
+// error.
 func (e *engine) injectCall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
-	r, err := e.injectSyscall(tid, site, nr, args...)
-	if err == nil && int64(r) < 0 && int64(r) > -4096 {
-		err = unix.Errno(-int64(r))
-	}
-	return r, err
+	th := e.injectee(tid)
+	return inject.Call(tid, th, th.chain(), site, nr, args...)
 }
+
+// injectee is thread tid as an injection sees it (inject.Thread): t is
+// nil for a task the loop does not know.
+type injectee struct {
+	e   *engine
+	tid int
+	t   *thread
+}
+
+func (e *engine) injectee(tid int) injectee { return injectee{e, tid, e.threads[tid]} }
+
+func (th injectee) chain() *inject.Chain {
+	if th.t == nil {
+		return nil
+	}
+	return &th.t.proc.as.chain
+}
+
+// Restore gives a thread on one of our breakpoints its breakpoint back.
+func (th injectee) Restore(saved unix.PtraceRegs) unix.PtraceRegs { return restoreRegs(th.t, saved) }
+
+func (th injectee) Resuming(rip uint64) {
+	if th.t != nil {
+		th.e.markRip(th.t, rip)
+	}
+}
+
+func (th injectee) Resumed() {
+	if th.t != nil {
+		th.t.unreaped = false
+	}
+}
+
+// Guard: at the injection site of our first area, the heal handler or the
+// restore stub gives the thread its registers back should we die.
+func (th injectee) Guard(site uint64, restore *unix.PtraceRegs) func() {
+	if t := th.t; t != nil && t.proc.as.heal != nil && site == t.proc.as.areas[0].base {
+		th.e.healSave(t, restore)
+		return func() { th.e.healClear(t) }
+	}
+	return func() {}
+}
+
+func (th injectee) Defer(ws unix.WaitStatus) { th.e.deferStop(th.tid, ws) }
+func (th injectee) SignalsHeld() bool        { return th.t != nil && len(th.t.sigs) > 0 }
+func (th injectee) Done()                    { th.e.rearm(th.tid) }
 
 // mapArea injects an mmap of an RWX area near addr (within rel32 reach):
 // first at the free gap of the target's maps nearest to addr (areas left
@@ -127,7 +99,7 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 				return a, nil
 			}
 			if listed {
-				e.healUnlist(tid, s.heal)
+				s.heal.Unlist(tid)
 			}
 			if err == nil {
 				// Mapped elsewhere (a kernel without NOREPLACE), or
@@ -145,7 +117,7 @@ func (e *engine) mapArea(tid int, s *space, site, addr uint64) (*area, error) {
 			a := &area{base: base, size: areaSize}
 			if len(s.areas) == 0 {
 				a.next = injectSiteSize // slot 0: later injections
-				if err := ptrace.WriteMem(tid, base, syscallTrap); err != nil {
+				if err := ptrace.WriteMem(tid, base, inject.SyscallTrap); err != nil {
 					return nil, err
 				}
 			}

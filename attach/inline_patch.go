@@ -294,8 +294,8 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	if len(new) == 1 || as.heal == nil {
 		return as.poke(tid, addr, new)
 	}
-	first := e.healRewrite(tid, as, addr, old)
-	defer e.healRewriteDone(tid, as, first, len(old))
+	first := as.heal.Rewrite(tid, addr, old, func(a uint64) byte { return as.protAt(tid, a) })
+	defer as.heal.RewriteDone(tid, first, len(old))
 	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed
 	if err := as.poke(tid, addr, []byte{0xcc}); err != nil {
 		return err

@@ -376,11 +376,11 @@ func (e *engine) remove(tid int, as *space, b *bp) error {
 
 // entryPoint returns the runtime address of the main executable's entry.
 func entryPoint(pid int) (uint64, error) {
-	aux, err := auxv(pid)
+	aux, err := procfs.Auxv(pid)
 	if err != nil {
 		return 0, err
 	}
-	if e, ok := aux[atEntry]; ok {
+	if e, ok := aux[procfs.AtEntry]; ok {
 		return e, nil
 	}
 	return 0, fmt.Errorf("no AT_ENTRY in auxv of %d", pid)

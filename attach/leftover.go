@@ -1,15 +1,10 @@
 package attach
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/binary"
-	"errors"
-	"io"
-	"os"
 	"slices"
-	"strconv"
 
+	"github.com/profile-dev/profile/attach/internal/heal"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
@@ -21,56 +16,28 @@ import (
 // as the process's SIGTRAP disposition, and its injection chain in text
 // slack. Its areas go once nothing reaches them (reclaim.go).
 
-// fileBytes reads what the file mapped at addr in pid holds there: the
-// bytes a mapping of it had before anything was written to it. Past the
-// file's end a mapped page reads as zeros.
-func fileBytes(pid int, maps []instrument.Mapping, addr uint64, n int) ([]byte, error) {
-	for _, m := range maps {
-		if addr < m.Start || addr+uint64(n) > m.End || m.Path == "" || m.Path[0] == '[' {
-			continue
-		}
-		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/map_files/" +
-			strconv.FormatUint(m.Start, 16) + "-" + strconv.FormatUint(m.End, 16))
-		if err != nil {
-			if f, err = os.Open(m.Path); err != nil {
-				return nil, err
-			}
-		}
-		defer f.Close()
-		b := make([]byte, n)
-		k, err := f.ReadAt(b, int64(m.Offset+addr-m.Start))
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		clear(b[k:])
-		return b, nil
-	}
-	return nil, errors.New("not in a file mapping")
-}
-
 // healLeftover looks at act, the process's SIGTRAP disposition: while it
 // is the heal handler of a killed profiler (its area starts with our
 // code), the int3s its table lists that are still in place get their old
 // bytes back (undoHealTable), and the disposition that handler kept is the
 // next to look at. It returns the
 // program's own, which ours then chains to and detach restores.
-func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
+func (e *engine) healLeftover(tid int, as *space, act heal.SigAction) heal.SigAction {
 	maps, err := instrument.ReadMaps(procfs.Tgid(tid))
 	if err != nil {
 		return act
 	}
-	head := make([]byte, healRestore)
 	for range 8 {
-		base := act.handler
-		if base < 2 || ptrace.ReadMem(tid, base, head) != nil || !bytes.Equal(head, healCode[:healRestore]) {
+		base := act.Handler
+		if !heal.At(tid, base) {
 			return act
 		}
 		e.undoHealTable(tid, as, maps, base)
-		buf := make([]byte, 32)
-		if ptrace.ReadMem(tid, base+healOldAct, buf) != nil {
+		old, ok := heal.OldOf(tid, base)
+		if !ok {
 			return act
 		}
-		act = parseSigAction(buf)
+		act = old
 		e.stats.LeftoverHandlers++
 		as.oldHeals = append(as.oldHeals, base)
 	}
@@ -88,42 +55,26 @@ func (e *engine) healLeftover(tid int, as *space, act sigAction) sigAction {
 // have been patched since: it is left alone. Only code mapped from a file
 // is written.
 func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, base uint64) {
-	var cnt [8]byte
-	if ptrace.ReadMem(tid, base+healCount, cnt[:]) != nil {
-		return
-	}
-	n := min(binary.LittleEndian.Uint64(cnt[:]), healCapacity)
-	if n == 0 {
-		return
-	}
-	table := make([]byte, n*healEntrySize)
-	if ptrace.ReadMem(tid, base+healTable, table) != nil {
-		return
-	}
-	entry := func(i int) (addr uint64, orig byte, live bool) {
-		ent := table[i*healEntrySize:]
-		return binary.LittleEndian.Uint64(ent), ent[8], ent[10] != 0
-	}
-	for i := range int(n) {
-		addr, orig, live := entry(i)
-		if !live || !inFileCode(maps, addr) {
+	table := heal.Entries(tid, base)
+	for i, ent := range table {
+		if !ent.Live || !inFileCode(maps, ent.Addr) {
 			continue
 		}
-		if _, ours := as.bps[addr]; ours {
+		if _, ours := as.bps[ent.Addr]; ours {
 			continue
 		}
 		var cur [1]byte
-		if ptrace.ReadMem(tid, addr, cur[:]) != nil || cur[0] != 0xcc {
+		if ptrace.ReadMem(tid, ent.Addr, cur[:]) != nil || cur[0] != 0xcc {
 			continue
 		}
 		for j, k := i-1, uint64(1); j >= 0; j, k = j-1, k+1 {
-			a, o, l := entry(j)
-			if a != addr+k || !l {
+			o := table[j]
+			if o.Addr != ent.Addr+k || !o.Live {
 				break
 			}
-			ptrace.PokeText(tid, a, []byte{o})
+			ptrace.PokeText(tid, o.Addr, []byte{o.Orig})
 		}
-		if ptrace.PokeText(tid, addr, []byte{orig}) == nil {
+		if ptrace.PokeText(tid, ent.Addr, []byte{ent.Orig}) == nil {
 			e.stats.LeftoverInt3s++
 		}
 	}

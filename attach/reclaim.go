@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/profile-dev/profile/attach/internal/heal"
+	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
@@ -70,11 +72,11 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		return false
 	}
 	for _, h := range as.oldHeals {
-		if add(h, h+healSize) {
+		if add(h, h+heal.Size) {
 			l.heals[h] = true
 		}
 	}
-	head := make([]byte, healRestore)
+	head := make([]byte, heal.HeadSize)
 	for _, m := range maps {
 		if !m.Exec() || m.Path != "" {
 			continue
@@ -82,17 +84,17 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		for _, r := range as.foreignParts(m.Start, m.End) {
 			lo, hi := r[0], r[1]
 			// Heal areas side by side are one mapping.
-			for hi-lo >= healSize && ptrace.ReadMem(tid, lo, head) == nil && bytes.Equal(head, healCode[:healRestore]) {
-				if add(lo, lo+healSize) {
+			for hi-lo >= heal.Size && ptrace.ReadMem(tid, lo, head) == nil && heal.IsHandler(head) {
+				if add(lo, lo+heal.Size) {
 					l.heals[lo] = true
 				}
-				lo += healSize
+				lo += heal.Size
 			}
 			if lo == hi || hi-lo > maxLeftoverArea || ptrace.ReadMem(tid, lo, head) != nil {
 				continue
 			}
 			switch {
-			case hi-lo == areaSize && bytes.HasPrefix(head, syscallTrap):
+			case hi-lo == areaSize && bytes.HasPrefix(head, inject.SyscallTrap):
 				add(lo, hi)
 			default:
 				if e.findBlocks(tid, as, maps, l, lo, hi) {
@@ -103,20 +105,11 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 	}
 	// The areas the heal areas list.
 	for _, r := range slices.Clone(l.code) {
-		var cnt [8]byte
 		if !l.heals[r[0]] {
 			continue
 		}
-		if ptrace.ReadMem(tid, r[0]+healAreaCount, cnt[:]) != nil {
-			continue
-		}
-		n := min(binary.LittleEndian.Uint64(cnt[:]), healMaxAreas)
-		tab := make([]byte, 16*n)
-		if n == 0 || ptrace.ReadMem(tid, r[0]+healAreas, tab) != nil {
-			continue
-		}
-		for i := range int(n) {
-			add(binary.LittleEndian.Uint64(tab[16*i:]), binary.LittleEndian.Uint64(tab[16*i+8:]))
+		for _, a := range heal.Listed(tid, r[0]) {
+			add(a[0], a[1])
 		}
 	}
 	for _, r := range l.code {
@@ -262,7 +255,7 @@ func (s *space) ourCode() [][2]uint64 {
 		out = append(out, [2]uint64{a.base, a.base + a.size})
 	}
 	if s.heal != nil {
-		out = append(out, [2]uint64{s.heal.base, s.heal.base + healSize})
+		out = append(out, [2]uint64{s.heal.Base, s.heal.Base + heal.Size})
 	}
 	return out
 }
@@ -386,7 +379,7 @@ func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 		if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
 			continue
 		}
-		want, err := fileBytes(procfs.Tgid(tid), maps, m.Start, int(m.End-m.Start))
+		want, err := instrument.FileBytes(procfs.Tgid(tid), maps, m.Start, int(m.End-m.Start))
 		if err != nil {
 			continue
 		}

@@ -3,6 +3,8 @@ package attach
 import (
 	"fmt"
 
+	"github.com/profile-dev/profile/attach/internal/heal"
+	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -16,8 +18,8 @@ type space struct {
 	bps     map[uint64]*bp
 	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
 	areas   []*area
-	entry   uint64  // program entry breakpoint: libraries are mapped when it hits
-	heal    *healer // the target's SIGTRAP handler, nil until installed
+	entry   uint64     // program entry breakpoint: libraries are mapped when it hits
+	heal    *heal.Area // the target's SIGTRAP handler, nil until installed
 	inl     *inlineSpace
 	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
 	// kindHot caches kinds by a hash of the return address: the drain
@@ -33,10 +35,9 @@ type space struct {
 	// leftoverKept: the scan's reclaim found them still reached (a
 	// thread in their code); detach tries again.
 	leftoverKept bool
-	// chain: the injection chain's address in text slack (chain.go), 0
-	// when there is none; chainOrig: the slack's own bytes.
-	chain     uint64
-	chainOrig []byte
+	// chain: the injection chain in text slack (chain.go); its Addr is 0
+	// when there is none.
+	chain inject.Chain
 	// text: the process's memory, open for writing its text (poke) from
 	// the first write until the space is let go.
 	text *ptrace.Text
@@ -88,7 +89,7 @@ type area struct {
 
 const (
 	// injectSiteSize is slot 0 of the first area: `syscall; int3`, then a
-	// jump to the heal area's restore stub (heal.go).
+	// jump to the heal area's restore stub (attach/internal/heal).
 	injectSiteSize = 32
 	areaSize       = 1 << 20
 	near           = 1<<31 - 2*areaSize // reach of a rel32 from any slot of an area
@@ -119,8 +120,8 @@ func (s *space) clone() *space {
 		c.areas = append(c.areas, &cp)
 	}
 	c.entry = s.entry
-	c.chain, c.chainOrig = s.chain, s.chainOrig
-	c.heal = s.heal.clone()
+	c.chain = s.chain
+	c.heal = s.heal.Clone()
 	if s.gated != nil {
 		c.gated = map[uint64]*bp{}
 		for k, v := range s.gated {

@@ -43,9 +43,8 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 			ptrace.PokeText(child, b.addr, []byte{b.orig})
 		}
 		e.releaseInlineChild(t, child)
-		if as := t.proc.as; as.chain != 0 {
-			ptrace.PokeText(child, as.chain, as.chainOrig)
-		}
+		c := t.proc.as.chain // the child's copy goes, not ours
+		c.Remove(child)
 		ptrace.Detach(child, 0)
 		return
 	}

@@ -10,9 +10,9 @@
  * tracer lives it never runs: ptrace sees every SIGTRAP first and
  * suppresses ours.
  *
- * Position independent; assembled to attach/heal.bin by `make heal`
- * (attach/heal_test.go checks the blob against this file). The data
- * offsets below are mirrored in attach/heal.go.
+ * Position independent; assembled to attach/internal/heal/heal.bin
+ * (its blob test checks the blob against this file). The data
+ * offsets below are mirrored in attach/internal/heal/layout.go.
  */
 	.intel_syntax noprefix
 	.text

@@ -1,0 +1,30 @@
+package heal
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stubasm"
+)
+
+// heal.bin is healcode/heal.S built.
+func TestBlobMatchesSource(t *testing.T) {
+	stubasm.Blob(t, "heal.bin", "healcode/heal.S", code, stubasm.Objcopy)
+}
+
+// The handler and the Go side agree on every offset and constant they
+// share.
+func TestLayoutMatchesAssembly(t *testing.T) {
+	stubasm.Layout(t, "healcode/heal.S", map[string]uint64{
+		"restore": restore, "restorer": restorer, "count": count,
+		"old_act": oldAct, "new_act": newAct, "inject_trap": injectTrap,
+		"inject_valid": injectValid, "inject_regs": injectRegs,
+		"area_count": areaCount, "areas": areasAt, "table": table,
+		"SI_KERNEL": ptrace.SIKernel, "MAGIC": magic, "SIGTRAP": uint64(unix.SIGTRAP),
+		"SYS_mprotect": unix.SYS_MPROTECT, "SYS_rt_sigaction": unix.SYS_RT_SIGACTION,
+		"SYS_rt_sigreturn": unix.SYS_RT_SIGRETURN, "SYS_getpid": unix.SYS_GETPID,
+		"SYS_gettid": unix.SYS_GETTID, "SYS_tgkill": unix.SYS_TGKILL,
+	}, []string{"TRAP_TRACE", "EFLAGS_TF", "UC_GREGS", "UC_RIP", "UC_EFL", "NGREGS_SAVED"})
+}

@@ -1,0 +1,83 @@
+package heal
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+)
+
+// What a killed profiler's heal area tells a later attach, read through
+// stopped thread tid.
+
+// HeadSize is how many of an area's first bytes IsHandler looks at.
+const HeadSize = restore
+
+// IsHandler tells whether head, an area's first HeadSize bytes, is our
+// handler's code.
+func IsHandler(head []byte) bool { return bytes.Equal(head, code[:restore]) }
+
+// At tells whether the memory at base starts with our handler's code.
+func At(tid int, base uint64) bool {
+	head := make([]byte, HeadSize)
+	return base >= 2 && ptrace.ReadMem(tid, base, head) == nil && IsHandler(head)
+}
+
+// OldOf is the disposition the handler at base chains to: the program's
+// own, or a killed profiler's before it.
+func OldOf(tid int, base uint64) (SigAction, bool) {
+	buf := make([]byte, 32)
+	if ptrace.ReadMem(tid, OldAct(base), buf) != nil {
+		return SigAction{}, false
+	}
+	return ParseSigAction(buf), true
+}
+
+// Entry is one entry of a heal table: a byte the tracer changed and what
+// it was; dead entries were taken back by the tracer.
+type Entry struct {
+	Addr uint64
+	Orig byte
+	Live bool
+}
+
+// Entries reads the table of the heal area at base.
+func Entries(tid int, base uint64) []Entry {
+	var cnt [8]byte
+	if ptrace.ReadMem(tid, base+count, cnt[:]) != nil {
+		return nil
+	}
+	n := min(binary.LittleEndian.Uint64(cnt[:]), Capacity)
+	if n == 0 {
+		return nil
+	}
+	tab := make([]byte, n*entrySize)
+	if ptrace.ReadMem(tid, base+table, tab) != nil {
+		return nil
+	}
+	out := make([]Entry, n)
+	for i := range out {
+		ent := tab[i*entrySize:]
+		out[i] = Entry{binary.LittleEndian.Uint64(ent), ent[8], ent[entryLive] != 0}
+	}
+	return out
+}
+
+// Listed is the out-of-line areas the heal area at base lists, [lo, hi)
+// each.
+func Listed(tid int, base uint64) [][2]uint64 {
+	var cnt [8]byte
+	if ptrace.ReadMem(tid, base+areaCount, cnt[:]) != nil {
+		return nil
+	}
+	n := min(binary.LittleEndian.Uint64(cnt[:]), MaxAreas)
+	tab := make([]byte, 16*n)
+	if n == 0 || ptrace.ReadMem(tid, base+areasAt, tab) != nil {
+		return nil
+	}
+	out := make([][2]uint64, n)
+	for i := range out {
+		out[i] = [2]uint64{binary.LittleEndian.Uint64(tab[16*i:]), binary.LittleEndian.Uint64(tab[16*i+8:])}
+	}
+	return out
+}
