@@ -9,6 +9,19 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
+// stopCosts is what compensation needs (Options.Compensate): the
+// measured costs, nil if not measured, and each traced function's probe
+// kind; stopWake is what a stop costs the thread beyond the tracer's work
+// (measureStop), stopKernel the part of it the thread spends on a CPU (in
+// the kernel); stopAt when the stop being handled was seen.
+type stopCosts struct {
+	cal        *model.Calibration
+	probeKinds map[int]string
+	stopWake   int64
+	stopKernel int64
+	stopAt     int64
+}
+
 // compensated is p with the inline probes' measured cost taken out of its
 // times (model.Compensate), and the calibration with what was taken out:
 // that cost, the set-up holds and the trap probes' stops (taken out one

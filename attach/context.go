@@ -7,6 +7,14 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
+// gating is the calling context's state: ctxComp the context's
+// components by function (their index), ctxGated the functions recorded
+// only inside it.
+type gating struct {
+	ctxComp  map[int]int
+	ctxGated map[int]bool
+}
+
 // A calling context (Options.Context, --context 'A>B') gates functions:
 // they are recorded only while its components are open on the thread's
 // stack, in order. A thread's count of open components is the number k

@@ -6,11 +6,18 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
+
+// expanding is auto-expand's state: its tick, and the functions it took.
+type expanding struct {
+	expandDue atomic.Bool
+	expanded  map[int]bool
+}
 
 // Expansion is one function auto-expand took (Options.OnExpand): at AtNs
 // (the session's clock) it had the most busy self time not yet looked

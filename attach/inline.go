@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,17 @@ import (
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/tsc"
 )
+
+// inlining is the inline probes' state in the engine. The tracer thread
+// holds mu except while it waits for a stop; the drain goroutine takes it
+// to feed the rings' events to the session.
+type inlining struct {
+	mu         sync.Mutex
+	clock      *tsc.Clock     // nil: no inline probes
+	inl        []*inlineSpace // spaces with inline probes, drained
+	drainDone  bool
+	dropWarned bool
+}
 
 // Inline probes (docs/design.md, Inline probes): a probed function's entry
 // jumps to a trampoline that calls the entry stub (inlinecode/probe.S); the
@@ -35,7 +47,17 @@ type inlineSpace struct {
 	retstub uint64
 	stubs   map[uint64]uint64 // area base -> its entry stub copy
 	patches map[uint64]*inlinePatch
-	tramps  [][2]uint64     // trampoline ranges: a thread inside one is moved out at detach
+	tramps  [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
+	slotTable
+	// unregistered is the stubs' count of calls by threads without a ring,
+	// as last read.
+	unregistered int64
+	dropsSeen    uint64 // events the stubs dropped, as last noticed
+}
+
+// slotTable is which thread has which ring slot, and the target's table
+// the stubs find their thread's state by.
+type slotTable struct {
 	table   map[uint64]int  // thread pointer -> table index, as in the target's table
 	used    [tableSize]bool // table entries holding a key
 	slots   map[int]*thread // ring slot -> the thread whose events it holds
@@ -44,10 +66,6 @@ type inlineSpace struct {
 	free    []int
 	next    int
 	vforks  map[int]*thread // vfork children (by tid) on their parent's thread pointer
-	// unregistered is the stubs' count of calls by threads without a ring,
-	// as last read.
-	unregistered int64
-	dropsSeen    uint64 // events the stubs dropped, as last noticed
 }
 
 // inlinePatch is one function's patch.
@@ -138,7 +156,7 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		return nil, fmt.Errorf("inline probes: data block: %w", err)
 	}
 	is := &inlineSpace{data: data, dataLen: size, stubs: map[uint64]uint64{}, patches: map[uint64]*inlinePatch{},
-		table: map[uint64]int{}, slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}}
+		slotTable: slotTable{table: map[uint64]int{}, slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}}}
 	rings, mem, err := e.mapRings(tid, site, data, 0)
 	if err != nil {
 		inj(unix.SYS_MUNMAP, data, size)

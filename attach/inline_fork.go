@@ -32,8 +32,8 @@ func (e *engine) forkInline(parent, child *thread) {
 	slot, registered := pis.tidSlot[parent.tid]
 	is := &inlineSpace{data: pis.data, dataLen: pis.dataLen, rings: pis.rings, retstub: pis.retstub,
 		stubs: maps.Clone(pis.stubs), patches: maps.Clone(pis.patches), tramps: slices.Clone(pis.tramps),
-		table: maps.Clone(pis.table), used: pis.used,
-		slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}, next: pis.next}
+		slotTable: slotTable{table: maps.Clone(pis.table), used: pis.used,
+			slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}, next: pis.next}}
 	for s := 0; s < pis.next; s++ {
 		if !registered || s != slot {
 			is.free = append(is.free, s)

@@ -10,8 +10,21 @@ import (
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
 )
+
+// scanning is the scans' state: what the filters' --lib names selected,
+// the modules preopen opened before the attach stopped the process (for
+// its first scan), the call-frame information of the modules unwindAt it
+// loaded, and what keeps a killed profiler's areas mapped.
+type scanning struct {
+	libsSeen    map[string]bool
+	opened      map[string]*instrument.Module
+	unwindPre   []*unwind.Module
+	unwindAt    []string
+	leftoverWhy string
+}
 
 // scan loads the modules mapped in p that are new since the last scan and
 // puts entry breakpoints on their selected functions. tid is a stopped

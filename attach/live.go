@@ -2,6 +2,16 @@ package attach
 
 import "time"
 
+// live is the progress reports' and checkpoint snapshots' state: when the
+// next report is due, the checkpoint returns seen, and the time of the
+// last one that took a snapshot (snapped: there was one).
+type live struct {
+	nextReport     time.Duration
+	checkpoints    int64
+	lastCheckpoint int64
+	snapped        bool
+}
+
 // liveLoop reports progress and takes live snapshots on time and on
 // request, whether or not the target stops: with inline probes a busy
 // target may not stop for seconds, and an idle one never does. It ends

@@ -21,20 +21,7 @@ type space struct {
 	entry   uint64     // program entry breakpoint: libraries are mapped when it hits
 	heal    *heal.Area // the target's SIGTRAP handler, nil until installed
 	inl     *inlineSpace
-	kinds   map[uint64]model.CallKind // call kind by return address (inline probes)
-	// kindHot caches kinds by a hash of the return address: the drain
-	// asks at every entry, and the map's lookup was a twentieth of its
-	// time.
-	kindHot [256]kindEntry
 	anon    [][2]uint64 // anonymous executable mappings, during a scan
-	undoing *loaded     // the module whose leftover patches a scan undoes
-	// oldHeals: the heal areas of killed profilers installHeal met in the
-	// SIGTRAP chain; reclaimed: the scan looked for their areas.
-	oldHeals  []uint64
-	reclaimed bool
-	// leftoverKept: the scan's reclaim found them still reached (a
-	// thread in their code); detach tries again.
-	leftoverKept bool
 	// chain: the injection chain in text slack (chain.go); its Addr is 0
 	// when there is none.
 	chain inject.Chain
@@ -44,9 +31,35 @@ type space struct {
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool
-	// gated: the entry breakpoints of functions recorded only in the
-	// calling context, armed (in bps) while ctxIn threads are inside it
-	// (context.go).
+
+	callKinds  // call kinds by return address (inline probes)
+	leftBehind // what killed profilers left here (leftover.go, reclaim.go)
+	spaceGate  // the calling context's breakpoints (context.go)
+}
+
+// callKinds: the call kind by return address (inline probes); kindHot
+// caches them by a hash of the return address: the drain asks at every
+// entry, and the map's lookup was a twentieth of its time.
+type callKinds struct {
+	kinds   map[uint64]model.CallKind
+	kindHot [256]kindEntry
+}
+
+// leftBehind is what a scan found of killed profilers' work in a space:
+// undoing is the module whose leftover patches a scan undoes; oldHeals
+// the heal areas installHeal met in the SIGTRAP chain; reclaimed: the
+// scan looked for their areas; leftoverKept: its reclaim found them still
+// reached (a thread in their code), and detach tries again.
+type leftBehind struct {
+	undoing      *loaded
+	oldHeals     []uint64
+	reclaimed    bool
+	leftoverKept bool
+}
+
+// spaceGate: the entry breakpoints of functions recorded only in the
+// calling context, armed (in bps) while ctxIn threads are inside it.
+type spaceGate struct {
 	gated    map[uint64]*bp
 	ctxIn    int
 	ctxArmed bool
@@ -97,7 +110,9 @@ const (
 )
 
 func newSpace() *space {
-	return &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}, kinds: map[uint64]model.CallKind{}}
+	s := &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}}
+	s.kinds = map[uint64]model.CallKind{}
+	return s
 }
 
 // clone copies a space for a forked child: the child's memory is a copy of

@@ -13,8 +13,6 @@ import (
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
-	"github.com/profile-dev/profile/internal/tsc"
-	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/session"
 )
 
@@ -23,80 +21,49 @@ import (
 // from elsewhere.
 // The call tree is the session's: the engine only feeds it events.
 type engine struct {
-	opt   Options
-	s     *session.Session
-	start time.Time
+	opt    Options
+	s      *session.Session
+	start  time.Time
+	probes []probeKind // told of threads, forks and detach, in order
+	stats  Stats
+	fatal  error // the session failed after the target started
 
-	libsSeen map[string]bool // --lib names that selected a loaded library
+	// Each subsystem's own state, beside its code.
+	tracees   // the stop loop: threads, processes, stops (state.go)
+	scanning  // modules and what killed profilers left (instrument.go)
+	inlining  // inline probes' rings and their drain (inline.go)
+	stopCosts // what probes cost the threads (compensate.go)
+	live      // progress reports and checkpoint snapshots (live.go)
+	detailing // detail calls' argument registers (state.go)
+	gating    // the calling context (context.go)
+	expanding // auto-expand (expand.go)
+}
 
+// tracees is the stop loop's state: the threads it holds and how it is
+// going.
+type tracees struct {
 	threads  map[int]*thread
-	probes   []probeKind // told of threads, forks and detach, in order
 	early    map[int]unix.WaitStatus
 	deferred []deferredStop
 
-	rootPid    int
-	rootExit   *unix.WaitStatus
-	launched   bool // we started the root process (record)
-	stats      Stats
-	nextReport time.Duration
-	// leftoverWhy says what keeps a killed profiler's areas mapped.
-	leftoverWhy string
-	// opened: modules preopen opened before the attach stopped the
-	// process, for its first scan.
-	opened map[string]*instrument.Module
-	// unwindPre: the call-frame information of the modules unwindAt,
-	// which preopen loaded.
-	unwindPre []*unwind.Module
-	unwindAt  []string
+	rootPid  int
+	rootExit *unix.WaitStatus
+	launched bool // we started the root process (record)
 
 	stopRequested atomic.Bool
-	expandDue     atomic.Bool // auto-expand's tick (expand.go)
-	wakers        sync.Map    // pids of our wake-up children (wake)
+	wakers        sync.Map // pids of our wake-up children (wake)
 	detaching     bool
-	pausing       bool  // pauseAll gathers every thread in a stop
-	spin          int   // wait4 polls before sleeping (see spinBudget)
-	fatal         error // the session failed after the target started
+	pausing       bool // pauseAll gathers every thread in a stop
+	spin          int  // wait4 polls before sleeping (see spinBudget)
+}
 
-	// Inline probes: the tracer thread holds mu except while it waits for
-	// a stop; the drain goroutine takes it to feed the rings' events to
-	// the session.
-	mu         sync.Mutex
-	clock      *tsc.Clock     // nil: no inline probes
-	inl        []*inlineSpace // spaces with inline probes, drained
-	drainDone  bool
-	dropWarned bool
-
-	// Compensation (Options.Compensate): the measured costs, nil if not
-	// measured, and each traced function's probe kind.
-	cal        *model.Calibration
-	probeKinds map[int]string
-	// stopWake is what a stop costs the thread beyond the tracer's work
-	// (measureStop), stopKernel the part of it the thread spends on a CPU
-	// (in the kernel); stopAt when the stop being handled was seen.
-	stopWake   int64
-	stopKernel int64
-	stopAt     int64
-
-	// Checkpoint snapshots: the checkpoint returns seen, and the time of
-	// the last one that took a snapshot (snapped: there was one).
-	checkpoints    int64
-	lastCheckpoint int64
-	snapped        bool
-
-	// detailProbed counts the probed functions recorded in detail;
-	// arity holds their parameter registers when known, params each
-	// module's (instrument.ParamRegs) by path.
+// detailing: detailProbed counts the probed functions recorded in
+// detail; arity holds their parameter registers when known, params each
+// module's (instrument.ParamRegs) by path.
+type detailing struct {
 	detailProbed int
 	arity        map[int]int
 	params       map[string]map[string]int
-
-	// ctxComp: the context's components by function (their index);
-	// ctxGated: the functions recorded only inside it (context.go).
-	ctxComp  map[int]int
-	ctxGated map[int]bool
-
-	// expanded are the functions auto-expand took (expand.go).
-	expanded map[int]bool
 }
 
 type deferredStop struct {
@@ -121,6 +88,27 @@ type thread struct {
 	proc *process
 	st   *session.Thread
 
+	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
+	// sched reads its scheduler counters at each trap stop, resumedAt
+	// when it was last let go: what its trap stops cost it (hit).
+	sched     procfs.SchedStat
+	resumedAt int64
+	// vforkOf is the parent a vfork child borrows its memory from until
+	// it execs or exits; the parent cannot stop meanwhile, so detach lets
+	// the child run there rather than stop it.
+	vforkOf *thread
+
+	stopState   // where the loop has it
+	signalState // its signals while code of ours runs in it
+	threadCtx   // the calling context (context.go)
+}
+
+// stopState is where the loop has a thread.
+type stopState struct {
+	stopped   bool // in a ptrace-stop we know of (detach, pause)
+	asked     bool // pause interrupted it and the stop has not come yet
+	stopOwed  bool // an injected call ran past our interrupt's stop (deferStop)
+	listening bool // in a group-stop, resumed with PTRACE_LISTEN
 	// unreaped: its SIGTRAP stop was peeked, not reaped, so the signal
 	// stays pending until the thread is resumed (which discards the stop's
 	// notification): should the tracer die first, the SIGTRAP is delivered
@@ -128,21 +116,10 @@ type thread struct {
 	// tracer moves it on.
 	unreaped bool
 	trapAt   uint64
+}
 
-	lastNs int64 // time of its last ring event: ring order wins over a clock read a little late
-	// sched reads its scheduler counters at each trap stop, resumedAt
-	// when it was last let go: what its trap stops cost it (hit).
-	sched     procfs.SchedStat
-	resumedAt int64
-	// pendingSig is a signal that arrived while detach stepped the thread
-	// out of the inline probes' code: delivered as it is let go.
-	pendingSig int
-
-	stopped   bool // in a ptrace-stop we know of (detach, pause)
-	asked     bool // pause interrupted it and the stop has not come yet
-	stopOwed  bool // an injected call ran past our interrupt's stop (deferStop)
-	listening bool // in a group-stop, resumed with PTRACE_LISTEN
-
+// signalState is a thread's signals as the engine keeps them.
+type signalState struct {
 	// mask is the thread's signal mask at its last look (keepHandler).
 	mask uint64
 	// sigs are signals the thread took from the kernel while code of ours
@@ -151,15 +128,14 @@ type thread struct {
 	// is done (reraise). raised keeps their siginfo, put back at their
 	// delivery stop.
 	sigs, raised []ptrace.SigInfo
+	// pendingSig is a signal that arrived while detach stepped the thread
+	// out of the inline probes' code: delivered as it is let go.
+	pendingSig int
+}
 
-	// vforkOf is the parent a vfork child borrows its memory from until
-	// it execs or exits; the parent cannot stop meanwhile, so detach lets
-	// the child run there rather than stop it.
-	vforkOf *thread
-
-	// ctx are the context components this thread opened at trap stops
-	// (context.go); ctxN is its count of open components in a space
-	// without inline probes.
+// threadCtx: the context components a thread opened at trap stops; ctxN
+// is its count of open components in a space without inline probes.
+type threadCtx struct {
 	ctx  []ctxFrame
 	ctxN int
 }
@@ -169,11 +145,9 @@ func newEngine(opt Options) *engine {
 	if opt.Checkpoint != "" {
 		s.SetCheckpoint(opt.Checkpoint)
 	}
-	e := &engine{
-		opt: opt, s: s, start: s.Base(),
-		threads: map[int]*thread{}, early: map[int]unix.WaitStatus{}, libsSeen: map[string]bool{},
-		expanded: map[int]bool{},
-	}
+	e := &engine{opt: opt, s: s, start: s.Base()}
+	e.threads, e.early = map[int]*thread{}, map[int]unix.WaitStatus{}
+	e.libsSeen, e.expanded = map[string]bool{}, map[int]bool{}
 	e.probes = newProbeKinds(e)
 	if opt.Context != nil {
 		e.stats.Context = opt.Context.String()
