@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/profile-dev/profile/attach/internal/calib"
 	"github.com/profile-dev/profile/internal/workload"
 )
 
@@ -85,9 +86,9 @@ func TestProbeWorkloadsExactCounts(t *testing.T) {
 // A static program sets its thread pointer after its entry stop, where
 // the profiler registers threads: its ring is registered at a later stop,
 // and its calls are counted exactly under either probe kind. The
-// calibration program is one (calibcode/calib.S).
+// calibration program is one (attach/internal/calib).
 func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
-	path, err := writeCalibProgram()
+	path, err := calib.Write()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := observe(r.Profile)
-		for k := range calibBatches {
+		for k := range calib.Batches {
 			inner, outer := fmt.Sprintf("calib_inner_%d", k), fmt.Sprintf("calib_outer_%d", k)
 			if got.Functions[inner].Calls != 300 || got.Functions[outer].Calls != 1 {
 				t.Fatalf("%s %d calls, %s %d, want 300 and 1", inner, got.Functions[inner].Calls, outer, got.Functions[outer].Calls)
@@ -108,8 +109,8 @@ func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
 		if got.Functions["calib_warm_inner"].Calls != 7 {
 			t.Fatalf("calib_warm_inner %d calls, want 7", got.Functions["calib_warm_inner"].Calls)
 		}
-		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2*calibBatches+2 {
-			t.Fatalf("%d inline functions, want %d", r.Stats.InlineFunctions, 2*calibBatches+2)
+		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2*calib.Batches+2 {
+			t.Fatalf("%d inline functions, want %d", r.Stats.InlineFunctions, 2*calib.Batches+2)
 		}
 	})
 }

@@ -1,9 +1,6 @@
 package attach
 
 import (
-	"bytes"
-	"debug/elf"
-	"fmt"
 	"testing"
 
 	"github.com/profile-dev/profile/attach/internal/stubasm"
@@ -45,37 +42,5 @@ func TestStubLayoutMatchesGo(t *testing.T) {
 		}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX"}},
 	} {
 		t.Run(tc.src, func(t *testing.T) { stubasm.Layout(t, tc.src, tc.goSide, tc.asmOnly) })
-	}
-}
-
-// The calibration program has the batches calibrate.go reads by name:
-// calib_outer_K and calib_inner_K for each K below calibBatches and no
-// more, and the warm-up pair.
-func TestCalibProgramHasTheBatches(t *testing.T) {
-	f, err := elf.NewFile(bytes.NewReader(calibProgram))
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-			have[s.Name] = true
-		}
-	}
-	for k := 0; k <= calibBatches; k++ {
-		for _, name := range []string{fmt.Sprintf("calib_outer_%d", k), fmt.Sprintf("calib_inner_%d", k)} {
-			if have[name] != (k < calibBatches) {
-				t.Errorf("calib.bin: function %s present %v, calibBatches is %d", name, have[name], calibBatches)
-			}
-		}
-	}
-	for _, name := range []string{"calib_warm", "calib_warm_inner"} {
-		if !have[name] {
-			t.Errorf("calib.bin: no function %s", name)
-		}
 	}
 }

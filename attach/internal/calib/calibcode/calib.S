@@ -15,7 +15,7 @@
  * so inline probes patch them as any function. The warm-up runs first:
  * an inline probe's first pass through its thread's ring touches every
  * page of it, which costs more than the calls themselves.
- * Build (in attach/): as --64 -o calib.o calibcode/calib.S &&
+ * Build (in attach/internal/calib/): as --64 -o calib.o calibcode/calib.S &&
  *   ld -static -nostdlib --build-id=none -o calib.bin calib.o
  */
 	.text
