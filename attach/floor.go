@@ -32,7 +32,7 @@ func StopFloor(prog string, n int) (time.Duration, error) {
 
 func stopFloor(prog string, n int) (time.Duration, error) {
 	cmd := exec.Command(prog, fmt.Sprint(n))
-	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
+	ptrace.StartTraced(cmd)
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}

@@ -40,7 +40,7 @@ func (e *engine) launch(argv []string) error {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	}
 	cmd.Dir = e.opt.dir
-	cmd.SysProcAttr = &unix.SysProcAttr{Ptrace: true}
+	ptrace.StartTraced(cmd)
 	if e.opt.helper {
 		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	}
