@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/profile-dev/profile/attach/internal/calib"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/hostinfo"
 	"github.com/profile-dev/profile/model"
@@ -16,7 +17,7 @@ import (
 // Inline probes warm up first with more calls than a ring holds: its
 // first pass faults its pages in, which costs far more per call than the
 // probe (a cost each thread pays once).
-const calibInlineWarm = ringEvents/2 + 1000
+const calibInlineWarm = stub.RingEvents/2 + 1000
 
 // Calibrate measures what one traced call costs on this host under each
 // of the probe kinds (ProbesInline, ProbesTrap), by recording the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -45,10 +46,10 @@ func (e *engine) noteContext(fn, k int, gated bool) {
 // ctxID adds fn's context role to its inline id.
 func (e *engine) ctxID(fn int, id uint32) uint32 {
 	if k, ok := e.ctxComp[fn]; ok {
-		return id | flagCtx | flagCtxOpen | uint32(k)<<ctxShift
+		return id | stub.FlagCtx | stub.FlagCtxOpen | uint32(k)<<stub.CtxShift
 	}
 	if e.ctxGated[fn] {
-		return id | flagCtx | uint32(e.opt.Context.Len())<<ctxShift
+		return id | stub.FlagCtx | uint32(e.opt.Context.Len())<<stub.CtxShift
 	}
 	return id
 }
@@ -60,7 +61,7 @@ func (e *engine) ctxCount(t *thread) (n int, ok bool) {
 	if t.proc.as.inl != nil {
 		state, ok := threadState(t)
 		var w [8]byte
-		if !ok || ptrace.ReadMem(t.tid, state+tCtx, w[:]) != nil {
+		if !ok || ptrace.ReadMem(t.tid, state+stub.TCtx, w[:]) != nil {
 			return 0, false
 		}
 		return int(binary.LittleEndian.Uint64(w[:])), true
@@ -76,7 +77,7 @@ func (e *engine) setCtxCount(t *thread, n int) {
 		if state, ok := threadState(t); ok {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], uint64(n))
-			ptrace.WriteMem(t.tid, state+tCtx, w[:])
+			ptrace.WriteMem(t.tid, state+stub.TCtx, w[:])
 		}
 		return
 	}
@@ -139,19 +140,19 @@ func (e *engine) ctxEnter(t *thread, fn int, sp uint64, stub bool) {
 // component k.
 func (e *engine) markShadow(t *thread, sp uint64, k int) bool {
 	state, depth, ok := shadowDepth(t)
-	if !ok || depth == 0 || depth > shadowEntries {
+	if !ok || depth == 0 || depth > stub.ShadowEntries {
 		return false
 	}
 	var w [16]byte
-	at := state + tShadow + (depth-1)*16
+	at := state + stub.TShadow + (depth-1)*16
 	if ptrace.ReadMem(t.tid, at, w[:]) != nil || binary.LittleEndian.Uint64(w[:8]) != sp {
 		return false
 	}
 	ret := binary.LittleEndian.Uint64(w[8:])
-	if ret&ctxMark != 0 {
+	if ret&stub.CtxMark != 0 {
 		return false
 	}
-	binary.LittleEndian.PutUint64(w[8:], ret|ctxMark|uint64(k)<<56)
+	binary.LittleEndian.PutUint64(w[8:], ret|stub.CtxMark|uint64(k)<<56)
 	return ptrace.WriteMem(t.tid, at+8, w[8:]) == nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/detail"
 )
 
@@ -19,7 +20,7 @@ import (
 type detailGate struct {
 	deferred  bool
 	slowTicks uint64
-	condAt    uint64 // dCondAt
+	condAt    uint64 // stub.DCondAt
 	condType  uint64
 	condMask  uint64
 	condValue uint64
@@ -41,9 +42,9 @@ func (e *engine) detailGate() detailGate {
 		g.slowTicks = max(1, uint64(float64(r.SlowNs)/e.clock.NsPerTick()*0.98))
 	}
 	if c := r.If; c != nil {
-		g.condAt = condRet
+		g.condAt = stub.CondRet
 		if !c.OnReturn() {
-			g.condAt = [6]uint64{eRDI, eRSI, eRDX, eRCX, eR8, eR9}[c.Reg]
+			g.condAt = [6]uint64{stub.ERDI, stub.ERSI, stub.ERDX, stub.ERCX, stub.ER8, stub.ER9}[c.Reg]
 		}
 		g.condType = uint64(c.TypeCode())
 		g.condMask = uint64(c.Outcomes())
@@ -62,12 +63,12 @@ func (g detailGate) put(hdr []byte) {
 	if !g.deferred {
 		return
 	}
-	binary.LittleEndian.PutUint64(hdr[dDefer:], 1)
-	binary.LittleEndian.PutUint64(hdr[dSlowTicks:], g.slowTicks)
-	binary.LittleEndian.PutUint64(hdr[dCondAt:], g.condAt)
-	binary.LittleEndian.PutUint64(hdr[dCondType:], g.condType)
-	binary.LittleEndian.PutUint64(hdr[dCondMask:], g.condMask)
-	binary.LittleEndian.PutUint64(hdr[dCondValue:], g.condValue)
+	binary.LittleEndian.PutUint64(hdr[stub.DDefer:], 1)
+	binary.LittleEndian.PutUint64(hdr[stub.DSlowTicks:], g.slowTicks)
+	binary.LittleEndian.PutUint64(hdr[stub.DCondAt:], g.condAt)
+	binary.LittleEndian.PutUint64(hdr[stub.DCondType:], g.condType)
+	binary.LittleEndian.PutUint64(hdr[stub.DCondMask:], g.condMask)
+	binary.LittleEndian.PutUint64(hdr[stub.DCondValue:], g.condValue)
 }
 
 // openFrameArgs gives the session the arguments of t's frames still open
@@ -82,15 +83,15 @@ func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
 		return
 	}
 	sh := shadowOf(t.tid, is, slot)
-	side := make([]byte, len(sh)/16*sideRecord)
-	if sh == nil || ptrace.ReadMem(t.tid, is.data+dSides+uint64(slot)*sideSize, side) != nil {
+	side := make([]byte, len(sh)/16*stub.SideRecord)
+	if sh == nil || ptrace.ReadMem(t.tid, is.data+stub.DSides+uint64(slot)*stub.SideSize, side) != nil {
 		return
 	}
 	for i := range len(sh) / 16 {
-		if binary.LittleEndian.Uint64(sh[i*16+8:])&detailMark == 0 {
+		if binary.LittleEndian.Uint64(sh[i*16+8:])&stub.DetailMark == 0 {
 			continue
 		}
-		rec := side[i*sideRecord:]
+		rec := side[i*stub.SideRecord:]
 		var args [6]uint64
 		n := 3 * min(binary.LittleEndian.Uint64(rec[8:]), 2)
 		for k := range n {

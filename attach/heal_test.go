@@ -16,6 +16,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/proctext"
 )
@@ -166,7 +167,7 @@ func profilerAreas(t *testing.T, pid int, known []string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	name := make([]byte, len(ringsName))
+	name := make([]byte, len(stub.RingsName))
 	for _, m := range maps {
 		r := fmt.Sprintf("%x-%x %s", m.Start, m.End, m.Path)
 		if slices.Contains(known, r) {
@@ -175,7 +176,7 @@ func profilerAreas(t *testing.T, pid int, known []string) []string {
 		switch {
 		case m.Path == ringsMapping,
 			m.Path == "" && m.Exec(),
-			m.Path == "" && m.End-m.Start >= dataSize && ptrace.ReadMem(pid, m.Start+dName, name) == nil && string(name) == ringsName:
+			m.Path == "" && m.End-m.Start >= stub.DataSize && ptrace.ReadMem(pid, m.Start+stub.DName, name) == nil && string(name) == stub.RingsName:
 			out = append(out, r)
 		}
 	}

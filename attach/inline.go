@@ -1,7 +1,6 @@
 package attach
 
 import (
-	_ "embed"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/tsc"
 )
@@ -30,13 +30,10 @@ type inlining struct {
 }
 
 // Inline probes (docs/design.md, Inline probes): a probed function's entry
-// jumps to a trampoline that calls the entry stub (inlinecode/probe.S); the
+// jumps to a trampoline that calls the entry stub (attach/internal/stub); the
 // stubs write events into a per-thread ring in a memfd the tracer maps too,
 // and a goroutine drains the rings into the session. ptrace is left for
 // seizing, lifecycle events, patching and syscall injection.
-
-//go:embed probe.bin
-var probeCode []byte
 
 // inlineSpace is the tracer's side of one address space's inline probes.
 type inlineSpace struct {
@@ -58,9 +55,9 @@ type inlineSpace struct {
 // slotTable is which thread has which ring slot, and the target's table
 // the stubs find their thread's state by.
 type slotTable struct {
-	table   map[uint64]int  // thread pointer -> table index, as in the target's table
-	used    [tableSize]bool // table entries holding a key
-	slots   map[int]*thread // ring slot -> the thread whose events it holds
+	table   map[uint64]int       // thread pointer -> table index, as in the target's table
+	used    [stub.TableSize]bool // table entries holding a key
+	slots   map[int]*thread      // ring slot -> the thread whose events it holds
 	tidSlot map[int]int
 	tidFS   map[int]uint64
 	free    []int
@@ -146,9 +143,9 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	site := as.areas[0].base
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
 	gate := e.detailGate()
-	size := uint64(dataSize)
+	size := uint64(stub.DataSize)
 	if gate.deferred {
-		size += sidesSize
+		size += stub.SidesSize
 	}
 	data, err := inj(unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE, ^uint64(0), 0)
@@ -163,15 +160,15 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		return nil, err
 	}
 	is.rings, is.mem = rings, mem
-	stub, err := e.stubIn(tid, is, as.areas[0])
+	code, err := e.stubIn(tid, is, as.areas[0])
 	if err != nil {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
-	is.retstub = stub + stubRet
-	var hdr [dCondValue + 8]byte
-	binary.LittleEndian.PutUint64(hdr[dRetstub:], is.retstub)
-	binary.LittleEndian.PutUint64(hdr[dStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
+	is.retstub = code + stub.StubRet
+	var hdr [stub.DCondValue + 8]byte
+	binary.LittleEndian.PutUint64(hdr[stub.DRetstub:], is.retstub)
+	binary.LittleEndian.PutUint64(hdr[stub.DStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
 	gate.put(hdr[:])
 	if err := ptrace.WriteMem(tid, data, hdr[:]); err != nil {
 		e.unmapInline(tid, as, is)
@@ -190,34 +187,34 @@ const stallLimitNs = 2e9
 // replacing the mapping there, or anywhere if at is 0) and maps it here.
 func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error) {
 	inj := func(nr uint64, args ...uint64) (uint64, error) { return e.injectCall(tid, site, nr, args...) }
-	if err := ptrace.WriteMem(tid, data+dName, []byte(ringsName)); err != nil {
+	if err := ptrace.WriteMem(tid, data+stub.DName, []byte(stub.RingsName)); err != nil {
 		return 0, nil, err
 	}
-	fd, err := inj(unix.SYS_MEMFD_CREATE, data+dName, unix.MFD_CLOEXEC)
+	fd, err := inj(unix.SYS_MEMFD_CREATE, data+stub.DName, unix.MFD_CLOEXEC)
 	if err != nil {
 		return 0, nil, fmt.Errorf("inline probes: memfd_create: %w", err)
 	}
 	defer inj(unix.SYS_CLOSE, fd)
-	if _, err := inj(unix.SYS_FTRUNCATE, fd, ringsSize); err != nil {
+	if _, err := inj(unix.SYS_FTRUNCATE, fd, stub.RingsSize); err != nil {
 		return 0, nil, fmt.Errorf("inline probes: ftruncate: %w", err)
 	}
 	flags := uint64(unix.MAP_SHARED | unix.MAP_NORESERVE)
 	if at != 0 {
 		flags |= unix.MAP_FIXED
 	}
-	addr, err := inj(unix.SYS_MMAP, at, ringsSize, unix.PROT_READ|unix.PROT_WRITE, flags, fd, 0)
+	addr, err := inj(unix.SYS_MMAP, at, stub.RingsSize, unix.PROT_READ|unix.PROT_WRITE, flags, fd, 0)
 	if err != nil {
 		return 0, nil, fmt.Errorf("inline probes: map rings: %w", err)
 	}
 	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", procfs.Tgid(tid), fd), os.O_RDWR, 0)
 	if err != nil {
-		inj(unix.SYS_MUNMAP, addr, ringsSize)
+		inj(unix.SYS_MUNMAP, addr, stub.RingsSize)
 		return 0, nil, fmt.Errorf("inline probes: open the rings: %w", err)
 	}
 	defer f.Close()
-	mem, err := unix.Mmap(int(f.Fd()), 0, ringsSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(f.Fd()), 0, stub.RingsSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		inj(unix.SYS_MUNMAP, addr, ringsSize)
+		inj(unix.SYS_MUNMAP, addr, stub.RingsSize)
 		return 0, nil, fmt.Errorf("inline probes: map the rings: %w", err)
 	}
 	return addr, mem, nil
@@ -229,12 +226,11 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 		return s, nil
 	}
 	a.next = (a.next + 63) &^ 63
-	if a.next+uint64(len(probeCode)) > a.size {
+	if a.next+uint64(stub.Len()) > a.size {
 		return 0, fmt.Errorf("inline probes: area full")
 	}
 	s := a.base + a.next
-	code := append([]byte(nil), probeCode...)
-	binary.LittleEndian.PutUint64(code[stubDataPtr:], is.data)
+	code := stub.Copy(is.data)
 	if err := ptrace.WriteMem(tid, s, code); err != nil {
 		return 0, err
 	}
@@ -248,7 +244,7 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 	site := as.areas[0].base
 	if is.rings != 0 {
-		e.unmap(tid, site, is.rings, ringsSize)
+		e.unmap(tid, site, is.rings, stub.RingsSize)
 	}
 	e.unmap(tid, site, is.data, is.dataLen)
 	if is.mem != nil {
@@ -258,7 +254,9 @@ func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 }
 
 // state is the address of slot's thread state in the target.
-func (is *inlineSpace) state(slot int) uint64 { return is.data + dStates + uint64(slot)*stateSize }
+func (is *inlineSpace) state(slot int) uint64 {
+	return is.data + stub.DStates + uint64(slot)*stub.StateSize
+}
 
 // threadState is the address of t's thread state, if it has a ring.
 func threadState(t *thread) (uint64, bool) {
@@ -271,7 +269,7 @@ func threadState(t *thread) (uint64, bool) {
 }
 
 func (is *inlineSpace) ring(slot int) ring {
-	return ring{mem: is.mem[slot*ringStride : (slot+1)*ringStride]}
+	return ring{mem: is.mem[slot*stub.RingStride : (slot+1)*stub.RingStride]}
 }
 
 // shadowStack refuses inline probes where the kernel enforces a shadow

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 )
 
 // debugLost prints a thread's shadow stack and the top of its stack
@@ -27,7 +28,7 @@ func (e *engine) debugLost(t *thread) {
 	fmt.Fprintf(os.Stderr, "LOST tid %d rip %#x (retstub %#x) rsp %#x rdx(S) %#x depth %d lo %#x hi %#x\n", t.tid, regs.Rip, is.retstub, regs.Rsp, regs.Rdx, depth,
 		binary.LittleEndian.Uint64(hdr[16:]), binary.LittleEndian.Uint64(hdr[24:]))
 	sh := make([]byte, 16*(depth+4))
-	ptrace.ReadMem(t.tid, state+tShadow, sh)
+	ptrace.ReadMem(t.tid, state+stub.TShadow, sh)
 	for i := 0; i < int(depth)+4; i++ {
 		fmt.Fprintf(os.Stderr, "  [%d] slot %#x orig %#x %s\n", i, binary.LittleEndian.Uint64(sh[16*i:]), binary.LittleEndian.Uint64(sh[16*i+8:]), e.symbolize(t.proc.as, binary.LittleEndian.Uint64(sh[16*i+8:])))
 	}

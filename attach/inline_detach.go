@@ -5,6 +5,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument/unwind"
 
 	"golang.org/x/sys/unix"
@@ -13,7 +14,7 @@ import (
 // inside tells whether pc is in an entry stub copy or a trampoline.
 func (is *inlineSpace) inside(pc uint64) bool {
 	for _, s := range is.stubs {
-		if pc >= s && pc < s+uint64(len(probeCode)) {
+		if pc >= s && pc < s+uint64(stub.Len()) {
 			return true
 		}
 	}
@@ -108,7 +109,7 @@ func (e *engine) restoreShadow(tid int, state, retstub uint64) {
 // clearShadow empties the shadow stack of the thread state at state.
 func clearShadow(tid int, state uint64) {
 	var w [8]byte
-	ptrace.WriteMem(tid, state+tDepth, w[:])
+	ptrace.WriteMem(tid, state+stub.TDepth, w[:])
 }
 
 // restoreShadowEntries puts back what restoreShadow does, leaving the
@@ -125,7 +126,7 @@ func (e *engine) restoreShadowEntries(tid int, state, retstub uint64) int {
 		slotAddr := binary.LittleEndian.Uint64(sh[i*16:])
 		orig := sh[i*16+8 : i*16+16]
 		// A context component's mark (probe.S) is no part of the address.
-		binary.LittleEndian.PutUint64(orig, binary.LittleEndian.Uint64(orig)&addrMask)
+		binary.LittleEndian.PutUint64(orig, binary.LittleEndian.Uint64(orig)&stub.AddrMask)
 		if done[slotAddr] {
 			continue
 		}
@@ -150,15 +151,15 @@ func shadowOf(tid int, is *inlineSpace, slot int) []byte { return shadowAt(tid, 
 // address with its marks), outermost first; nil if empty or unreadable.
 func shadowAt(tid int, state uint64) []byte {
 	var w [8]byte
-	if ptrace.ReadMem(tid, state+tDepth, w[:]) != nil {
+	if ptrace.ReadMem(tid, state+stub.TDepth, w[:]) != nil {
 		return nil
 	}
 	depth := binary.LittleEndian.Uint64(w[:])
-	if depth == 0 || depth > shadowEntries {
+	if depth == 0 || depth > stub.ShadowEntries {
 		return nil
 	}
 	sh := make([]byte, depth*16)
-	if ptrace.ReadMem(tid, state+tShadow, sh) != nil {
+	if ptrace.ReadMem(tid, state+stub.TShadow, sh) != nil {
 		return nil
 	}
 	return sh
@@ -270,7 +271,7 @@ func (e *engine) dropInline(is *inlineSpace) {
 // is there to read (a thread's exit, a detach).
 func (is *inlineSpace) readCounters(tid int) {
 	var b [8]byte
-	if ptrace.ReadMem(tid, is.data+dUnregistered, b[:]) == nil {
+	if ptrace.ReadMem(tid, is.data+stub.DUnregistered, b[:]) == nil {
 		is.unregistered = int64(binary.LittleEndian.Uint64(b[:]))
 	}
 }

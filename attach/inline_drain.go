@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -24,7 +25,7 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 // those it passed: longjmp, exceptions, tail calls), an exit closes every
 // frame up to the returning one, exactly as the trap probe's stops do.
 func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
-	if ev.id == argsForID {
+	if ev.id == stub.ArgsForID {
 		// A frame's arguments, sent as it ends meeting the rule (--slow,
 		// --detail-if): before the event that closes it.
 		if ev.args != nil {
@@ -36,7 +37,7 @@ func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
-	if ev.id == stallID {
+	if ev.id == stub.StallID {
 		// The thread waited for room in its ring from now to its end:
 		// the tracer's doing, taken out like a hold.
 		if end := e.clock.Ns(ev.stallEnd()); end > now && e.opt.Compensate {
@@ -45,7 +46,7 @@ func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
 		return
 	}
 	t.lastNs = now
-	if ev.id == exitID {
+	if ev.id == stub.ExitID {
 		e.s.Return(t.st, ev.sp+8, ev.ret, now)
 		e.checkpointed(now)
 		return
@@ -117,7 +118,7 @@ func (e *engine) checkDrops(is *inlineSpace) {
 	is.dropsSeen = dropped
 	for _, t := range is.slots {
 		var w [8]byte
-		ptrace.WriteMem(t.proc.pid, is.data+dDropping, w[:])
+		ptrace.WriteMem(t.proc.pid, is.data+stub.DDropping, w[:])
 		msg := fmt.Sprintf("pid %d: the probes dropped calls while profile could not keep up: counts are incomplete", t.proc.pid)
 		if !e.dropWarned {
 			e.dropWarned = true
@@ -169,7 +170,7 @@ func (e *engine) drainLoop() {
 		e.mu.Unlock()
 		if n > 0 {
 			idle = 0
-			if most < ringEvents/4 {
+			if most < stub.RingEvents/4 {
 				time.Sleep(drainPause)
 			}
 			continue

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 )
 
 // spaceInUse tells whether a traced thread still runs in space as.
@@ -59,7 +60,7 @@ func (e *engine) forkInline(parent, child *thread) {
 		if tid != parent.tid {
 			if idx, ok := is.table[pis.tidFS[tid]]; ok {
 				var w [8]byte
-				ptrace.WriteMem(child.tid, is.data+dTable+uint64(idx)*16+8, w[:])
+				ptrace.WriteMem(child.tid, is.data+stub.DTable+uint64(idx)*16+8, w[:])
 			}
 		}
 	}
@@ -74,7 +75,7 @@ func (e *engine) forkInline(parent, child *thread) {
 func (e *engine) stopRecording(tid int, is *inlineSpace) {
 	var w [8]byte
 	binary.LittleEndian.PutUint64(w[:], 1)
-	ptrace.WriteMem(tid, is.data+dDropping, w[:])
+	ptrace.WriteMem(tid, is.data+stub.DDropping, w[:])
 }
 
 // vforkInline: a vfork child (or a CLONE_VM one, as posix_spawn makes)

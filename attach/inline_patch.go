@@ -12,6 +12,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -48,7 +49,7 @@ func (e *engine) probeUnwinders(tid int, as *space, l *loaded, rips []uint64) {
 		if !unwinders[sym.Raw] && !unwinders[sym.Name] {
 			continue
 		}
-		if err := e.patchInline(tid, as, l, sym, flagRestore, rips); err != nil {
+		if err := e.patchInline(tid, as, l, sym, stub.FlagRestore, rips); err != nil {
 			e.warn("%s in %s: %v: C++ exceptions through inline-probed functions may fail", sym.Name, baseName(l.mod.Path), err)
 		}
 	}
@@ -84,7 +85,7 @@ func (e *engine) refused(err error) {
 }
 
 // patchInline gives the function sym of module l an inline probe with id
-// (a function of the profile, or flagRestore for an unwinder). It returns
+// (a function of the profile, or stub.FlagRestore for an unwinder). It returns
 // the reason when the function cannot be patched safely: it then gets a
 // trap probe (auto) or none (inline).
 func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbol, id uint32, rips []uint64) error {
@@ -120,7 +121,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err != nil {
 		return err
 	}
-	stub, err := e.stubIn(tid, is, a)
+	stubAt, err := e.stubIn(tid, is, a)
 	if err != nil {
 		return err
 	}
@@ -128,9 +129,9 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	tramp := a.base + a.next
 	var p instrument.Patch
 	if branches, ok, swept := l.mod.Swept(sym); ok {
-		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id, branches, swept)
+		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.StubEntry, id, branches, swept)
 	} else {
-		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stub+stubEntry, id)
+		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.StubEntry, id)
 	}
 	if err != nil {
 		// the reason alone, for --stats
@@ -154,8 +155,8 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 		return fmt.Errorf("patch: %w", err)
 	}
 	fn := model.None
-	if id&flagRestore == 0 {
-		fn = int(id & fnMask)
+	if id&stub.FlagRestore == 0 {
+		fn = int(id & stub.FnMask)
 	}
 	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
 	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
@@ -172,9 +173,9 @@ func (e *engine) inlineID(fn int) uint32 {
 		return id
 	}
 	if n := e.arityOf(fn); n >= 0 && n <= 3 {
-		return id | flagDetail | flagArgs3
+		return id | stub.FlagDetail | stub.FlagArgs3
 	}
-	return id | flagDetail
+	return id | stub.FlagDetail
 }
 
 // undoLeftover gives function sym of l its file's first bytes back if a
@@ -269,7 +270,7 @@ func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 	need := func(a *area) uint64 {
 		n := uint64(instrument.TrampMax + 16)
 		if _, ok := as.inl.stubs[a.base]; !ok {
-			n += uint64(len(probeCode)) + 64
+			n += uint64(stub.Len()) + 64
 		}
 		return n
 	}

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -28,20 +29,20 @@ func (e *engine) registerInline(t *thread) {
 	slot := is.next
 	if n := len(is.free); n > 0 {
 		slot, is.free = is.free[n-1], is.free[:n-1]
-	} else if is.next < maxSlots {
+	} else if is.next < stub.MaxSlots {
 		is.next++
 	} else {
 		return
 	}
 	lo, hi := threadStack(t.proc.pid, regs.Rsp)
 	state := is.state(slot)
-	var hdr [tShadow]byte
-	binary.LittleEndian.PutUint64(hdr[tRing:], is.rings+uint64(slot)*ringStride)
-	binary.LittleEndian.PutUint64(hdr[tStackLo:], lo)
-	binary.LittleEndian.PutUint64(hdr[tStackHi:], hi)
-	binary.LittleEndian.PutUint64(hdr[tCap:], shadowEntries)
-	if is.dataLen > dataSize {
-		binary.LittleEndian.PutUint64(hdr[tSide:], is.data+dSides+uint64(slot)*sideSize)
+	var hdr [stub.TShadow]byte
+	binary.LittleEndian.PutUint64(hdr[stub.TRing:], is.rings+uint64(slot)*stub.RingStride)
+	binary.LittleEndian.PutUint64(hdr[stub.TStackLo:], lo)
+	binary.LittleEndian.PutUint64(hdr[stub.TStackHi:], hi)
+	binary.LittleEndian.PutUint64(hdr[stub.TCap:], stub.ShadowEntries)
+	if is.dataLen > stub.DataSize {
+		binary.LittleEndian.PutUint64(hdr[stub.TSide:], is.data+stub.DSides+uint64(slot)*stub.SideSize)
 	}
 	if ptrace.WriteMem(t.tid, state, hdr[:]) != nil {
 		is.free = append(is.free, slot)
@@ -65,21 +66,21 @@ func (e *engine) registerInline(t *thread) {
 func (is *inlineSpace) insert(tid int, fs, state uint64) bool {
 	idx, ok := is.table[fs]
 	if !ok {
-		idx = tableHash(fs)
+		idx = stub.TableHash(fs)
 		for n := 0; is.used[idx]; n++ {
-			if n == tableSize {
+			if n == stub.TableSize {
 				return false
 			}
-			idx = (idx + 1) % tableSize
+			idx = (idx + 1) % stub.TableSize
 		}
 	}
 	var w [8]byte
 	binary.LittleEndian.PutUint64(w[:], state)
-	if ptrace.WriteMem(tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
+	if ptrace.WriteMem(tid, is.data+stub.DTable+uint64(idx)*16+8, w[:]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:], fs)
-	if ptrace.WriteMem(tid, is.data+dTable+uint64(idx)*16, w[:]) != nil {
+	if ptrace.WriteMem(tid, is.data+stub.DTable+uint64(idx)*16, w[:]) != nil {
 		return false
 	}
 	is.table[fs], is.used[idx] = idx, true
@@ -104,8 +105,8 @@ func (e *engine) unregisterInline(t *thread) {
 		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
 		if idx, ok := is.table[is.tidFS[t.tid]]; ok {
 			var w [8]byte
-			if ptrace.WriteMem(t.tid, is.data+dTable+uint64(idx)*16+8, w[:]) != nil {
-				ptrace.WriteMem(t.proc.pid, is.data+dTable+uint64(idx)*16+8, w[:])
+			if ptrace.WriteMem(t.tid, is.data+stub.DTable+uint64(idx)*16+8, w[:]) != nil {
+				ptrace.WriteMem(t.proc.pid, is.data+stub.DTable+uint64(idx)*16+8, w[:])
 			}
 		}
 	}
@@ -155,7 +156,7 @@ func shadowDepth(t *thread) (state, depth uint64, ok bool) {
 		return 0, 0, false
 	}
 	var w [8]byte
-	if ptrace.ReadMem(t.tid, state+tDepth, w[:]) != nil {
+	if ptrace.ReadMem(t.tid, state+stub.TDepth, w[:]) != nil {
 		return 0, 0, false
 	}
 	return state, binary.LittleEndian.Uint64(w[:]), true
@@ -168,17 +169,17 @@ func shadowDepth(t *thread) (state, depth uint64, ok bool) {
 func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
 	is := t.proc.as.inl
 	state, depth, ok := shadowDepth(t)
-	if !ok || depth >= shadowEntries {
+	if !ok || depth >= stub.ShadowEntries {
 		return false
 	}
 	var w [16]byte
 	binary.LittleEndian.PutUint64(w[:], sp)
 	binary.LittleEndian.PutUint64(w[8:], ret)
-	if ptrace.WriteMem(t.tid, state+tShadow+depth*16, w[:]) != nil {
+	if ptrace.WriteMem(t.tid, state+stub.TShadow+depth*16, w[:]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:8], depth+1)
-	if ptrace.WriteMem(t.tid, state+tDepth, w[:8]) != nil {
+	if ptrace.WriteMem(t.tid, state+stub.TDepth, w[:8]) != nil {
 		return false
 	}
 	binary.LittleEndian.PutUint64(w[:8], is.retstub)

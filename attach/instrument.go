@@ -9,6 +9,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
@@ -162,7 +163,7 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 	if comp >= 0 || gated {
 		e.noteContext(fn, comp, gated)
 	}
-	if as.inl != nil && fn > fnMask {
+	if as.inl != nil && fn > stub.FnMask {
 		err := errors.New("function index beyond an inline id's 24 bits")
 		e.refused(err)
 		if e.opt.Probes == ProbesInline {

@@ -10,6 +10,7 @@ import (
 	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 
 	"golang.org/x/sys/unix"
@@ -118,18 +119,18 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 		}
 	}
 	// Blocks whose stubs were never written, and rings of no block found.
-	name := make([]byte, len(ringsName))
+	name := make([]byte, len(stub.RingsName))
 	for _, m := range maps {
 		if m.Path == ringsMapping && !as.ours(m.Start, m.End) && !slices.Contains(l.rings, [2]uint64{m.Start, m.End}) {
 			l.rings = append(l.rings, [2]uint64{m.Start, m.End})
 		}
 		size := m.End - m.Start
-		if m.Path != "" || m.Exec() || size != dataSize && size != dataSize+sidesSize || as.ours(m.Start, m.End) ||
+		if m.Path != "" || m.Exec() || size != stub.DataSize && size != stub.DataSize+stub.SidesSize || as.ours(m.Start, m.End) ||
 			slices.ContainsFunc(l.blocks, func(b oldBlock) bool { return b.base == m.Start }) {
 			continue
 		}
 		var w [8]byte
-		if ptrace.ReadMem(tid, m.Start+dName, name) == nil && string(name) == ringsName && ptrace.ReadMem(tid, m.Start+dRetstub, w[:]) == nil {
+		if ptrace.ReadMem(tid, m.Start+stub.DName, name) == nil && string(name) == stub.RingsName && ptrace.ReadMem(tid, m.Start+stub.DRetstub, w[:]) == nil {
 			b := oldBlock{base: m.Start, size: size, retstub: binary.LittleEndian.Uint64(w[:])}
 			l.blocks = append(l.blocks, b)
 			e.findRings(tid, as, maps, l, b)
@@ -147,23 +148,23 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 		return false
 	}
 	found := false
-	for off := 0; off+len(probeCode) <= len(mem); off += 64 {
-		if !bytes.Equal(mem[off:off+stubDataPtr], probeCode[:stubDataPtr]) {
+	for off := 0; off+stub.Len() <= len(mem); off += 64 {
+		if !stub.IsCopy(mem[off:]) {
 			continue
 		}
 		found = true
-		data := binary.LittleEndian.Uint64(mem[off+stubDataPtr:])
+		data := binary.LittleEndian.Uint64(mem[off+stub.StubDataPtr:])
 		if slices.ContainsFunc(l.blocks, func(b oldBlock) bool { return b.base == data }) {
 			continue
 		}
-		var hdr [dDefer + 8]byte
-		name := make([]byte, len(ringsName))
-		if ptrace.ReadMem(tid, data, hdr[:]) != nil || ptrace.ReadMem(tid, data+dName, name) != nil || string(name) != ringsName {
+		var hdr [stub.DDefer + 8]byte
+		name := make([]byte, len(stub.RingsName))
+		if ptrace.ReadMem(tid, data, hdr[:]) != nil || ptrace.ReadMem(tid, data+stub.DName, name) != nil || string(name) != stub.RingsName {
 			continue
 		}
-		b := oldBlock{base: data, size: dataSize, retstub: binary.LittleEndian.Uint64(hdr[dRetstub:])}
-		if binary.LittleEndian.Uint64(hdr[dDefer:]) != 0 {
-			b.size += sidesSize
+		b := oldBlock{base: data, size: stub.DataSize, retstub: binary.LittleEndian.Uint64(hdr[stub.DRetstub:])}
+		if binary.LittleEndian.Uint64(hdr[stub.DDefer:]) != 0 {
+			b.size += stub.SidesSize
 		}
 		if as.ours(b.base, b.base+b.size) || !anonymous(maps, b.base, b.base+b.size) {
 			continue
@@ -180,8 +181,8 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 // stress lost servers to that: our stubs' rings unmapped under them).
 func (e *engine) findRings(tid int, as *space, maps []instrument.Mapping, l *leftovers, b oldBlock) {
 	var w [8]byte
-	for slot := range maxSlots {
-		if ptrace.ReadMem(tid, b.base+dStates+uint64(slot)*stateSize+tRing, w[:]) != nil {
+	for slot := range stub.MaxSlots {
+		if ptrace.ReadMem(tid, b.base+stub.DStates+uint64(slot)*stub.StateSize+stub.TRing, w[:]) != nil {
 			return
 		}
 		r := binary.LittleEndian.Uint64(w[:])
@@ -242,7 +243,7 @@ func anonExec(maps []instrument.Mapping, lo, hi uint64) bool {
 func (s *space) ours(lo, hi uint64) bool {
 	mapped := s.ourCode()
 	if s.inl != nil {
-		mapped = append(mapped, [2]uint64{s.inl.data, s.inl.data + s.inl.dataLen}, [2]uint64{s.inl.rings, s.inl.rings + ringsSize})
+		mapped = append(mapped, [2]uint64{s.inl.data, s.inl.data + s.inl.dataLen}, [2]uint64{s.inl.rings, s.inl.rings + stub.RingsSize})
 	}
 	return slices.ContainsFunc(mapped, func(r [2]uint64) bool { return r[1] > r[0] && lo < r[1] && r[0] < hi })
 }
@@ -288,7 +289,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	var one [8]byte
 	binary.LittleEndian.PutUint64(one[:], 1)
 	for _, b := range l.blocks {
-		ptrace.WriteMem(tid, b.base+dDropping, one[:])
+		ptrace.WriteMem(tid, b.base+stub.DDropping, one[:])
 	}
 	for _, t := range threads {
 		var regs unix.PtraceRegs
@@ -353,19 +354,19 @@ func oldState(tid int, b oldBlock, fs uint64) (uint64, bool) {
 		return 0, false
 	}
 	var ent [16]byte
-	idx := tableHash(fs)
-	for range tableSize {
-		if ptrace.ReadMem(tid, b.base+dTable+uint64(idx)*16, ent[:]) != nil {
+	idx := stub.TableHash(fs)
+	for range stub.TableSize {
+		if ptrace.ReadMem(tid, b.base+stub.DTable+uint64(idx)*16, ent[:]) != nil {
 			return 0, false
 		}
 		switch binary.LittleEndian.Uint64(ent[:]) {
 		case fs:
 			state := binary.LittleEndian.Uint64(ent[8:])
-			return state, state >= b.base+dStates && state < b.base+dataSize
+			return state, state >= b.base+stub.DStates && state < b.base+stub.DataSize
 		case 0:
 			return 0, false
 		}
-		idx = (idx + 1) % tableSize
+		idx = (idx + 1) % stub.TableSize
 	}
 	return 0, false
 }

@@ -44,9 +44,9 @@
  * reserves the next ones) and committed by writing its first word last.
  *
  * Position independent; each code area gets a copy, with the address of
- * the data block written at DATA_PTR. Assembled to attach/probe.bin
- * (attach/inline_test.go checks the blob against this file); offsets are
- * mirrored in attach/inline.go.
+ * the data block written at DATA_PTR. Assembled to probe.bin beside
+ * inlinecode/ (its test checks the blob against this file); offsets are
+ * mirrored in attach/internal/stub/layout.go.
  */
 	.intel_syntax noprefix
 	.text

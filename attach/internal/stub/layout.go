@@ -1,0 +1,133 @@
+package stub
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/binary"
+
+	"github.com/profile-dev/profile/instrument"
+)
+
+// Layout of the inline probes' memory, mirrored from inlinecode/probe.S (checked by
+// TestLayoutMatchesAssembly).
+const (
+	// The data block: private to the process (a forked child gets its
+	// copy, with its shadow stacks as they were at the fork).
+	DRetstub      = 0x00
+	DDropping     = 0x08
+	DStallLimit   = 0x10
+	DUnregistered = 0x18
+	DShadowFull   = 0x20
+	DLost         = 0x28
+	DSlowTicks    = 0x30 // detail arguments: a frame must last this long (--slow)
+	DDefer        = 0x38 // nonzero: detail arguments wait in side records
+	DCondAt       = 0x40 // --detail-if's register: 0 none, CondRet, else its offset in the entry stub's frame
+	DCondType     = 0x48 // 0 i32, 1 u32, 2 i64, 3 u64
+	DCondMask     = 0x50 // holds if below (bit 0), equal (bit 1), above (bit 2)
+	DCondValue    = 0x58
+	CondRet       = 8
+	DName         = 0x800 // the memfd's name, for memfd_create
+	RingsName     = "profile-rings\x00"
+	DTable        = 0x1000
+	TableSize     = 4096
+	DStates       = 0x20000
+	StateSize     = 64 << 10
+	MaxSlots      = 1024
+	DataSize      = DStates + MaxSlots*StateSize
+	// Side records (with DDefer): one per shadow entry, after the
+	// states, in a data block that much bigger.
+	DSides     = DataSize
+	SideRecord = 64
+	SideSize   = 256 << 10
+	SidesSize  = MaxSlots * SideSize
+
+	TRing         = 0x00
+	TDepth        = 0x08
+	TStackLo      = 0x10
+	TStackHi      = 0x18
+	TCap          = 0x20
+	TCtx          = 0x28 // context components open (--context)
+	TSide         = 0x30 // the thread's side records, 0 if none
+	TShadow       = 0x40
+	ShadowEntries = (StateSize - TShadow) / 16
+
+	// The rings: one memfd shared by the target and the tracer.
+	RHead       = 0x00
+	RTail       = 0x40
+	RDropped    = 0x80
+	RStallTicks = 0x88
+	RStalls     = 0x90
+	RSkipped    = 0x98 // calls outside the context (--context), not recorded
+	RBeat       = 0xc0 // the tracer's heartbeat: a stub waiting on a full ring gives up on a tracer that stopped beating
+	REvents     = 0x1000
+	RingEvents  = 32768
+	EventSize   = 32
+	RingStride  = REvents + RingEvents*EventSize
+	RingsSize   = MaxSlots * RingStride
+
+	// Stub offsets in probe.bin.
+	StubEntry   = 0x000
+	StubRet     = 0xc60
+	StubDataPtr = 0xfd0
+
+	ExitID      = 0xffffffff
+	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
+	ArgsID      = 0xfffffffd // the argument registers of the entry before
+	ArgsForID   = 0xfffffffc // a frame's arguments (its slot in sp), one slot follows
+	ArgsFor2ID  = 0xfffffffb // ... two slots follow
+	FlagRestore = 0x80000000
+	FlagDetail  = 0x40000000 // record the arguments (--detail)
+	FlagArgs3   = 0x20000000 // ... rdi, rsi and rdx only, in one slot
+	FlagCtx     = 0x10000000 // a context role (--context), in bits 24-26:
+	FlagCtxOpen = 0x08000000 // ... component k opens the context, or
+	CtxShift    = 24         // ... without FlagCtxOpen, recorded only when n are open
+	CtxMax      = instrument.MaxComponents
+	FnMask      = 1<<CtxShift - 1
+	// CtxMark marks a shadow entry's return address whose frame opened
+	// component k (in bits 56-62); DetailMark one whose side record holds
+	// its arguments. The address is the low 48 bits.
+	CtxMark    = 1 << 63
+	DetailMark = 1 << 55
+	AddrMask   = 1<<48 - 1
+)
+
+// TableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
+func TableHash(fs uint64) int {
+	return int(((fs >> 12) * 0x5bd1e995) >> 52)
+}
+
+// Every shadow entry has its side record.
+var _ [SideSize - ShadowEntries*SideRecord]struct{}
+
+// A component's index fits below the context flags.
+var _ [FlagCtxOpen>>CtxShift - 1 - CtxMax]struct{}
+
+// Where the entry stub saved the argument registers (E_RDI ... in
+// probe.S): a condition on an argument is read there.
+const (
+	ER9  = 16
+	ER8  = 24
+	ERDI = 32
+	ERSI = 40
+	ERDX = 48
+	ERCX = 56
+)
+
+//go:embed probe.bin
+var code []byte
+
+// Len is the size of the stub code: one copy per out-of-line area.
+func Len() int { return len(code) }
+
+// Copy is the stub code for a copy whose data block is at data.
+func Copy(data uint64) []byte {
+	c := append([]byte(nil), code...)
+	binary.LittleEndian.PutUint64(c[StubDataPtr:], data)
+	return c
+}
+
+// IsCopy tells whether b starts with a copy of the stub code (of any data
+// block's): how a later attach finds a killed profiler's stubs.
+func IsCopy(b []byte) bool {
+	return len(b) >= StubDataPtr && bytes.Equal(b[:StubDataPtr], code[:StubDataPtr])
+}

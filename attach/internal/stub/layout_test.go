@@ -1,0 +1,43 @@
+package stub
+
+import (
+	"testing"
+
+	"github.com/profile-dev/profile/attach/internal/stubasm"
+	"github.com/profile-dev/profile/detail"
+)
+
+// probe.bin is inlinecode/probe.S built, its data pointer last.
+func TestBlobMatchesSource(t *testing.T) {
+	stubasm.Blob(t, "probe.bin", "inlinecode/probe.S", code, stubasm.Objcopy)
+	if len(code) != StubDataPtr+8 {
+		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(code), StubDataPtr)
+	}
+}
+
+// The stubs' assembly and Go agree on every offset and constant they
+// share: each `.set` of probe.S and each label the engine addresses is
+// listed with the constant that mirrors it; a `.set` neither mirrored nor
+// named as the assembly's own fails too (a new constant is given its Go
+// side, or said to need none).
+func TestLayoutMatchesAssembly(t *testing.T) {
+	stubasm.Layout(t, "inlinecode/probe.S", map[string]uint64{
+		"D_RETSTUB": DRetstub, "D_DROPPING": DDropping, "D_STALL_LIMIT": DStallLimit,
+		"D_UNREGISTERED": DUnregistered, "D_SHADOW_FULL": DShadowFull, "D_LOST": DLost,
+		"D_SLOW_TICKS": DSlowTicks, "D_DEFER": DDefer, "D_COND_AT": DCondAt,
+		"D_COND_TYPE": DCondType, "D_COND_MASK": DCondMask, "D_COND_VALUE": DCondValue,
+		"COND_RET": CondRet, "D_TABLE": DTable, "TABLE_MASK": TableSize - 1,
+		"T_RING": TRing, "T_DEPTH": TDepth, "T_STACK_LO": TStackLo, "T_STACK_HI": TStackHi,
+		"T_CAP": TCap, "T_CTX": TCtx, "T_SIDE": TSide, "T_SHADOW": TShadow,
+		"R_HEAD": RHead, "R_TAIL": RTail, "R_DROPPED": RDropped, "R_STALL_TICKS": RStallTicks,
+		"R_STALLS": RStalls, "R_SKIPPED": RSkipped, "R_BEAT": RBeat, "R_EVENTS": REvents,
+		"RING_MASK": RingEvents - 1,
+		"F_RESTORE": FlagRestore, "F_DETAIL": FlagDetail, "F_ARGS3": FlagArgs3,
+		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "CTX_MARK": CtxMark, "DETAIL_MARK": 55,
+		"STALL_WORD": StallID << 32, "ARGS_WORD": ArgsID << 32, "ARGS_FOR": ArgsForID,
+		"entry": StubEntry, "retstub": StubRet, "data_ptr": StubDataPtr,
+		"E_R9": ER9, "E_R8": ER8, "E_RDI": ERDI, "E_RSI": ERSI, "E_RDX": ERDX, "E_RCX": ERCX,
+		"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
+		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
+	}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX"})
+}
