@@ -165,7 +165,7 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
-	is.retstub = code + stub.StubRet
+	is.retstub = code + stub.RetStub
 	var hdr [stub.DCondValue + 8]byte
 	binary.LittleEndian.PutUint64(hdr[stub.DRetstub:], is.retstub)
 	binary.LittleEndian.PutUint64(hdr[stub.DStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))

@@ -129,9 +129,9 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	tramp := a.base + a.next
 	var p instrument.Patch
 	if branches, ok, swept := l.mod.Swept(sym); ok {
-		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.StubEntry, id, branches, swept)
+		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.Entry, id, branches, swept)
 	} else {
-		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.StubEntry, id)
+		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.Entry, id)
 	}
 	if err != nil {
 		// the reason alone, for --stats

@@ -153,7 +153,7 @@ func (e *engine) findBlocks(tid int, as *space, maps []instrument.Mapping, l *le
 			continue
 		}
 		found = true
-		data := binary.LittleEndian.Uint64(mem[off+stub.StubDataPtr:])
+		data := binary.LittleEndian.Uint64(mem[off+stub.DataPtr:])
 		if slices.ContainsFunc(l.blocks, func(b oldBlock) bool { return b.base == data }) {
 			continue
 		}

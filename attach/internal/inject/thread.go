@@ -12,9 +12,9 @@ type Thread interface {
 	Resuming(rip uint64)
 	// Resumed: its stop was reaped by the resume.
 	Resumed()
-	// Guard: the registers to restore should the tracer die before the
-	// injection at site ends (nil: nothing to guard); the returned
-	// function drops the guard.
+	// Guard keeps restore where a handler in the target finds it should
+	// the tracer die before the injection at site ends (a no-op where
+	// nothing guards the site); the returned function drops the guard.
 	Guard(site uint64, restore *unix.PtraceRegs) func()
 	// Defer: a stop that is not the injection's, for the loop to handle
 	// once it is over.

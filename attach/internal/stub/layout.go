@@ -66,9 +66,9 @@ const (
 	RingsSize   = MaxSlots * RingStride
 
 	// Stub offsets in probe.bin.
-	StubEntry   = 0x000
-	StubRet     = 0xc60
-	StubDataPtr = 0xfd0
+	Entry   = 0x000
+	RetStub = 0xc60
+	DataPtr = 0xfd0
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
@@ -122,12 +122,12 @@ func Len() int { return len(code) }
 // Copy is the stub code for a copy whose data block is at data.
 func Copy(data uint64) []byte {
 	c := append([]byte(nil), code...)
-	binary.LittleEndian.PutUint64(c[StubDataPtr:], data)
+	binary.LittleEndian.PutUint64(c[DataPtr:], data)
 	return c
 }
 
 // IsCopy tells whether b starts with a copy of the stub code (of any data
 // block's): how a later attach finds a killed profiler's stubs.
 func IsCopy(b []byte) bool {
-	return len(b) >= StubDataPtr && bytes.Equal(b[:StubDataPtr], code[:StubDataPtr])
+	return len(b) >= DataPtr && bytes.Equal(b[:DataPtr], code[:DataPtr])
 }

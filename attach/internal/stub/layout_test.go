@@ -10,8 +10,8 @@ import (
 // probe.bin is inlinecode/probe.S built, its data pointer last.
 func TestBlobMatchesSource(t *testing.T) {
 	stubasm.Blob(t, "probe.bin", "inlinecode/probe.S", code, stubasm.Objcopy)
-	if len(code) != StubDataPtr+8 {
-		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(code), StubDataPtr)
+	if len(code) != DataPtr+8 {
+		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(code), DataPtr)
 	}
 }
 
@@ -35,7 +35,7 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"F_RESTORE": FlagRestore, "F_DETAIL": FlagDetail, "F_ARGS3": FlagArgs3,
 		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "CTX_MARK": CtxMark, "DETAIL_MARK": 55,
 		"STALL_WORD": StallID << 32, "ARGS_WORD": ArgsID << 32, "ARGS_FOR": ArgsForID,
-		"entry": StubEntry, "retstub": StubRet, "data_ptr": StubDataPtr,
+		"entry": Entry, "retstub": RetStub, "data_ptr": DataPtr,
 		"E_R9": ER9, "E_R8": ER8, "E_RDI": ERDI, "E_RSI": ERSI, "E_RDX": ERDX, "E_RCX": ERCX,
 		"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
 		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
