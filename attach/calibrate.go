@@ -57,12 +57,12 @@ func measureProbe(ctx context.Context, path, kind string, calls, warm int) (mode
 	if err != nil {
 		return model.ProbeCost{}, err
 	}
-	r, err := Record(ctx, []string{path, strconv.Itoa(calls), strconv.Itoa(warm)}, Options{Filter: f, Probes: kind, quiet: true, helper: true})
+	r, err := Record(ctx, []string{path, strconv.Itoa(calls), strconv.Itoa(warm)}, Options{Filter: f, Probes: kind, ownOptions: ownOptions{quiet: true, helper: true}})
 	if err != nil {
 		return model.ProbeCost{}, err
 	}
 	if !r.Exited || r.ExitCode != 0 || r.Signal != 0 {
 		return model.ProbeCost{}, errors.New("the calibration program did not run to its end")
 	}
-	return calib.Cost(r.Profile, r.Stats.Probe, kind, calls)
+	return calib.Cost(r.Profile, r.Stats.Probes.Of, kind, calls)
 }

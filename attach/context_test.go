@@ -63,7 +63,7 @@ func TestContextRecordsOnlyInside(t *testing.T) {
 			"main": 1, "main>A": 10, "main>A>B": 10, "main>A>B>C": 20, "main>D": 10, "main>D>C": 30,
 			"main>A>B>C>x": 20, "main>A>B>C>y": 40, "main>A>B>C>y>x": 40, "main>A>B>C>puts": 20,
 		}
-		if s := r.Stats.Context; s != "A>B" {
+		if s := r.Stats.Context.Spec; s != "A>B" {
 			t.Errorf("stats context %q", s)
 		}
 		if got := contextCalls(r.Profile); !maps.Equal(got, want) {
@@ -72,15 +72,15 @@ func TestContextRecordsOnlyInside(t *testing.T) {
 		s := r.Stats
 		switch opt.Probes {
 		case ProbesInline:
-			if s.Events != 2*s.TracedCalls || s.OutsideCalls != 90+60+30 {
+			if s.Rings.Events != 2*s.TracedCalls || s.Context.OutsideCalls != 90+60+30 {
 				t.Errorf("ring events %d for %d traced calls (want twice), calls let go outside the context %d (want 180)",
-					s.Events, s.TracedCalls, s.OutsideCalls)
+					s.Rings.Events, s.TracedCalls, s.Context.OutsideCalls)
 			}
 		case ProbesTrap:
 			added := s.TracedCalls - plain.Stats.TracedCalls
-			if s.OutsideStops != 0 || s.Stops != plain.Stats.Stops+2*added {
+			if s.Context.OutsideStops != 0 || s.Stops != plain.Stats.Stops+2*added {
 				t.Errorf("stops %d, %d without x, y and puts traced (+2 per each of their %d calls wanted); stops outside the context %d (want 0)",
-					s.Stops, plain.Stats.Stops, added, s.OutsideStops)
+					s.Stops, plain.Stats.Stops, added, s.Context.OutsideStops)
 			}
 		}
 	})

@@ -52,8 +52,8 @@ func (e *engine) crash(t *thread, sig syscall.Signal) {
 		pc = e.symbolize(t.proc.as, regs.Rip)
 	}
 	e.s.Crash(t.st, signalName(sig), addr, pc)
-	if e.opt.OnCrash != nil {
-		e.opt.OnCrash(e.compensated(e.s.Snapshot(e.now(), e.counters())))
+	if e.opt.Live.OnCrash != nil {
+		e.opt.Live.OnCrash(e.compensated(e.s.Snapshot(e.now(), e.counters())))
 	}
 }
 

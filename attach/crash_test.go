@@ -35,7 +35,7 @@ func TestCrashCapture(t *testing.T) {
 		opt := defaultOptions(t)
 		opt.dir = dir
 		var snap *model.Profile
-		opt.OnCrash = func(p *model.Profile) { snap = p }
+		opt.Live.OnCrash = func(p *model.Profile) { snap = p }
 		r, err := Record(t.Context(), []string{bin, "--core"}, opt)
 		if err != nil {
 			t.Fatal(err)

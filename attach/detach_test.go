@@ -34,7 +34,7 @@ func TestHundredAttachDetachCyclesLeaveNoTrace(t *testing.T) {
 				break
 			}
 			r := attachFor(t, pid, 40*time.Millisecond)
-			if r.Stats.Breakpoints == 0 && r.Stats.InlineFunctions == 0 {
+			if r.Stats.Breakpoints == 0 && r.Stats.Probes.Inline == 0 {
 				t.Fatalf("cycle %d: no probes inserted", i)
 			}
 			if r.Stats.StackRefs != 0 {

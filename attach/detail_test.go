@@ -42,8 +42,8 @@ func TestDetailKeepsExactlyTheInterestingCalls(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachProbe(t, func(t *testing.T, opt Options) {
-				opt.DetailFuncs = regexp.MustCompile("^handle_request$")
-				opt.DetailRule = tc.rule()
+				opt.Detail.Funcs = regexp.MustCompile("^handle_request$")
+				opt.Detail.Rule = tc.rule()
 				n := map[string]int{"slow": 7, "fail": 3}[tc.log]
 				r, out := recordWorkload(t, "requests", opt)
 				for try := 2; try <= 3 && len(r.Profile.Threads) == 1 && len(r.Profile.Threads[0].Trees) > n; try++ {
@@ -143,8 +143,8 @@ func TestDetailEverywhereKeepsCountsExact(t *testing.T) {
 		for _, rule := range rules {
 			t.Run(name+"/"+rule.name, func(t *testing.T) {
 				forEachProbe(t, func(t *testing.T, opt Options) {
-					opt.DetailFuncs = regexp.MustCompile(".")
-					opt.DetailRule = detail.Rule{SlowNs: rule.slowNs, If: rule.cond, Limit: 1 << 20}
+					opt.Detail.Funcs = regexp.MustCompile(".")
+					opt.Detail.Rule = detail.Rule{SlowNs: rule.slowNs, If: rule.cond, Limit: 1 << 20}
 					r, _ := recordWorkload(t, name, opt)
 					checkExpected(t, name, r)
 					p := r.Profile
@@ -193,8 +193,8 @@ func TestDetailOnHotFunctionsWrapsTheRings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt.DetailFuncs = regexp.MustCompile("^(rec|leaf)$")
-		opt.DetailRule = detail.Rule{If: &c, Limit: 1 << 20}
+		opt.Detail.Funcs = regexp.MustCompile("^(rec|leaf)$")
+		opt.Detail.Rule = detail.Rule{If: &c, Limit: 1 << 20}
 		n := 20000
 		if opt.Probes == ProbesTrap {
 			n = 1000
@@ -246,8 +246,8 @@ func TestDetailAcrossTailCalls(t *testing.T) {
 	for _, slowNs := range []int64{0, 1} {
 		t.Run(fmt.Sprintf("slow=%dns", slowNs), func(t *testing.T) {
 			forEachProbe(t, func(t *testing.T, opt Options) {
-				opt.DetailFuncs = regexp.MustCompile("^(tail|leaf)$")
-				opt.DetailRule = detail.Rule{SlowNs: slowNs, Limit: 100}
+				opt.Detail.Funcs = regexp.MustCompile("^(tail|leaf)$")
+				opt.Detail.Rule = detail.Rule{SlowNs: slowNs, Limit: 100}
 				var out bytes.Buffer
 				r, err := recordTo(context.Background(), []string{bin, plugin}, opt, &out)
 				if err != nil {
@@ -318,8 +318,8 @@ func TestDetailConditionsInTheStubs(t *testing.T) {
 				}
 			}
 			forEachProbe(t, func(t *testing.T, opt Options) {
-				opt.DetailFuncs = regexp.MustCompile("^(rec|leaf)$")
-				opt.DetailRule = detail.Rule{If: &c, Limit: 1 << 20}
+				opt.Detail.Funcs = regexp.MustCompile("^(rec|leaf)$")
+				opt.Detail.Rule = detail.Rule{If: &c, Limit: 1 << 20}
 				r, _ := recordWorkload(t, "recursion", opt, fmt.Sprint(iterations))
 				p := r.Profile
 				got := map[string]int{}
@@ -352,12 +352,12 @@ func TestDetailKeepsACallRunningAtDetach(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	forEachProbe(t, func(t *testing.T, opt Options) {
-		opt.DetailFuncs = regexp.MustCompile("^(stuck|quick)$")
-		opt.DetailRule = detail.Rule{SlowNs: 20e6, Limit: 100}
+		opt.Detail.Funcs = regexp.MustCompile("^(stuck|quick)$")
+		opt.Detail.Rule = detail.Rule{SlowNs: 20e6, Limit: 100}
 		cmd, stdin, lines := startReady(t, bin)
 		ready := make(chan struct{})
 		var once sync.Once
-		opt.Progress = func(Stats) { once.Do(func() { close(ready) }) }
+		opt.Live.Progress = func(Stats) { once.Do(func() { close(ready) }) }
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		type res struct {

@@ -29,11 +29,11 @@ type detailGate struct {
 // argsGated tells whether the stubs gate the arguments under opt's
 // rule: whether it can leave a selected call out.
 func argsGated(opt Options) bool {
-	return opt.DetailFuncs != nil && (opt.DetailRule.SlowNs > 0 || opt.DetailRule.If != nil)
+	return opt.Detail.Funcs != nil && (opt.Detail.Rule.SlowNs > 0 || opt.Detail.Rule.If != nil)
 }
 
 func (e *engine) detailGate() detailGate {
-	r := e.opt.DetailRule
+	r := e.opt.Detail.Rule
 	if !argsGated(e.opt) {
 		return detailGate{}
 	}
@@ -79,7 +79,7 @@ func (g detailGate) put(hdr []byte) {
 // hold for a call that has not returned: none are sent then.
 func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
 	slot, ok := is.tidSlot[t.tid]
-	if !ok || !argsGated(e.opt) || e.opt.DetailRule.If != nil && e.opt.DetailRule.If.OnReturn() {
+	if !ok || !argsGated(e.opt) || e.opt.Detail.Rule.If != nil && e.opt.Detail.Rule.If.OnReturn() {
 		return
 	}
 	sh := shadowOf(t.tid, is, slot)

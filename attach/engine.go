@@ -27,58 +27,21 @@ import (
 type Options struct {
 	Filter       *instrument.Filter
 	NoFollowFork bool
-	// Progress, when set, is called from the engine about four times a
-	// second with the running numbers.
-	Progress func(Stats)
-	// Snapshot, when set, receives a live profile (as if every thread
-	// ended now; tracing goes on) and the running numbers: every
-	// SnapshotEvery when positive, at each return of the Checkpoint
-	// function (at most once a second of the target's time), and on each
-	// request from SnapshotNow. It is called with the engine held: it
-	// must hand the profile off, not work on it.
-	Snapshot      func(*model.Profile, Stats)
-	SnapshotEvery time.Duration
-	// Checkpoint names a function, as a symbol ("handle_request") or
-	// module:symbol.
-	Checkpoint  string
-	SnapshotNow <-chan struct{}
+	// Force traces programs that are refused otherwise (Go programs).
+	Force bool
+	// Probes is the probe kind: ProbesAuto (inline where a function can
+	// be patched safely, a trap elsewhere), ProbesInline or ProbesTrap.
+	Probes string
+	// Meta is copied into the profile (filters, tool version, ...).
+	Meta model.Meta
 
-	// Detail records in detail the calls of the traced functions whose
-	// name or module:name matches DetailFuncs that meet DetailRule
-	// (entry and exit times, arguments, return value), with their
-	// ancestors; nil DetailFuncs: none.
-	DetailFuncs *regexp.Regexp
-	DetailRule  detail.Rule
-
+	Live   LiveOptions
+	Detail DetailOptions
 	// Context, when set, records the functions it gates only while its
 	// components are on the thread's stack, in order (--context A>B).
 	// Its components are traced wherever they run.
 	Context *instrument.Context
-
-	// AutoExpand, when positive, traces more functions as the program
-	// runs (--auto-expand N): every ExpandEvery, the AutoExpand functions
-	// with the most busy self time so far (not taken before) get their
-	// callees discovered in their code, ExpandDepth levels down, and
-	// traced from then on; each function's Profile entry says since when
-	// (TracedSinceNs). OnExpand, when set, hears of each function taken.
-	AutoExpand  int
-	ExpandEvery time.Duration
-	ExpandDepth int
-	OnExpand    func(Expansion)
-
-	// Meta is copied into the profile (filters, tool version, ...).
-	Meta model.Meta
-
-	// Force traces programs that are refused otherwise (Go programs).
-	Force bool
-
-	// Probes is the probe kind: ProbesAuto (inline where a function can
-	// be patched safely, a trap elsewhere), ProbesInline or ProbesTrap.
-	Probes string
-
-	// OnCrash, when set, receives the profile so far when a fatal signal
-	// is about to end a traced process, before the signal goes through.
-	OnCrash func(*model.Profile)
+	Expand  ExpandOptions
 
 	// Compensate takes the probes' cost per call out of the profile's
 	// times, with the time the tracer held threads to set up
@@ -89,6 +52,55 @@ type Options struct {
 	Compensate  bool
 	Calibration *model.Calibration
 
+	ownOptions
+}
+
+// LiveOptions: what the session hands out while it runs.
+type LiveOptions struct {
+	// Progress, when set, is called from the engine about four times a
+	// second with the running numbers.
+	Progress func(Stats)
+	// Snapshot, when set, receives a live profile (as if every thread
+	// ended now; tracing goes on) and the running numbers: every Every
+	// when positive, at each return of the Checkpoint function (at most
+	// once a second of the target's time), and on each request from Now.
+	// It is called with the engine held: it must hand the profile off,
+	// not work on it.
+	Snapshot func(*model.Profile, Stats)
+	Every    time.Duration
+	// Checkpoint names a function, as a symbol ("handle_request") or
+	// module:symbol.
+	Checkpoint string
+	Now        <-chan struct{}
+	// OnCrash, when set, receives the profile so far when a fatal signal
+	// is about to end a traced process, before the signal goes through.
+	OnCrash func(*model.Profile)
+}
+
+// DetailOptions: record in detail the calls of the traced functions whose
+// name or module:name matches Funcs that meet Rule (entry and exit times,
+// arguments, return value), with their ancestors; nil Funcs: none.
+type DetailOptions struct {
+	Funcs *regexp.Regexp
+	Rule  detail.Rule
+}
+
+// ExpandOptions: when Top is positive, trace more functions as the
+// program runs (--auto-expand N): every Every, the Top functions with the
+// most busy self time so far (not taken before) get their callees
+// discovered in their code, Depth levels down, and traced from then on;
+// each function's Profile entry says since when (TracedSinceNs). Report,
+// when set, hears of each function taken.
+type ExpandOptions struct {
+	Top    int
+	Every  time.Duration
+	Depth  int
+	Report func(Expansion)
+}
+
+// ownOptions are set by this package alone: its tests and the runs of its
+// own programs (calibration).
+type ownOptions struct {
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	// refineEvery is how often the clock re-measures its rate (tests: a
 	// run then spans many refinements), a second if 0.
@@ -121,7 +133,8 @@ func CheckProbes(kind string) error {
 	return fmt.Errorf("unknown probe kind %q: auto, inline or trap", kind)
 }
 
-// Stats are the engine's counters.
+// Stats are the engine's counters, grouped by the subsystem that keeps
+// them.
 type Stats struct {
 	Elapsed     time.Duration
 	Stops       int64
@@ -131,47 +144,69 @@ type Stats struct {
 	AllThreads  int
 	Processes   int
 
-	// Functions per probe kind, and why functions got no inline probe.
-	InlineFunctions int
-	TrapFunctions   int
-	Refused         map[string]int
-	// Probe names each traced function's probe (as the profile names the
+	Probes   ProbeStats
+	Rings    RingStats
+	Context  ContextStats
+	Expand   ExpandStats
+	Leftover LeftoverStats
+	// StackRefs counts frames that would return into the inline probes'
+	// code after detach (which then leaves it mapped): 0 is the goal.
+	StackRefs int
+}
+
+// ProbeStats: functions per probe kind, and why functions got no inline
+// probe.
+type ProbeStats struct {
+	Inline  int
+	Trap    int
+	Refused map[string]int
+	// Of names each traced function's probe (as the profile names the
 	// function): "inline", "trap", or "none: " and why (--probes inline).
-	Probe map[string]string
-	// Ring events, stub waits for a full ring, events dropped (the tracer
-	// gone or stalled), calls of threads without a ring.
+	Of map[string]string
+}
+
+// RingStats: the inline probes' ring events, stub waits for a full ring,
+// events dropped (the tracer gone or stalled), calls of threads without a
+// ring.
+type RingStats struct {
 	Events       int64
 	Stalls       int64
 	StallNs      int64
 	Dropped      int64
 	Unregistered int64
-	// Context is the calling context (--context), "" if none.
-	// OutsideCalls counts the calls of the functions it gates made
-	// outside it that inline probes let go with no event; OutsideStops
-	// the stops trap probes made for such calls (0 unless another thread
-	// was in the context meanwhile: the breakpoints are armed only then).
-	Context      string
+}
+
+// ContextStats: Spec is the calling context (--context), "" if none.
+// OutsideCalls counts the calls of the functions it gates made outside it
+// that inline probes let go with no event; OutsideStops the stops trap
+// probes made for such calls (0 unless another thread was in the context
+// meanwhile: the breakpoints are armed only then).
+type ContextStats struct {
+	Spec         string
 	OutsideCalls int64
 	OutsideStops int64
-	// Auto-expand (Options.AutoExpand): the functions taken, the callees
-	// it added, and the times it stopped every thread to patch them, with
-	// how long that held the threads (in all).
-	Expanded    int
-	ExpandAdded int
-	Pauses      int
-	PausedNs    int64
-	// StackRefs counts frames that would return into the inline probes'
-	// code after detach (which then leaves it mapped): 0 is the goal.
-	StackRefs int
-	// What profilers killed while attached had left, undone at attach
-	// (attach/leftover.go): inline patches, int3s, SIGTRAP handlers.
-	LeftoverPatches  int
-	LeftoverInt3s    int
-	LeftoverHandlers int
-	// LeftoverAreas: a killed profiler's areas unmapped; LeftoverKept:
-	// those left mapped because something still reaches them.
-	LeftoverAreas int
-	LeftoverKept  int
+}
+
+// ExpandStats: auto-expand (Options.Expand): the functions taken, the
+// callees it added, and the times it stopped every thread to patch them,
+// with how long that held the threads (in all).
+type ExpandStats struct {
+	Taken    int
+	Added    int
+	Pauses   int
+	PausedNs int64
+}
+
+// LeftoverStats: what profilers killed while attached had left, undone at
+// attach (attach/leftover.go): inline patches, int3s, SIGTRAP handlers;
+// Areas a killed profiler's areas unmapped, Kept those left mapped because
+// something still reaches them.
+type LeftoverStats struct {
+	Patches  int
+	Int3s    int
+	Handlers int
+	Areas    int
+	Kept     int
 }
 
 // Result is what a session produced.
@@ -237,10 +272,10 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		if e.clock != nil {
 			go e.drainLoop()
 		}
-		if opt.Progress != nil || opt.Snapshot != nil {
+		if opt.Live.Progress != nil || opt.Live.Snapshot != nil {
 			go e.liveLoop(stop)
 		}
-		if opt.AutoExpand > 0 && opt.ExpandEvery > 0 {
+		if opt.Expand.Top > 0 && opt.Expand.Every > 0 {
 			go e.expandLoop(stop)
 		}
 		r, err := e.loop()

@@ -19,7 +19,7 @@ type expanding struct {
 	expanded  map[int]bool
 }
 
-// Expansion is one function auto-expand took (Options.OnExpand): at AtNs
+// Expansion is one function auto-expand took (Options.Expand.Report): at AtNs
 // (the session's clock) it had the most busy self time not yet looked
 // into; its callees were discovered in its code and those not traced yet
 // are traced from then on.
@@ -40,7 +40,7 @@ type Expansion struct {
 // expandLoop asks the tracer for an auto-expand step every
 // Options.ExpandEvery until stop is closed.
 func (e *engine) expandLoop(stop <-chan struct{}) {
-	tick := time.NewTicker(e.opt.ExpandEvery)
+	tick := time.NewTicker(e.opt.Expand.Every)
 	defer tick.Stop()
 	for {
 		select {
@@ -53,7 +53,7 @@ func (e *engine) expandLoop(stop <-chan struct{}) {
 	}
 }
 
-// autoExpand takes the Options.AutoExpand functions with the most busy self
+// autoExpand takes the Options.Expand.Top functions with the most busy self
 // time so far that were not expanded yet, discovers their callees
 // (Options.ExpandDepth levels) and traces those not traced yet, every thread
 // stopped meanwhile (the discovery loop of docs/discover.md: the time a
@@ -66,7 +66,7 @@ func (e *engine) autoExpand() {
 		e.drainAll()
 	}
 	snap := e.s.Snapshot(e.now(), e.counters())
-	top := snap.Busy().HottestSelf(e.opt.AutoExpand, func(fn int) bool { return e.expanded[fn] })
+	top := snap.Busy().HottestSelf(e.opt.Expand.Top, func(fn int) bool { return e.expanded[fn] })
 	if len(top) == 0 {
 		return
 	}
@@ -90,11 +90,11 @@ func (e *engine) autoExpand() {
 			return // a vfork in progress: the next tick tries again
 		}
 	}
-	e.stats.ExpandAdded += len(probed) // a callee two functions share counts once
+	e.stats.Expand.Added += len(probed) // a callee two functions share counts once
 	prof := e.s.Profile()
 	for i, h := range top {
 		e.expanded[h.Func] = true
-		e.stats.Expanded++
+		e.stats.Expand.Taken++
 		x := &steps[i]
 		x.AtNs = now
 		for _, k := range found[i] {
@@ -111,8 +111,8 @@ func (e *engine) autoExpand() {
 			prof.Meta.Filters = append(prof.Meta.Filters, fmt.Sprintf("--auto-expand at %s: %s: %s",
 				model.FormatOffset(now), x.Func, strings.Join(x.Added, ", ")))
 		}
-		if e.opt.OnExpand != nil {
-			e.opt.OnExpand(*x)
+		if e.opt.Expand.Report != nil {
+			e.opt.Expand.Report(*x)
 		}
 	}
 }
@@ -136,7 +136,7 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 		}
 		ds[pid] = d
 	}
-	disc, err := d.Discover(model.FuncKey(path, f.Name), max(e.opt.ExpandDepth, 1))
+	disc, err := d.Discover(model.FuncKey(path, f.Name), max(e.opt.Expand.Depth, 1))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -22,7 +22,7 @@ func TestAutoExpandLeavesTargetsExact(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forEachProbe(t, func(t *testing.T, opt Options) {
-				opt.AutoExpand, opt.ExpandEvery, opt.ExpandDepth = 2, 3*time.Millisecond, 1
+				opt.Expand.Top, opt.Expand.Every, opt.Expand.Depth = 2, 3*time.Millisecond, 1
 				r, out := recordWorkload(t, c.name, opt, c.args...)
 				wantOut, wantCode := untraced(t, c.name, c.args...)
 				if out != wantOut || r.ExitCode != wantCode || r.Signal != 0 {
@@ -31,9 +31,9 @@ func TestAutoExpandLeavesTargetsExact(t *testing.T) {
 				if c.name != "longrun" { // its counts depend on time
 					checkExpected(t, c.name, r)
 				}
-				if c.paused && (r.Stats.Pauses == 0 || r.Stats.ExpandAdded == 0) {
+				if c.paused && (r.Stats.Expand.Pauses == 0 || r.Stats.Expand.Added == 0) {
 					t.Errorf("no pause to patch: %d functions taken, %d callees added, %d pauses",
-						r.Stats.Expanded, r.Stats.ExpandAdded, r.Stats.Pauses)
+						r.Stats.Expand.Taken, r.Stats.Expand.Added, r.Stats.Expand.Pauses)
 				}
 				later := 0
 				for _, f := range r.Profile.Functions {
@@ -41,11 +41,11 @@ func TestAutoExpandLeavesTargetsExact(t *testing.T) {
 						later++
 					}
 				}
-				if later != r.Stats.ExpandAdded {
-					t.Errorf("%d functions traced from later in the run, %d callees added", later, r.Stats.ExpandAdded)
+				if later != r.Stats.Expand.Added {
+					t.Errorf("%d functions traced from later in the run, %d callees added", later, r.Stats.Expand.Added)
 				}
-				t.Logf("%d functions taken, %d callees added, %d pauses (%s)", r.Stats.Expanded, r.Stats.ExpandAdded,
-					r.Stats.Pauses, time.Duration(r.Stats.PausedNs))
+				t.Logf("%d functions taken, %d callees added, %d pauses (%s)", r.Stats.Expand.Taken, r.Stats.Expand.Added,
+					r.Stats.Expand.Pauses, time.Duration(r.Stats.Expand.PausedNs))
 			})
 		})
 	}

@@ -133,9 +133,9 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			if r.Stats.TracedCalls == 0 || r.Profile.Meta.Partial {
 				t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", r.Stats.TracedCalls, r.Profile.Meta.Partial, r.Profile.Meta.PartialReason)
 			}
-			if s := r.Stats; s.LeftoverHandlers == 0 || kind == ProbesInline && s.LeftoverPatches == 0 || s.LeftoverAreas == 0 || s.LeftoverKept != 0 {
+			if s := r.Stats; s.Leftover.Handlers == 0 || kind == ProbesInline && s.Leftover.Patches == 0 || s.Leftover.Areas == 0 || s.Leftover.Kept != 0 {
 				t.Errorf("undone: %d inline patches, %d int3s, %d handlers; %d areas unmapped, %d kept",
-					s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers, s.LeftoverAreas, s.LeftoverKept)
+					s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, s.Leftover.Areas, s.Leftover.Kept)
 			}
 			if left := profilerAreas(t, pid, before); len(left) > 0 {
 				t.Errorf("after the clean detach the profilers' areas are still mapped: %v", left)

@@ -54,7 +54,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	// only when not reached by a return.
 	if b.fn != model.None && last != b.addr {
 		if e.gated(b.fn) && !e.inContext(t) {
-			e.stats.OutsideStops++
+			e.stats.Context.OutsideStops++
 		} else {
 			e.enter(t, b, regs, now)
 		}

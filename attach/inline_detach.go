@@ -278,7 +278,7 @@ func (is *inlineSpace) readCounters(tid int) {
 
 // inlineCounters adds a space's drop and stall counters to the stats.
 func (e *engine) inlineCounters(is *inlineSpace) {
-	e.stats.Unregistered += is.unregistered
+	e.stats.Rings.Unregistered += is.unregistered
 	is.unregistered = 0
 	if is.mem == nil {
 		return
@@ -292,10 +292,10 @@ func (e *engine) inlineCounters(is *inlineSpace) {
 func (e *engine) takeCounters(is *inlineSpace, slot int) {
 	r := is.ring(slot)
 	d, s, ticks, skipped := r.counters()
-	e.stats.Dropped += int64(d)
-	e.stats.OutsideCalls += int64(skipped)
-	e.stats.Stalls += int64(s)
-	e.stats.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
+	e.stats.Rings.Dropped += int64(d)
+	e.stats.Context.OutsideCalls += int64(skipped)
+	e.stats.Rings.Stalls += int64(s)
+	e.stats.Rings.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
 	is.dropsSeen -= min(d, is.dropsSeen) // checkDrops counts the live rings' drops
 	r.resetCounters()
 }

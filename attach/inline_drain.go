@@ -17,7 +17,7 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 		return 0
 	}
 	n := is.ring(slot).drain(func(ev *ringEvent) { e.inlineEvent(t, ev) })
-	e.stats.Events += int64(n)
+	e.stats.Rings.Events += int64(n)
 	return n
 }
 

@@ -59,17 +59,17 @@ func (e *engine) probeUnwinders(tid int, as *space, l *loaded, rips []uint64) {
 func (e *engine) probed(fn int, kind string) {
 	switch kind {
 	case ProbesInline:
-		e.stats.InlineFunctions++
+		e.stats.Probes.Inline++
 	case ProbesTrap:
-		e.stats.TrapFunctions++
+		e.stats.Probes.Trap++
 	}
 	if (kind == ProbesInline || kind == ProbesTrap) && e.s.Selected(fn) {
 		e.detailProbed++
 	}
-	if e.stats.Probe == nil {
-		e.stats.Probe = map[string]string{}
+	if e.stats.Probes.Of == nil {
+		e.stats.Probes.Of = map[string]string{}
 	}
-	e.stats.Probe[e.s.Profile().FuncName(fn)] = kind
+	e.stats.Probes.Of[e.s.Profile().FuncName(fn)] = kind
 	if e.probeKinds == nil {
 		e.probeKinds = map[int]string{}
 	}
@@ -78,10 +78,10 @@ func (e *engine) probed(fn int, kind string) {
 
 // refused counts why a function got no inline probe.
 func (e *engine) refused(err error) {
-	if e.stats.Refused == nil {
-		e.stats.Refused = map[string]int{}
+	if e.stats.Probes.Refused == nil {
+		e.stats.Probes.Refused = map[string]int{}
 	}
-	e.stats.Refused[err.Error()]++
+	e.stats.Probes.Refused[err.Error()]++
 }
 
 // patchInline gives the function sym of module l an inline probe with id
@@ -218,7 +218,7 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
 		return errors.New("code in memory differs from its file")
 	}
-	e.stats.LeftoverPatches++
+	e.stats.Leftover.Patches++
 	return nil
 }
 

@@ -19,12 +19,12 @@ func TestAutoGivesEachFunctionItsProbe(t *testing.T) {
 	r, _ := recordWorkload(t, "unpatchable", opt)
 	want := map[string]string{"spin_back": ProbesTrap, "plain_a": ProbesInline, "plain_b": ProbesInline, "main": ProbesInline}
 	for fn, kind := range want {
-		if got := r.Stats.Probe[fn]; got != kind {
+		if got := r.Stats.Probes.Of[fn]; got != kind {
 			t.Errorf("%s got probe %q, want %q", fn, got, kind)
 		}
 	}
-	if n := r.Stats.Refused["a branch at +0x7 lands inside the first 5 bytes"]; n != 1 {
-		t.Errorf("refusals %v, want spin_back's branch named", r.Stats.Refused)
+	if n := r.Stats.Probes.Refused["a branch at +0x7 lands inside the first 5 bytes"]; n != 1 {
+		t.Errorf("refusals %v, want spin_back's branch named", r.Stats.Probes.Refused)
 	}
 	checkExpected(t, "unpatchable", r)
 }
@@ -109,8 +109,8 @@ func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
 		if got.Functions["calib_warm_inner"].Calls != 7 {
 			t.Fatalf("calib_warm_inner %d calls, want 7", got.Functions["calib_warm_inner"].Calls)
 		}
-		if opt.Probes == ProbesInline && r.Stats.InlineFunctions != 2*calib.Batches+2 {
-			t.Fatalf("%d inline functions, want %d", r.Stats.InlineFunctions, 2*calib.Batches+2)
+		if opt.Probes == ProbesInline && r.Stats.Probes.Inline != 2*calib.Batches+2 {
+			t.Fatalf("%d inline functions, want %d", r.Stats.Probes.Inline, 2*calib.Batches+2)
 		}
 	})
 }

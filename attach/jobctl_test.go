@@ -129,7 +129,7 @@ func TestSigkillStillWritesPartialProfile(t *testing.T) {
 		opt := defaultOptions(t)
 		var once sync.Once
 		traced := make(chan struct{})
-		opt.Progress = func(s Stats) {
+		opt.Live.Progress = func(s Stats) {
 			if s.Threads >= 4 {
 				once.Do(func() { close(traced) })
 			}

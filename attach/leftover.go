@@ -38,7 +38,7 @@ func (e *engine) healLeftover(tid int, as *space, act heal.SigAction) heal.SigAc
 			return act
 		}
 		act = old
-		e.stats.LeftoverHandlers++
+		e.stats.Leftover.Handlers++
 		as.oldHeals = append(as.oldHeals, base)
 	}
 	return act
@@ -75,7 +75,7 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 			ptrace.PokeText(tid, o.Addr, []byte{o.Orig})
 		}
 		if ptrace.PokeText(tid, ent.Addr, []byte{ent.Orig}) == nil {
-			e.stats.LeftoverInt3s++
+			e.stats.Leftover.Int3s++
 		}
 	}
 }

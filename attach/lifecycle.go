@@ -223,13 +223,13 @@ func (e *engine) attach(pid int) error {
 	e.spaceReady(first.tid, p, slices.Collect(maps.Values(e.threads))...)
 	n, err := e.scan(first.tid, p)
 	e.opened = nil // what the scan did not take: a later one opens afresh
-	if s := e.stats; s.LeftoverPatches+s.LeftoverInt3s+s.LeftoverHandlers+s.LeftoverAreas+s.LeftoverKept > 0 {
-		areas := fmt.Sprintf("its %d areas unmapped", s.LeftoverAreas)
-		if s.LeftoverKept > 0 {
-			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.LeftoverKept, e.leftoverWhy)
+	if s := e.stats; s.Leftover.Patches+s.Leftover.Int3s+s.Leftover.Handlers+s.Leftover.Areas+s.Leftover.Kept > 0 {
+		areas := fmt.Sprintf("its %d areas unmapped", s.Leftover.Areas)
+		if s.Leftover.Kept > 0 {
+			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.Leftover.Kept, e.leftoverWhy)
 		}
 		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d SIGTRAP handlers: undone; %s",
-			pid, s.LeftoverPatches, s.LeftoverInt3s, s.LeftoverHandlers, areas)
+			pid, s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, areas)
 	}
 	if err == nil && n == 0 {
 		err = e.nothingToTrace(p)
@@ -281,7 +281,7 @@ func (e *engine) elapsed() time.Duration { return time.Since(e.start) }
 
 // report calls the progress callback about four times a second.
 func (e *engine) report() {
-	if e.opt.Progress == nil {
+	if e.opt.Live.Progress == nil {
 		return
 	}
 	el := time.Since(e.s.Base())
@@ -289,14 +289,14 @@ func (e *engine) report() {
 		return
 	}
 	e.nextReport = el + 250*time.Millisecond
-	e.opt.Progress(e.liveStats())
+	e.opt.Live.Progress(e.liveStats())
 }
 
 // liveStats are the running numbers, without the maps the engine keeps
 // writing (the caller may keep the copy).
 func (e *engine) liveStats() Stats {
 	s := e.stats
-	s.Refused, s.Probe = nil, nil
+	s.Probes.Refused, s.Probes.Of = nil, nil
 	s.TracedCalls = e.s.TracedCalls()
 	s.Elapsed = e.elapsed()
 	s.Threads = len(e.threads)

@@ -17,7 +17,7 @@ type live struct {
 // target may not stop for seconds, and an idle one never does. It ends
 // when stop is closed.
 func (e *engine) liveLoop(stop <-chan struct{}) {
-	every := e.opt.SnapshotEvery
+	every := e.opt.Live.Every
 	next := time.Now().Add(every)
 	for {
 		// Wake for the next snapshot, or the next progress line (four a
@@ -26,14 +26,14 @@ func (e *engine) liveLoop(stop <-chan struct{}) {
 		if every > 0 {
 			wait = time.Until(next)
 		}
-		if e.opt.Progress != nil {
+		if e.opt.Live.Progress != nil {
 			wait = min(wait, 250*time.Millisecond)
 		}
 		timer := time.NewTimer(max(wait, 10*time.Millisecond))
 		asked := false
 		select {
 		case <-timer.C:
-		case <-e.opt.SnapshotNow:
+		case <-e.opt.Live.Now:
 			asked = true
 		case <-stop:
 		}
@@ -54,7 +54,7 @@ func (e *engine) liveLoop(stop <-chan struct{}) {
 				next = now.Add(every) // fell behind (a stopped machine): no burst
 			}
 		}
-		if e.opt.Snapshot != nil && (due || asked) && !e.detaching {
+		if e.opt.Live.Snapshot != nil && (due || asked) && !e.detaching {
 			e.snapshot()
 		}
 		e.mu.Unlock()
@@ -64,7 +64,7 @@ func (e *engine) liveLoop(stop <-chan struct{}) {
 // snapshot hands Options.Snapshot the profile so far. The caller holds
 // e.mu.
 func (e *engine) snapshot() {
-	e.opt.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
+	e.opt.Live.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
 }
 
 // checkpointed takes a snapshot if the checkpoint function returned since
@@ -76,7 +76,7 @@ func (e *engine) checkpointed(now int64) {
 		return
 	}
 	e.checkpoints = c
-	if e.opt.Snapshot == nil || e.detaching || (e.snapped && now-e.lastCheckpoint < int64(time.Second)) {
+	if e.opt.Live.Snapshot == nil || e.detaching || (e.snapped && now-e.lastCheckpoint < int64(time.Second)) {
 		return
 	}
 	e.snapped, e.lastCheckpoint = true, now

@@ -288,11 +288,11 @@ func (e *engine) finish() *Result {
 			e.s.Warn(msg)
 		}
 	}
-	if e.opt.Checkpoint != "" && e.s.Checkpoints() == 0 {
-		e.warn("--checkpoint %s: no traced function of that name returned: no snapshot was taken", e.opt.Checkpoint)
+	if e.opt.Live.Checkpoint != "" && e.s.Checkpoints() == 0 {
+		e.warn("--checkpoint %s: no traced function of that name returned: no snapshot was taken", e.opt.Live.Checkpoint)
 	}
-	if e.opt.DetailFuncs != nil && e.detailProbed == 0 {
-		msg := fmt.Sprintf("--detail %s matched no traced function: no call was recorded in detail", e.opt.DetailFuncs)
+	if e.opt.Detail.Funcs != nil && e.detailProbed == 0 {
+		msg := fmt.Sprintf("--detail %s matched no traced function: no call was recorded in detail", e.opt.Detail.Funcs)
 		e.warn("%s", msg)
 		e.s.Warn(msg)
 	}

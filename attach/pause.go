@@ -69,8 +69,8 @@ func (e *engine) pauseAll() (int64, bool) {
 // in a job-control stop goes back to it.
 func (e *engine) resumeAll(from int64) {
 	e.pausing = false
-	e.stats.Pauses++
-	e.stats.PausedNs += e.now() - from
+	e.stats.Expand.Pauses++
+	e.stats.Expand.PausedNs += e.now() - from
 	for _, t := range e.threads {
 		t.asked = false
 		if !t.stopped {

@@ -277,7 +277,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		}
 	}
 	keep := func(why string) {
-		e.stats.LeftoverKept = l.areas()
+		e.stats.Leftover.Kept = l.areas()
 		e.leftoverWhy = why
 		as.leftoverKept = true
 	}
@@ -344,7 +344,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 			}
 		}
 	}
-	e.stats.LeftoverAreas = l.areas()
+	e.stats.Leftover.Areas = l.areas()
 }
 
 // oldState finds the state of the thread whose thread pointer is fs in
@@ -479,9 +479,9 @@ func (e *engine) reclaimAtDetach(t *thread, as *space) {
 		return
 	}
 	as.leftoverKept = false
-	e.stats.LeftoverKept = 0
+	e.stats.Leftover.Kept = 0
 	e.reclaimLeftovers(t.tid, t.proc, maps)
-	if s := e.stats; s.LeftoverKept == 0 && s.LeftoverAreas > 0 {
-		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.LeftoverAreas)
+	if s := e.stats; s.Leftover.Kept == 0 && s.Leftover.Areas > 0 {
+		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.Leftover.Areas)
 	}
 }

@@ -17,8 +17,8 @@ import (
 func TestCheckpointSnapshots(t *testing.T) {
 	forEachProbe(t, func(t *testing.T, opt Options) {
 		var snaps []*model.Profile
-		opt.Checkpoint = "checkpoint"
-		opt.Snapshot = func(p *model.Profile, _ Stats) { snaps = append(snaps, p) }
+		opt.Live.Checkpoint = "checkpoint"
+		opt.Live.Snapshot = func(p *model.Profile, _ Stats) { snaps = append(snaps, p) }
 		r, out := recordWorkload(t, "checkpoints", opt, "3", "100")
 		if want := "phase 1: work 100\nphase 2: work 200\nphase 3: work 300\nend: work 350\n"; out != want {
 			t.Fatalf("output %q, want %q", out, want)

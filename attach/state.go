@@ -142,19 +142,19 @@ type threadCtx struct {
 
 func newEngine(opt Options) *engine {
 	s := session.New(opt.Meta)
-	if opt.Checkpoint != "" {
-		s.SetCheckpoint(opt.Checkpoint)
+	if opt.Live.Checkpoint != "" {
+		s.SetCheckpoint(opt.Live.Checkpoint)
 	}
 	e := &engine{opt: opt, s: s, start: s.Base()}
 	e.threads, e.early = map[int]*thread{}, map[int]unix.WaitStatus{}
 	e.libsSeen, e.expanded = map[string]bool{}, map[int]bool{}
 	e.probes = newProbeKinds(e)
 	if opt.Context != nil {
-		e.stats.Context = opt.Context.String()
+		e.stats.Context.Spec = opt.Context.String()
 	}
-	if opt.DetailFuncs != nil {
-		e.opt.DetailRule.Gated = argsGated(opt)
-		s.SetDetail(opt.DetailFuncs, &e.opt.DetailRule)
+	if opt.Detail.Funcs != nil {
+		e.opt.Detail.Rule.Gated = argsGated(opt)
+		s.SetDetail(opt.Detail.Funcs, &e.opt.Detail.Rule)
 		s.SetArity(e.arityOf)
 	}
 	return e

@@ -132,8 +132,8 @@ func (f *traceFlags) autoExpandOptions(opt *attach.Options, w io.Writer) error {
 	if f.expandDepth < 1 {
 		return usagef("bad --depth %d: at least 1", f.expandDepth)
 	}
-	opt.AutoExpand, opt.ExpandEvery, opt.ExpandDepth = f.autoExpand, f.interval, f.expandDepth
-	opt.OnExpand = func(x attach.Expansion) { fmt.Fprintln(w, expansionLine(x)) }
+	opt.Expand.Top, opt.Expand.Every, opt.Expand.Depth = f.autoExpand, f.interval, f.expandDepth
+	opt.Expand.Report = func(x attach.Expansion) { fmt.Fprintln(w, expansionLine(x)) }
 	opt.Meta.Filters = append(slices.Clone(opt.Meta.Filters),
 		fmt.Sprintf("--auto-expand %d --interval %s --depth %d", f.autoExpand, f.interval, f.expandDepth))
 	return nil

@@ -30,7 +30,7 @@ type snapshotFiles struct {
 // (finishTrace closes it) and wires opt to it: --checkpoint,
 // --snapshot-every, and SIGUSR1 asking for one.
 func (f *traceFlags) startSnapshots(opt *attach.Options, w io.Writer) {
-	opt.Checkpoint, opt.SnapshotEvery = f.checkpoint, f.snapEvery
+	opt.Live.Checkpoint, opt.Live.Every = f.checkpoint, f.snapEvery
 	s := &snapshotFiles{out: f.out, w: w, queue: make(chan *model.Profile, 16), done: make(chan struct{})}
 	f.snaps = s
 	ask := make(chan struct{}, 1)
@@ -52,8 +52,8 @@ func (f *traceFlags) startSnapshots(opt *attach.Options, w io.Writer) {
 		}
 	}()
 	s.stop = func() { signal.Stop(usr1) }
-	opt.SnapshotNow = ask
-	opt.Snapshot = s.take
+	opt.Live.Now = ask
+	opt.Live.Snapshot = s.take
 	go s.run()
 }
 

@@ -141,7 +141,7 @@ func TestSnapshotKept(t *testing.T) {
 	f.startSnapshots(&opt, &w)
 	p := modeltest.Sample()
 	p.Meta.TracedCalls = 19
-	opt.Snapshot(p, attach.Stats{})
+	opt.Live.Snapshot(p, attach.Stats{})
 	f.snaps.close()
 	files, _ := filepath.Glob(filepath.Join(tmp, "s.data.*.1"))
 	want := fmt.Sprintf("profile: snapshot: -o %s/s.data.1: directory %s does not exist; kept the profile at %v instead (19 calls)\n",

@@ -87,10 +87,10 @@ them whole.`,
 			}
 			// The live views are compensated: measured before attaching.
 			attach.PrepareCompensation(context.Background(), &opt)
-			opt.Progress = nil // the view shows the numbers
-			opt.SnapshotEvery = interval
+			opt.Live.Progress = nil // the view shows the numbers
+			opt.Live.Every = interval
 			snaps := make(chan snapshot, 1)
-			opt.Snapshot = func(p *model.Profile, s attach.Stats) {
+			opt.Live.Snapshot = func(p *model.Profile, s attach.Stats) {
 				// The newest wins: never hold the engine for a slow reader.
 				select {
 				case <-snaps:
@@ -168,8 +168,8 @@ type topSession struct {
 // header describes the profile p and the engine's numbers s; final: p is
 // the profile after detach.
 func (s *topSession) header(p *model.Profile, st attach.Stats, final bool) top.Header {
-	h := top.Header{Pid: s.pid, Threads: st.Threads, Processes: st.Processes, InlineFunctions: st.InlineFunctions,
-		TrapFunctions: st.TrapFunctions, TracerCPU: s.cpu.share(), Final: final}
+	h := top.Header{Pid: s.pid, Threads: st.Threads, Processes: st.Processes, InlineFunctions: st.Probes.Inline,
+		TrapFunctions: st.Probes.Trap, TracerCPU: s.cpu.share(), Final: final}
 	if len(p.Processes) > 0 {
 		h.Exe = filepath.Base(p.Processes[0].Exe)
 	}

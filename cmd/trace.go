@@ -173,9 +173,9 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 		return attach.Options{}, err
 	}
 	if isatty.IsTerminal(os.Stderr.Fd()) {
-		opt.Progress = progressLine(os.Stderr)
+		opt.Live.Progress = progressLine(os.Stderr)
 	}
-	opt.OnCrash = func(p *model.Profile) {
+	opt.Live.OnCrash = func(p *model.Profile) {
 		// Saved before the crash goes through, in case nothing else is;
 		// but standard output or a device takes one profile: the final one.
 		if isStream(f.out) {
@@ -199,14 +199,14 @@ func (f *traceFlags) detailOptions(opt *attach.Options) error {
 	if err != nil {
 		return usagef("--detail: %v", err)
 	}
-	opt.DetailFuncs = re
-	opt.DetailRule = detail.Rule{SlowNs: int64(f.slow), Limit: f.detailLimit}
+	opt.Detail.Funcs = re
+	opt.Detail.Rule = detail.Rule{SlowNs: int64(f.slow), Limit: f.detailLimit}
 	if f.detailIf != "" {
 		c, err := detail.ParseCond(f.detailIf)
 		if err != nil {
 			return usagef("--detail-if: %v", err)
 		}
-		opt.DetailRule.If = &c
+		opt.Detail.Rule.If = &c
 	}
 	return nil
 }
@@ -244,7 +244,7 @@ func progressLine(w io.Writer) func(attach.Stats) {
 		lastCalls, lastAt = s.TracedCalls, s.Elapsed
 		fmt.Fprintf(w, "\r\033[K%s  %d calls  %.0f calls/s  %d threads  %d processes  probes %d inline %d trap",
 			s.Elapsed.Truncate(100*time.Millisecond), s.TracedCalls, rate, s.Threads, s.Processes,
-			s.InlineFunctions, s.TrapFunctions)
+			s.Probes.Inline, s.Probes.Trap)
 	}
 }
 
@@ -289,34 +289,34 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "processes:           %d\n", s.Processes)
 	fmt.Fprintf(w, "stops per second:    %.0f\n", perSec)
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
-	fmt.Fprintf(w, "inline probes:       %d functions\n", s.InlineFunctions)
-	fmt.Fprintf(w, "trap probes:         %d functions\n", s.TrapFunctions)
-	reasons := make([]string, 0, len(s.Refused))
-	for r := range s.Refused {
+	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
+	fmt.Fprintf(w, "trap probes:         %d functions\n", s.Probes.Trap)
+	reasons := make([]string, 0, len(s.Probes.Refused))
+	for r := range s.Probes.Refused {
 		reasons = append(reasons, r)
 	}
 	sort.Slice(reasons, func(i, j int) bool {
-		if s.Refused[reasons[i]] != s.Refused[reasons[j]] {
-			return s.Refused[reasons[i]] > s.Refused[reasons[j]]
+		if s.Probes.Refused[reasons[i]] != s.Probes.Refused[reasons[j]] {
+			return s.Probes.Refused[reasons[i]] > s.Probes.Refused[reasons[j]]
 		}
 		return reasons[i] < reasons[j]
 	})
 	for _, r := range reasons {
-		fmt.Fprintf(w, "  no inline probe:   %d: %s\n", s.Refused[r], r)
+		fmt.Fprintf(w, "  no inline probe:   %d: %s\n", s.Probes.Refused[r], r)
 	}
-	fmt.Fprintf(w, "ring events:         %d\n", s.Events)
-	fmt.Fprintf(w, "ring stalls:         %d (%s waiting)\n", s.Stalls, time.Duration(s.StallNs).Truncate(time.Microsecond))
-	fmt.Fprintf(w, "events dropped:      %d\n", s.Dropped)
-	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Unregistered)
+	fmt.Fprintf(w, "ring events:         %d\n", s.Rings.Events)
+	fmt.Fprintf(w, "ring stalls:         %d (%s waiting)\n", s.Rings.Stalls, time.Duration(s.Rings.StallNs).Truncate(time.Microsecond))
+	fmt.Fprintf(w, "events dropped:      %d\n", s.Rings.Dropped)
+	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Rings.Unregistered)
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
-	if s.Expanded > 0 {
-		fmt.Fprintf(w, "auto-expand:         %d functions taken, %d callees added\n", s.Expanded, s.ExpandAdded)
-		fmt.Fprintf(w, "  pauses:            %d (every thread stopped to patch: %s in all)\n", s.Pauses,
-			time.Duration(s.PausedNs).Truncate(time.Microsecond))
+	if s.Expand.Taken > 0 {
+		fmt.Fprintf(w, "auto-expand:         %d functions taken, %d callees added\n", s.Expand.Taken, s.Expand.Added)
+		fmt.Fprintf(w, "  pauses:            %d (every thread stopped to patch: %s in all)\n", s.Expand.Pauses,
+			time.Duration(s.Expand.PausedNs).Truncate(time.Microsecond))
 	}
-	if s.Context != "" {
-		fmt.Fprintf(w, "context:             %s\n", s.Context)
-		fmt.Fprintf(w, "  calls outside it:  %d let go by inline probes (no event)\n", s.OutsideCalls)
-		fmt.Fprintf(w, "  stops outside it:  %d at trap probes\n", s.OutsideStops)
+	if s.Context.Spec != "" {
+		fmt.Fprintf(w, "context:             %s\n", s.Context.Spec)
+		fmt.Fprintf(w, "  calls outside it:  %d let go by inline probes (no event)\n", s.Context.OutsideCalls)
+		fmt.Fprintf(w, "  stops outside it:  %d at trap probes\n", s.Context.OutsideStops)
 	}
 }
