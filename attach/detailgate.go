@@ -78,13 +78,13 @@ func (g detailGate) put(hdr []byte) {
 // left out for having sent none. A condition on the return value cannot
 // hold for a call that has not returned: none are sent then.
 func (e *engine) openFrameArgs(t *thread, is *inlineSpace) {
-	slot, ok := is.tidSlot[t.tid]
+	slot, ok := is.TidSlot[t.tid]
 	if !ok || !argsGated(e.opt) || e.opt.Detail.Rule.If != nil && e.opt.Detail.Rule.If.OnReturn() {
 		return
 	}
 	sh := shadowOf(t.tid, is, slot)
 	side := make([]byte, len(sh)/16*stub.SideRecord)
-	if sh == nil || ptrace.ReadMem(t.tid, is.data+stub.DSides+uint64(slot)*stub.SideSize, side) != nil {
+	if sh == nil || ptrace.ReadMem(t.tid, is.Data+stub.DSides+uint64(slot)*stub.SideSize, side) != nil {
 		return
 	}
 	for i := range len(sh) / 16 {

@@ -76,7 +76,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	kind := model.KindUnknown
 	rb, ok := t.proc.as.bps[ret]
 	fresh := false
-	if is := t.proc.as.inl; is != nil && ret == is.retstub {
+	if is := t.proc.as.inl; is != nil && ret == is.RetStub {
 		// Tail-called from an inline-probed function, whose return
 		// address the stub swapped: the stub's exit event closes this
 		// frame too. A breakpoint there would stop every inline-probed

@@ -100,7 +100,7 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 		sp := f.CFA - 8
 		// An inline-probed frame returns through the return stub; one the
 		// shadow stack has no room for, through a return breakpoint.
-		stub := as.inl != nil && as.inl.patches[start] != nil && e.hijackInFlight(t, sp, f.RA)
+		stub := as.inl != nil && as.inl.Patches[start] != nil && e.hijackInFlight(t, sp, f.RA)
 		if !stub {
 			if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
 				continue
@@ -126,8 +126,8 @@ func (e *engine) tracedAt(as *space, pc uint64) (int, uint64) {
 		return b.fn, start
 	}
 	if as.inl != nil {
-		if p := as.inl.patches[start]; p != nil && p.fn != model.None {
-			return p.fn, start
+		if p := as.inl.Patches[start]; p != nil && p.Fn != model.None {
+			return p.Fn, start
 		}
 	}
 	return model.None, 0

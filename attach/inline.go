@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -36,41 +37,7 @@ type inlining struct {
 // seizing, lifecycle events, patching and syscall injection.
 
 // inlineSpace is the tracer's side of one address space's inline probes.
-type inlineSpace struct {
-	data    uint64 // the data block in the target
-	dataLen uint64 // its size: side records make it bigger
-	rings   uint64 // the rings' mapping in the target
-	mem     []byte // the tracer's mapping of the same memfd
-	retstub uint64
-	stubs   map[uint64]uint64 // area base -> its entry stub copy
-	patches map[uint64]*inlinePatch
-	tramps  [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
-	slotTable
-	// unregistered is the stubs' count of calls by threads without a ring,
-	// as last read.
-	unregistered int64
-	dropsSeen    uint64 // events the stubs dropped, as last noticed
-}
-
-// slotTable is which thread has which ring slot, and the target's table
-// the stubs find their thread's state by.
-type slotTable struct {
-	table   map[uint64]int       // thread pointer -> table index, as in the target's table
-	used    [stub.TableSize]bool // table entries holding a key
-	slots   map[int]*thread      // ring slot -> the thread whose events it holds
-	tidSlot map[int]int
-	tidFS   map[int]uint64
-	free    []int
-	next    int
-	vforks  map[int]*thread // vfork children (by tid) on their parent's thread pointer
-}
-
-// inlinePatch is one function's patch.
-type inlinePatch struct {
-	p     instrument.Patch
-	fn    int
-	tramp uint64
-}
+type inlineSpace = inline.Space[*thread]
 
 // prepareInline checks the probe kind and, unless only trap probes are
 // wanted, calibrates the clock the stubs' rdtsc timestamps convert with.
@@ -152,22 +119,21 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inline probes: data block: %w", err)
 	}
-	is := &inlineSpace{data: data, dataLen: size, stubs: map[uint64]uint64{}, patches: map[uint64]*inlinePatch{},
-		slotTable: slotTable{table: map[uint64]int{}, slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}}}
+	is := inline.New[*thread](data, size)
 	rings, mem, err := e.mapRings(tid, site, data, 0)
 	if err != nil {
 		inj(unix.SYS_MUNMAP, data, size)
 		return nil, err
 	}
-	is.rings, is.mem = rings, mem
+	is.Rings, is.Mem = rings, mem
 	code, err := e.stubIn(tid, is, as.areas[0])
 	if err != nil {
 		e.unmapInline(tid, as, is)
 		return nil, err
 	}
-	is.retstub = code + stub.RetStub
+	is.RetStub = code + stub.RetStub
 	var hdr [stub.DCondValue + 8]byte
-	binary.LittleEndian.PutUint64(hdr[stub.DRetstub:], is.retstub)
+	binary.LittleEndian.PutUint64(hdr[stub.DRetstub:], is.RetStub)
 	binary.LittleEndian.PutUint64(hdr[stub.DStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
 	gate.put(hdr[:])
 	if err := ptrace.WriteMem(tid, data, hdr[:]); err != nil {
@@ -222,7 +188,7 @@ func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error
 
 // stubIn returns the entry stub's copy in area a, writing one there first.
 func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
-	if s, ok := is.stubs[a.base]; ok {
+	if s, ok := is.Stubs[a.base]; ok {
 		return s, nil
 	}
 	a.next = (a.next + 63) &^ 63
@@ -230,12 +196,12 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 		return 0, fmt.Errorf("inline probes: area full")
 	}
 	s := a.base + a.next
-	code := stub.Copy(is.data)
+	code := stub.Copy(is.Data)
 	if err := ptrace.WriteMem(tid, s, code); err != nil {
 		return 0, err
 	}
 	a.next += uint64(len(code))
-	is.stubs[a.base] = s
+	is.Stubs[a.base] = s
 	return s, nil
 }
 
@@ -243,33 +209,24 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 // from here.
 func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 	site := as.areas[0].base
-	if is.rings != 0 {
-		e.unmap(tid, site, is.rings, stub.RingsSize)
+	if is.Rings != 0 {
+		e.unmap(tid, site, is.Rings, stub.RingsSize)
 	}
-	e.unmap(tid, site, is.data, is.dataLen)
-	if is.mem != nil {
-		unix.Munmap(is.mem)
-		is.mem = nil
+	e.unmap(tid, site, is.Data, is.DataLen)
+	if is.Mem != nil {
+		unix.Munmap(is.Mem)
+		is.Mem = nil
 	}
-}
-
-// state is the address of slot's thread state in the target.
-func (is *inlineSpace) state(slot int) uint64 {
-	return is.data + stub.DStates + uint64(slot)*stub.StateSize
 }
 
 // threadState is the address of t's thread state, if it has a ring.
 func threadState(t *thread) (uint64, bool) {
 	is := t.proc.as.inl
-	slot, ok := is.tidSlot[t.tid]
+	slot, ok := is.TidSlot[t.tid]
 	if !ok {
 		return 0, false
 	}
-	return is.state(slot), true
-}
-
-func (is *inlineSpace) ring(slot int) ring {
-	return ring{mem: is.mem[slot*stub.RingStride : (slot+1)*stub.RingStride]}
+	return is.State(slot), true
 }
 
 // shadowStack refuses inline probes where the kernel enforces a shadow

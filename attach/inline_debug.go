@@ -20,12 +20,12 @@ func (e *engine) debugLost(t *thread) {
 	}
 	var regs unix.PtraceRegs
 	ptrace.GetRegs(t.tid, &regs)
-	slot := is.tidSlot[t.tid]
-	state := is.state(slot)
+	slot := is.TidSlot[t.tid]
+	state := is.State(slot)
 	hdr := make([]byte, 64)
 	ptrace.ReadMem(t.tid, state, hdr)
 	depth := binary.LittleEndian.Uint64(hdr[8:])
-	fmt.Fprintf(os.Stderr, "LOST tid %d rip %#x (retstub %#x) rsp %#x rdx(S) %#x depth %d lo %#x hi %#x\n", t.tid, regs.Rip, is.retstub, regs.Rsp, regs.Rdx, depth,
+	fmt.Fprintf(os.Stderr, "LOST tid %d rip %#x (retstub %#x) rsp %#x rdx(S) %#x depth %d lo %#x hi %#x\n", t.tid, regs.Rip, is.RetStub, regs.Rsp, regs.Rdx, depth,
 		binary.LittleEndian.Uint64(hdr[16:]), binary.LittleEndian.Uint64(hdr[24:]))
 	sh := make([]byte, 16*(depth+4))
 	ptrace.ReadMem(t.tid, state+stub.TShadow, sh)

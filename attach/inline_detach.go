@@ -11,26 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inside tells whether pc is in an entry stub copy or a trampoline.
-func (is *inlineSpace) inside(pc uint64) bool {
-	for _, s := range is.stubs {
-		if pc >= s && pc < s+uint64(stub.Len()) {
-			return true
-		}
-	}
-	for _, r := range is.tramps {
-		if pc >= r[0] && pc < r[1] {
-			return true
-		}
-	}
-	return false
-}
-
 // stepOut single-steps stopped thread t until it leaves the stubs and
 // trampolines: a detach never leaves a thread in code about to vanish,
 // and every stub it was in finishes its event and its return address.
 func (e *engine) stepOut(t *thread, is *inlineSpace) {
-	e.stepOutOf(t, is.inside, true)
+	e.stepOutOf(t, is.Inside, true)
 }
 
 // stepOutOf single-steps stopped thread t until its pc is not inside; a
@@ -86,7 +71,7 @@ func (e *engine) stepOutOf(t *thread, inside func(uint64) bool, drain bool) bool
 // stack (from its shadow stack), innermost first, and empties the shadow
 // stack.
 func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
-	if slot, ok := is.tidSlot[t.tid]; ok {
+	if slot, ok := is.TidSlot[t.tid]; ok {
 		e.restoreReturnsIn(t.tid, is, slot)
 	}
 }
@@ -94,7 +79,7 @@ func (e *engine) restoreReturns(t *thread, is *inlineSpace) {
 // restoreReturnsIn restores the return addresses of slot's shadow stack in
 // the memory of task tid.
 func (e *engine) restoreReturnsIn(tid int, is *inlineSpace, slot int) {
-	e.restoreShadow(tid, is.state(slot), is.retstub)
+	e.restoreShadow(tid, is.State(slot), is.RetStub)
 }
 
 // restoreShadow puts back the return addresses listed in the shadow stack
@@ -144,7 +129,7 @@ func (e *engine) restoreShadowEntries(tid int, state, retstub uint64) int {
 
 // shadowOf reads slot's shadow stack in the memory of task tid; see
 // shadowAt.
-func shadowOf(tid int, is *inlineSpace, slot int) []byte { return shadowAt(tid, is.state(slot)) }
+func shadowOf(tid int, is *inlineSpace, slot int) []byte { return shadowAt(tid, is.State(slot)) }
 
 // shadowAt reads the shadow stack of the thread state at state in the
 // memory of task tid: 16 bytes an entry (the return address's slot, the
@@ -173,7 +158,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	if is == nil {
 		return
 	}
-	for slot := range is.slots {
+	for slot := range is.Owner {
 		e.drainSlot(is, slot)
 	}
 	var threads []*thread
@@ -185,10 +170,10 @@ func (e *engine) detachInline(tid int, as *space) {
 	for _, t := range threads {
 		e.stepOut(t, is)
 	}
-	for slot := range is.slots {
+	for slot := range is.Owner {
 		e.drainSlot(is, slot)
 	}
-	is.readCounters(tid)
+	is.ReadCounters(reader(tid))
 	e.inlineCounters(is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
@@ -224,9 +209,9 @@ func (e *engine) detachInline(tid int, as *space) {
 func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 	// Only the inline probes' code: a thread in a trap probe's
 	// out-of-line slot is moved out after this (leaveArea).
-	return e.framesInto(t, mods, as.inl.inside, func(i int, f unwind.Frame) {
+	return e.framesInto(t, mods, as.inl.Inside, func(i int, f unwind.Frame) {
 		e.warn("detach: thread %d frame %d: pc %s, returns to %s (return stub %#x)", t.tid, i,
-			e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.retstub)
+			e.symbolize(as, f.PC), e.symbolize(as, f.RA), as.inl.RetStub)
 	})
 }
 
@@ -261,41 +246,32 @@ func (e *engine) dropInline(is *inlineSpace) {
 			break
 		}
 	}
-	if is.mem != nil {
-		unix.Munmap(is.mem)
-		is.mem = nil
-	}
-}
-
-// readCounters reads the stubs' process-wide counters while the process
-// is there to read (a thread's exit, a detach).
-func (is *inlineSpace) readCounters(tid int) {
-	var b [8]byte
-	if ptrace.ReadMem(tid, is.data+stub.DUnregistered, b[:]) == nil {
-		is.unregistered = int64(binary.LittleEndian.Uint64(b[:]))
+	if is.Mem != nil {
+		unix.Munmap(is.Mem)
+		is.Mem = nil
 	}
 }
 
 // inlineCounters adds a space's drop and stall counters to the stats.
 func (e *engine) inlineCounters(is *inlineSpace) {
-	e.stats.Rings.Unregistered += is.unregistered
-	is.unregistered = 0
-	if is.mem == nil {
+	e.stats.Rings.Unregistered += is.Unregistered
+	is.Unregistered = 0
+	if is.Mem == nil {
 		return
 	}
-	for slot := range is.slots {
+	for slot := range is.Owner {
 		e.takeCounters(is, slot)
 	}
 }
 
 // takeCounters moves a ring's drop and stall counters into the stats.
 func (e *engine) takeCounters(is *inlineSpace, slot int) {
-	r := is.ring(slot)
-	d, s, ticks, skipped := r.counters()
+	r := is.Ring(slot)
+	d, s, ticks, skipped := r.Counters()
 	e.stats.Rings.Dropped += int64(d)
 	e.stats.Context.OutsideCalls += int64(skipped)
 	e.stats.Rings.Stalls += int64(s)
 	e.stats.Rings.StallNs += int64(float64(ticks) * e.clock.NsPerTick())
-	is.dropsSeen -= min(d, is.dropsSeen) // checkDrops counts the live rings' drops
-	r.resetCounters()
+	is.DropsSeen -= min(d, is.DropsSeen) // checkDrops counts the live rings' drops
+	r.ResetCounters()
 }

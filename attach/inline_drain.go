@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
@@ -12,11 +13,11 @@ import (
 // drainSlot feeds the committed events of one ring to the session, as
 // the thread that owns the ring. The caller holds e.mu.
 func (e *engine) drainSlot(is *inlineSpace, slot int) int {
-	t := is.slots[slot]
-	if t == nil || is.mem == nil {
+	t := is.Owner[slot]
+	if t == nil || is.Mem == nil {
 		return 0
 	}
-	n := is.ring(slot).drain(func(ev *ringEvent) { e.inlineEvent(t, ev) })
+	n := is.Ring(slot).Drain(func(ev *inline.Event) { e.inlineEvent(t, ev) })
 	e.stats.Rings.Events += int64(n)
 	return n
 }
@@ -24,36 +25,36 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 // inlineEvent is one event of a ring: an entry opens a frame (closing
 // those it passed: longjmp, exceptions, tail calls), an exit closes every
 // frame up to the returning one, exactly as the trap probe's stops do.
-func (e *engine) inlineEvent(t *thread, ev *ringEvent) {
-	if ev.id == stub.ArgsForID {
+func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
+	if ev.ID == stub.ArgsForID {
 		// A frame's arguments, sent as it ends meeting the rule (--slow,
 		// --detail-if): before the event that closes it.
-		if ev.args != nil {
-			e.s.ArgsAt(t.st, ev.slot(), ev.args)
+		if ev.Args != nil {
+			e.s.ArgsAt(t.st, ev.Slot(), ev.Args)
 		}
 		return
 	}
-	now := e.clock.Ns(ev.tick)
+	now := e.clock.Ns(ev.Tick)
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
-	if ev.id == stub.StallID {
+	if ev.ID == stub.StallID {
 		// The thread waited for room in its ring from now to its end:
 		// the tracer's doing, taken out like a hold.
-		if end := e.clock.Ns(ev.stallEnd()); end > now && e.opt.Compensate {
+		if end := e.clock.Ns(ev.StallEnd()); end > now && e.opt.Compensate {
 			e.s.Held(t.st, now, end)
 		}
 		return
 	}
 	t.lastNs = now
-	if ev.id == stub.ExitID {
-		e.s.Return(t.st, ev.sp+8, ev.ret, now)
+	if ev.ID == stub.ExitID {
+		e.s.Return(t.st, ev.SP+8, ev.Ret, now)
 		e.checkpointed(now)
 		return
 	}
-	e.s.Enter(t.st, int(ev.id), e.inlineKind(t, ev.ret), ev.sp, ev.ret, now)
-	if ev.args != nil {
-		e.s.Args(t.st, int(ev.id), ev.args)
+	e.s.Enter(t.st, int(ev.ID), e.inlineKind(t, ev.Ret), ev.SP, ev.Ret, now)
+	if ev.Args != nil {
+		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}
 }
 
@@ -77,7 +78,7 @@ func (e *engine) inlineKind(t *thread, ret uint64) model.CallKind {
 // drainThread drains the ring t writes, if any.
 func (e *engine) drainThread(t *thread) {
 	if is := t.proc.as.inl; is != nil {
-		if slot, ok := is.tidSlot[t.tid]; ok {
+		if slot, ok := is.TidSlot[t.tid]; ok {
 			e.drainSlot(is, slot)
 		}
 	}
@@ -93,10 +94,10 @@ func (e *engine) drainAll() int {
 // from one ring.
 func (e *engine) drainPass() (n, most int) {
 	for _, is := range e.inl {
-		for slot := range is.slots {
+		for slot := range is.Owner {
 			k := e.drainSlot(is, slot)
 			n, most = n+k, max(most, k)
-			is.ring(slot).beat()
+			is.Ring(slot).Beat()
 		}
 		e.checkDrops(is)
 	}
@@ -108,17 +109,17 @@ func (e *engine) drainPass() (n, most int) {
 // so, marks the profile partial and lets the stubs record again.
 func (e *engine) checkDrops(is *inlineSpace) {
 	var dropped uint64
-	for slot := range is.slots {
-		d, _, _, _ := is.ring(slot).counters()
+	for slot := range is.Owner {
+		d, _, _, _ := is.Ring(slot).Counters()
 		dropped += d
 	}
-	if dropped <= is.dropsSeen {
+	if dropped <= is.DropsSeen {
 		return
 	}
-	is.dropsSeen = dropped
-	for _, t := range is.slots {
+	is.DropsSeen = dropped
+	for _, t := range is.Owner {
 		var w [8]byte
-		ptrace.WriteMem(t.proc.pid, is.data+stub.DDropping, w[:])
+		ptrace.WriteMem(t.proc.pid, is.Data+stub.DDropping, w[:])
 		msg := fmt.Sprintf("pid %d: the probes dropped calls while profile could not keep up: counts are incomplete", t.proc.pid)
 		if !e.dropWarned {
 			e.dropWarned = true

@@ -2,8 +2,6 @@ package attach
 
 import (
 	"encoding/binary"
-	"maps"
-	"slices"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -30,42 +28,36 @@ func (e *engine) forkInline(parent, child *thread) {
 		return
 	}
 	as := child.proc.as
-	slot, registered := pis.tidSlot[parent.tid]
-	is := &inlineSpace{data: pis.data, dataLen: pis.dataLen, rings: pis.rings, retstub: pis.retstub,
-		stubs: maps.Clone(pis.stubs), patches: maps.Clone(pis.patches), tramps: slices.Clone(pis.tramps),
-		slotTable: slotTable{table: maps.Clone(pis.table), used: pis.used,
-			slots: map[int]*thread{}, tidSlot: map[int]int{}, tidFS: map[int]uint64{}, next: pis.next}}
-	for s := 0; s < pis.next; s++ {
-		if !registered || s != slot {
-			is.free = append(is.free, s)
-		}
+	slot, registered := pis.TidSlot[parent.tid]
+	keep := -1
+	if registered {
+		keep = slot
 	}
-	_, mem, err := e.mapRings(child.tid, as.areas[0].base, is.data, is.rings)
+	is := pis.Fork(keep)
+	_, mem, err := e.mapRings(child.tid, as.areas[0].base, is.Data, is.Rings)
 	if err != nil {
 		// Still sharing its parent's rings: it must not write them.
 		e.warn("pid %d: %v: its calls are not traced", child.proc.pid, err)
 		e.stopRecording(child.tid, is)
-		is.mem = nil
+		is.Mem = nil
 	} else {
-		is.mem = mem
+		is.Mem = mem
 		if registered {
-			is.slots[slot] = child
-			is.tidSlot[child.tid] = slot
-			is.tidFS[child.tid] = pis.tidFS[parent.tid]
+			is.Assign(slot, child.tid, pis.TidFS[parent.tid], child)
 		}
 	}
 	// Unregistered threads of the parent do not exist in the child: their
 	// table entries must not lead a new thread of the child to a slot.
-	for tid := range pis.tidSlot {
+	for tid := range pis.TidSlot {
 		if tid != parent.tid {
-			if idx, ok := is.table[pis.tidFS[tid]]; ok {
+			if at, ok := is.StateOf(pis.TidFS[tid]); ok {
 				var w [8]byte
-				ptrace.WriteMem(child.tid, is.data+stub.DTable+uint64(idx)*16+8, w[:])
+				ptrace.WriteMem(child.tid, at, w[:])
 			}
 		}
 	}
 	as.inl = is
-	if is.mem != nil {
+	if is.Mem != nil {
 		e.inl = append(e.inl, is)
 	}
 }
@@ -75,7 +67,7 @@ func (e *engine) forkInline(parent, child *thread) {
 func (e *engine) stopRecording(tid int, is *inlineSpace) {
 	var w [8]byte
 	binary.LittleEndian.PutUint64(w[:], 1)
-	ptrace.WriteMem(tid, is.data+stub.DDropping, w[:])
+	ptrace.WriteMem(tid, is.Data+stub.DDropping, w[:])
 }
 
 // vforkInline: a vfork child (or a CLONE_VM one, as posix_spawn makes)
@@ -89,17 +81,17 @@ func (e *engine) vforkInline(parent, child *thread) {
 	if is == nil {
 		return
 	}
-	if _, ok := is.tidSlot[parent.tid]; !ok {
+	if _, ok := is.TidSlot[parent.tid]; !ok {
 		return
 	}
 	e.registerInline(child) // takes over the thread pointer's table entry
-	if _, ok := is.tidSlot[child.tid]; !ok {
+	if _, ok := is.TidSlot[child.tid]; !ok {
 		return
 	}
-	if is.vforks == nil {
-		is.vforks = map[int]*thread{}
+	if is.VForks == nil {
+		is.VForks = map[int]*thread{}
 	}
-	is.vforks[child.tid] = parent
+	is.VForks[child.tid] = parent
 }
 
 // vforkDone runs at a vfork parent's VFORK_DONE stop: the child has
@@ -110,17 +102,17 @@ func (e *engine) vforkDone(parent *thread) {
 	if is == nil {
 		return
 	}
-	for ctid, p := range is.vforks {
+	for ctid, p := range is.VForks {
 		if p != parent {
 			continue
 		}
-		delete(is.vforks, ctid)
-		if slot, ok := is.tidSlot[ctid]; ok {
+		delete(is.VForks, ctid)
+		if slot, ok := is.TidSlot[ctid]; ok {
 			e.drainSlot(is, slot)
 			e.freeSlot(is, ctid, slot)
 		}
-		if slot, ok := is.tidSlot[parent.tid]; ok {
-			is.insert(parent.tid, is.tidFS[parent.tid], is.state(slot))
+		if slot, ok := is.TidSlot[parent.tid]; ok {
+			is.Insert(is.TidFS[parent.tid], is.State(slot), writer(parent.tid))
 		}
 	}
 }
@@ -135,10 +127,10 @@ func (e *engine) releaseInlineChild(parent *thread, child int) {
 		return
 	}
 	e.stopRecording(child, is)
-	for _, ip := range is.patches {
-		ptrace.PokeText(child, ip.p.At, ip.p.Orig)
+	for _, ip := range is.Patches {
+		ptrace.PokeText(child, ip.Patch.At, ip.Patch.Orig)
 	}
-	if slot, ok := is.tidSlot[parent.tid]; ok {
+	if slot, ok := is.TidSlot[parent.tid]; ok {
 		e.restoreReturnsIn(child, is, slot)
 	}
 }

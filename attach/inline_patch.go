@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -97,7 +98,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if returnsTwice[sym.Raw] || returnsTwice[sym.Name] {
 		return errors.New("returns twice")
 	}
-	if _, ok := is.patches[addr]; ok {
+	if _, ok := is.Patches[addr]; ok {
 		return nil
 	}
 	// The function and its padding, in one read of the file.
@@ -158,8 +159,8 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if id&stub.FlagRestore == 0 {
 		fn = int(id & stub.FnMask)
 	}
-	is.patches[addr] = &inlinePatch{p: p, tramp: tramp, fn: fn}
-	is.tramps = append(is.tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
+	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn}
+	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
 }
 
@@ -269,7 +270,7 @@ func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool
 func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 	need := func(a *area) uint64 {
 		n := uint64(instrument.TrampMax + 16)
-		if _, ok := as.inl.stubs[a.base]; !ok {
+		if _, ok := as.inl.Stubs[a.base]; !ok {
 			n += uint64(stub.Len()) + 64
 		}
 		return n
@@ -335,8 +336,8 @@ func (s *space) closeText() {
 
 // unpatchInline puts every patched function's bytes back, checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
-	for _, ip := range as.inl.patches {
-		p := ip.p
+	for _, ip := range as.inl.Patches {
+		p := ip.Patch
 		var err error
 		for try := 0; try < 3; try++ {
 			if err = e.rewrite(tid, as, p.At, p.Jump, p.Orig); err == nil {
@@ -353,7 +354,7 @@ func (e *engine) unpatchInline(tid int, as *space) {
 			e.warn("could not restore the original bytes at %#x: %v", p.At, err)
 		}
 	}
-	as.inl.patches = map[uint64]*inlinePatch{}
+	as.inl.Patches = map[uint64]*inline.Patch{}
 }
 
 // threadRips returns the rip of every stopped thread of space as: no

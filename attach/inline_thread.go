@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
@@ -19,72 +20,37 @@ func (e *engine) registerInline(t *thread) {
 	if is == nil {
 		return
 	}
-	if _, ok := is.tidSlot[t.tid]; ok {
+	if _, ok := is.TidSlot[t.tid]; ok {
 		return
 	}
 	var regs unix.PtraceRegs
 	if ptrace.GetRegs(t.tid, &regs) != nil || regs.Fs_base == 0 {
 		return
 	}
-	slot := is.next
-	if n := len(is.free); n > 0 {
-		slot, is.free = is.free[n-1], is.free[:n-1]
-	} else if is.next < stub.MaxSlots {
-		is.next++
-	} else {
+	slot, ok := is.Alloc()
+	if !ok {
 		return
 	}
 	lo, hi := threadStack(t.proc.pid, regs.Rsp)
-	state := is.state(slot)
+	state := is.State(slot)
 	var hdr [stub.TShadow]byte
-	binary.LittleEndian.PutUint64(hdr[stub.TRing:], is.rings+uint64(slot)*stub.RingStride)
+	binary.LittleEndian.PutUint64(hdr[stub.TRing:], is.Rings+uint64(slot)*stub.RingStride)
 	binary.LittleEndian.PutUint64(hdr[stub.TStackLo:], lo)
 	binary.LittleEndian.PutUint64(hdr[stub.TStackHi:], hi)
 	binary.LittleEndian.PutUint64(hdr[stub.TCap:], stub.ShadowEntries)
-	if is.dataLen > stub.DataSize {
-		binary.LittleEndian.PutUint64(hdr[stub.TSide:], is.data+stub.DSides+uint64(slot)*stub.SideSize)
+	if is.DataLen > stub.DataSize {
+		binary.LittleEndian.PutUint64(hdr[stub.TSide:], is.Data+stub.DSides+uint64(slot)*stub.SideSize)
 	}
 	if ptrace.WriteMem(t.tid, state, hdr[:]) != nil {
-		is.free = append(is.free, slot)
+		is.Release(slot)
 		return
 	}
-	is.ring(slot).reset()
-	if !is.insert(t.tid, regs.Fs_base, state) {
-		is.free = append(is.free, slot)
+	is.Ring(slot).Reset()
+	if !is.Insert(regs.Fs_base, state, writer(t.tid)) {
+		is.Release(slot)
 		return
 	}
-	is.slots[slot] = t
-	is.tidSlot[t.tid] = slot
-	is.tidFS[t.tid] = regs.Fs_base
-}
-
-// insert points the table entry of thread pointer fs at state: the
-// state first, then the key, so a stub never finds a key without one.
-// Keys are never removed (a dead thread's entry holds state 0), so the
-// lookup never needs tombstones, and glibc's reuse of thread stacks keeps
-// the keys few.
-func (is *inlineSpace) insert(tid int, fs, state uint64) bool {
-	idx, ok := is.table[fs]
-	if !ok {
-		idx = stub.TableHash(fs)
-		for n := 0; is.used[idx]; n++ {
-			if n == stub.TableSize {
-				return false
-			}
-			idx = (idx + 1) % stub.TableSize
-		}
-	}
-	var w [8]byte
-	binary.LittleEndian.PutUint64(w[:], state)
-	if ptrace.WriteMem(tid, is.data+stub.DTable+uint64(idx)*16+8, w[:]) != nil {
-		return false
-	}
-	binary.LittleEndian.PutUint64(w[:], fs)
-	if ptrace.WriteMem(tid, is.data+stub.DTable+uint64(idx)*16, w[:]) != nil {
-		return false
-	}
-	is.table[fs], is.used[idx] = idx, true
-	return true
+	is.Assign(slot, t.tid, regs.Fs_base, t)
 }
 
 // unregisterInline frees t's slot once its ring is drained: the thread is
@@ -95,18 +61,18 @@ func (e *engine) unregisterInline(t *thread) {
 	if is == nil {
 		return
 	}
-	slot, ok := is.tidSlot[t.tid]
+	slot, ok := is.TidSlot[t.tid]
 	if !ok {
 		return
 	}
 	e.drainSlot(is, slot)
-	is.readCounters(t.tid)
-	if _, vf := is.vforks[t.tid]; !vf {
+	is.ReadCounters(reader(t.tid))
+	if _, vf := is.VForks[t.tid]; !vf {
 		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
-		if idx, ok := is.table[is.tidFS[t.tid]]; ok {
+		if at, ok := is.StateOf(is.TidFS[t.tid]); ok {
 			var w [8]byte
-			if ptrace.WriteMem(t.tid, is.data+stub.DTable+uint64(idx)*16+8, w[:]) != nil {
-				ptrace.WriteMem(t.proc.pid, is.data+stub.DTable+uint64(idx)*16+8, w[:])
+			if ptrace.WriteMem(t.tid, at, w[:]) != nil {
+				ptrace.WriteMem(t.proc.pid, at, w[:])
 			}
 		}
 	}
@@ -116,10 +82,17 @@ func (e *engine) unregisterInline(t *thread) {
 // freeSlot returns a drained slot, adding up its counters.
 func (e *engine) freeSlot(is *inlineSpace, tid, slot int) {
 	e.takeCounters(is, slot)
-	delete(is.tidSlot, tid)
-	delete(is.tidFS, tid)
-	delete(is.slots, slot)
-	is.free = append(is.free, slot)
+	is.Free(tid, slot)
+}
+
+// writer writes the target's memory through stopped thread tid.
+func writer(tid int) inline.Writer {
+	return func(addr uint64, b []byte) error { return ptrace.WriteMem(tid, addr, b) }
+}
+
+// reader reads the target's memory through stopped thread tid.
+func reader(tid int) func(uint64, []byte) error {
+	return func(addr uint64, b []byte) error { return ptrace.ReadMem(tid, addr, b) }
 }
 
 // threadStack returns the stack mapping holding sp. The main thread's
@@ -182,6 +155,6 @@ func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
 	if ptrace.WriteMem(t.tid, state+stub.TDepth, w[:8]) != nil {
 		return false
 	}
-	binary.LittleEndian.PutUint64(w[:8], is.retstub)
+	binary.LittleEndian.PutUint64(w[:8], is.RetStub)
 	return ptrace.WriteMem(t.tid, sp, w[:8]) == nil
 }

@@ -250,9 +250,9 @@ func (e *engine) linkMapChanged(t *thread) {
 			}
 		}
 		if as.inl != nil {
-			for addr := range as.inl.patches {
+			for addr := range as.inl.Patches {
 				if addr >= m.lo && addr < m.hi {
-					delete(as.inl.patches, addr)
+					delete(as.inl.Patches, addr)
 				}
 			}
 		}

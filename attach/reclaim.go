@@ -243,7 +243,7 @@ func anonExec(maps []instrument.Mapping, lo, hi uint64) bool {
 func (s *space) ours(lo, hi uint64) bool {
 	mapped := s.ourCode()
 	if s.inl != nil {
-		mapped = append(mapped, [2]uint64{s.inl.data, s.inl.data + s.inl.dataLen}, [2]uint64{s.inl.rings, s.inl.rings + stub.RingsSize})
+		mapped = append(mapped, [2]uint64{s.inl.Data, s.inl.Data + s.inl.DataLen}, [2]uint64{s.inl.Rings, s.inl.Rings + stub.RingsSize})
 	}
 	return slices.ContainsFunc(mapped, func(r [2]uint64) bool { return r[1] > r[0] && lo < r[1] && r[0] < hi })
 }

@@ -1,4 +1,4 @@
-package attach
+package inline
 
 import (
 	"encoding/binary"
@@ -8,43 +8,43 @@ import (
 	"github.com/profile-dev/profile/attach/internal/stub"
 )
 
-// ring is the tracer's view of one thread's ring in its mapping of the
+// Ring is the tracer's view of one thread's ring in its mapping of the
 // memfd.
-type ring struct{ mem []byte }
+type Ring struct{ mem []byte }
 
-func (r ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
+func (r Ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
 
-// ringEvent is one decoded ring entry.
-type ringEvent struct {
-	id   uint32 // function id, stub.ExitID for a return, stub.StallID for a wait
-	tick uint64
-	// sp is the stack pointer at an entry or exit; a wait's and a
-	// frame's arguments put another word there (stallEnd, slot). ret is
+// Event is one decoded ring entry.
+type Event struct {
+	ID   uint32 // function id, stub.ExitID for a return, stub.StallID for a wait
+	Tick uint64
+	// SP is the stack pointer at an entry or exit; a wait's and a
+	// frame's arguments put another word there (StallEnd, Slot). Ret is
 	// the return address at an entry, rax at an exit.
-	sp, ret uint64
-	// args are a detail entry's argument registers, or a stub.ArgsForID
+	SP, Ret uint64
+	// Args are a detail entry's argument registers, or a stub.ArgsForID
 	// event's, nil for others (a buffer of the drain's, valid during the
 	// call only).
-	args *[6]uint64
+	Args *[6]uint64
 }
 
-// stallEnd is a wait's (stub.StallID) end, in ticks: the stub puts it where
+// StallEnd is a wait's (stub.StallID) end, in ticks: the stub puts it where
 // an entry puts its stack pointer.
-func (ev *ringEvent) stallEnd() uint64 { return ev.sp }
+func (ev *Event) StallEnd() uint64 { return ev.SP }
 
-// slot is the return-address slot of the frame whose arguments an
+// Slot is the return-address slot of the frame whose arguments an
 // stub.ArgsForID event carries, put where an entry puts its stack pointer.
-func (ev *ringEvent) slot() uint64 { return ev.sp }
+func (ev *Event) Slot() uint64 { return ev.SP }
 
-// drain hands every committed event to f, in order, and frees them. The
+// Drain hands every committed event to f, in order, and frees them. The
 // event is the drain's, valid during the call only: a copy per event cost
 // the drain, the tracer's bottleneck, a fifth of its speed. It reads the
 // head once and publishes the tail once per batch: a word the
 // stubs write and one they read, touched per event, would bounce between
 // the CPUs of the target and the tracer. A slot reserved by a stub that a
 // signal interrupted is not committed yet: everything behind it waits.
-func (r ring) drain(f func(*ringEvent)) int {
-	var ev ringEvent
+func (r Ring) Drain(f func(*Event)) int {
+	var ev Event
 	var args [6]uint64
 	tail := atomic.LoadUint64(r.word(stub.RTail))
 	head := atomic.LoadUint64(r.word(stub.RHead))
@@ -56,30 +56,30 @@ func (r ring) drain(f func(*ringEvent)) int {
 			break
 		}
 		b := r.mem[off:]
-		ev = ringEvent{id: uint32(w0 >> 32), tick: binary.LittleEndian.Uint64(b[8:]),
-			sp: binary.LittleEndian.Uint64(b[16:]), ret: binary.LittleEndian.Uint64(b[24:])}
+		ev = Event{ID: uint32(w0 >> 32), Tick: binary.LittleEndian.Uint64(b[8:]),
+			SP: binary.LittleEndian.Uint64(b[16:]), Ret: binary.LittleEndian.Uint64(b[24:])}
 		switch {
-		case ev.id == stub.ArgsForID || ev.id == stub.ArgsFor2ID:
+		case ev.ID == stub.ArgsForID || ev.ID == stub.ArgsFor2ID:
 			// A frame's deferred arguments (sp: its slot).
-			slots := uint64(1 + stub.ArgsForID - ev.id)
+			slots := uint64(1 + stub.ArgsForID - ev.ID)
 			if r.args(tail, slots, &args) {
-				ev.args = &args
+				ev.Args = &args
 			}
 			tail += slots
-			ev.id = stub.ArgsForID
-		case ev.id < stub.ArgsFor2ID:
-			if ev.id&stub.FlagDetail != 0 {
+			ev.ID = stub.ArgsForID
+		case ev.ID < stub.ArgsFor2ID:
+			if ev.ID&stub.FlagDetail != 0 {
 				// Its argument slots were committed before it.
 				slots := uint64(2)
-				if ev.id&stub.FlagArgs3 != 0 {
+				if ev.ID&stub.FlagArgs3 != 0 {
 					slots = 1
 				}
 				if r.args(tail, slots, &args) {
-					ev.args = &args
+					ev.Args = &args
 				}
 				tail += slots
 			}
-			ev.id &= stub.FnMask
+			ev.ID &= stub.FnMask
 		}
 		f(&ev)
 		n++
@@ -92,7 +92,7 @@ func (r ring) drain(f func(*ringEvent)) int {
 }
 
 // args reads the argument slots (one or two) after the entry at index i.
-func (r ring) args(i, slots uint64, out *[6]uint64) bool {
+func (r Ring) args(i, slots uint64, out *[6]uint64) bool {
 	for k := uint64(1); k <= slots; k++ {
 		off := stub.REvents + int((i+k)%stub.RingEvents)*stub.EventSize
 		w0 := atomic.LoadUint64(r.word(off))
@@ -106,24 +106,25 @@ func (r ring) args(i, slots uint64, out *[6]uint64) bool {
 	return true
 }
 
-// counters returns the ring's drop, stall and skip counts.
-func (r ring) counters() (dropped, stalls, stallTicks, skipped uint64) {
+// Counters returns the ring's drop, stall and skip counts.
+func (r Ring) Counters() (dropped, stalls, stallTicks, skipped uint64) {
 	return atomic.LoadUint64(r.word(stub.RDropped)), atomic.LoadUint64(r.word(stub.RStalls)), atomic.LoadUint64(r.word(stub.RStallTicks)),
 		atomic.LoadUint64(r.word(stub.RSkipped))
 }
 
-// beat tells the stubs waiting on this ring that the tracer lives.
-func (r ring) beat() { atomic.AddUint64(r.word(stub.RBeat), 1) }
+// Beat tells the stubs waiting on this ring that the tracer lives.
+func (r Ring) Beat() { atomic.AddUint64(r.word(stub.RBeat), 1) }
 
-// reset hands a drained ring to a new owner. Indices keep counting from
+// Reset hands a drained ring to a new owner. Indices keep counting from
 // where the last owner stopped, so a stale commit word (index+1 of an old
 // event) never matches the new owner's next index.
-func (r ring) reset() {
+func (r Ring) Reset() {
 	atomic.StoreUint64(r.word(stub.RTail), atomic.LoadUint64(r.word(stub.RHead)))
-	r.resetCounters()
+	r.ResetCounters()
 }
 
-func (r ring) resetCounters() {
+// ResetCounters zeroes the drop, stall and skip counts.
+func (r Ring) ResetCounters() {
 	for _, off := range []int{stub.RDropped, stub.RStallTicks, stub.RStalls, stub.RSkipped} {
 		atomic.StoreUint64(r.word(off), 0)
 	}

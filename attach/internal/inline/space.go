@@ -1,0 +1,103 @@
+// Package inline holds the tracer's side of the inline probes (docs/design.md,
+// Inline probes): per address space, where the stubs' data block and rings
+// are in the target, the tracer's own mapping of the rings, the patched
+// functions and their trampolines, and the table by which the stubs find
+// a thread's ring. The stubs' code and layout are attach/internal/stub; the
+// engine does the ptrace and the injection, and hands this package a
+// writer for the target's memory where a change must reach it.
+//
+// T is the engine's thread: the table says which one owns each ring.
+package inline
+
+import (
+	"encoding/binary"
+	"maps"
+	"slices"
+
+	"github.com/profile-dev/profile/attach/internal/stub"
+	"github.com/profile-dev/profile/instrument"
+)
+
+// Space is the tracer's side of one address space's inline probes.
+type Space[T any] struct {
+	Data    uint64 // the data block in the target
+	DataLen uint64 // its size: side records make it bigger
+	Rings   uint64 // the rings' mapping in the target
+	Mem     []byte // the tracer's mapping of the same memfd
+	RetStub uint64
+	Stubs   map[uint64]uint64 // area base -> its entry stub copy
+	Patches map[uint64]*Patch
+	Tramps  [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
+	Table[T]
+	// Unregistered is the stubs' count of calls by threads without a ring,
+	// as last read.
+	Unregistered int64
+	DropsSeen    uint64 // events the stubs dropped, as last noticed
+}
+
+// Patch is one function's patch.
+type Patch struct {
+	Patch   instrument.Patch
+	Fn      int
+	TrampAt uint64 // where its trampoline is
+}
+
+// Writer writes b at addr in the target.
+type Writer func(addr uint64, b []byte) error
+
+// New is a space whose data block (size bytes) is at data.
+func New[T any](data, size uint64) *Space[T] {
+	return &Space[T]{Data: data, DataLen: size, Stubs: map[uint64]uint64{}, Patches: map[uint64]*Patch{}, Table: newTable[T]()}
+}
+
+// Fork is the space of a process forked from s's: the same addresses, a
+// copy of s's tables, every slot free but keep (-1: none), which the
+// forking thread held; its rings are mapped afresh (Mem nil).
+func (s *Space[T]) Fork(keep int) *Space[T] {
+	c := &Space[T]{Data: s.Data, DataLen: s.DataLen, Rings: s.Rings, RetStub: s.RetStub,
+		Stubs: maps.Clone(s.Stubs), Patches: maps.Clone(s.Patches), Tramps: slices.Clone(s.Tramps), Table: newTable[T]()}
+	c.keys, c.used, c.next = maps.Clone(s.keys), s.used, s.next
+	for slot := range s.next {
+		if slot != keep {
+			c.free = append(c.free, slot)
+		}
+	}
+	return c
+}
+
+// State is the address of slot's thread state in the target.
+func (s *Space[T]) State(slot int) uint64 {
+	return s.Data + stub.DStates + uint64(slot)*stub.StateSize
+}
+
+// Ring is slot's ring in the tracer's mapping.
+func (s *Space[T]) Ring(slot int) Ring {
+	return Ring{mem: s.Mem[slot*stub.RingStride : (slot+1)*stub.RingStride]}
+}
+
+// Inside tells whether pc is in an entry stub copy or a trampoline.
+func (s *Space[T]) Inside(pc uint64) bool {
+	for _, a := range s.Stubs {
+		if pc >= a && pc < a+uint64(stub.Len()) {
+			return true
+		}
+	}
+	for _, r := range s.Tramps {
+		if pc >= r[0] && pc < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// entry is the address of the target's table entry idx (key, then state).
+func (s *Space[T]) entry(idx int) uint64 { return s.Data + stub.DTable + uint64(idx)*16 }
+
+// ReadCounters reads the stubs' process-wide counters with read while the
+// process is there to read (a thread's exit, a detach).
+func (s *Space[T]) ReadCounters(read func(addr uint64, b []byte) error) {
+	var b [8]byte
+	if read(s.Data+stub.DUnregistered, b[:]) == nil {
+		s.Unregistered = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+}
