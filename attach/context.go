@@ -174,7 +174,7 @@ func (e *engine) gate(tid int, as *space) {
 			if _, ok := as.bps[addr]; ok {
 				continue
 			}
-			e.healAdd(tid, as, addr, b.orig)
+			e.healAdd(tid, as, addr, b.Orig)
 			if as.poke(tid, addr, []byte{0xcc}) == nil {
 				as.bps[addr] = b
 				delete(as.removed, addr)
@@ -194,10 +194,10 @@ func (e *engine) gateEntry(tid int, as *space, b *bp) {
 	if as.gated == nil {
 		as.gated = map[uint64]*bp{}
 	}
-	if b.isReturn || b.linkerHook || b.special {
+	if b.IsReturn || b.LinkerHook || b.Special {
 		return // a breakpoint of others' too: stays
 	}
-	as.gated[b.addr] = b
+	as.gated[b.Addr] = b
 	if !as.ctxArmed {
 		e.remove(tid, as, b)
 	}
@@ -212,14 +212,14 @@ func (e *engine) gateReturn(as *space, rb *bp, gated, fresh bool) {
 		return
 	}
 	if !gated {
-		delete(as.gated, rb.addr)
+		delete(as.gated, rb.Addr)
 		return
 	}
-	if fresh && rb.fn == model.None && !rb.special && !rb.linkerHook {
+	if fresh && rb.Fn == model.None && !rb.Special && !rb.LinkerHook {
 		if as.gated == nil {
 			as.gated = map[uint64]*bp{}
 		}
-		as.gated[rb.addr] = rb
+		as.gated[rb.Addr] = rb
 	}
 }
 

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
-	"github.com/profile-dev/profile/instrument"
 )
 
 // detachAll stops every thread, takes every breakpoint out, moves threads
@@ -89,9 +87,9 @@ func (e *engine) restoreText(tid int, as *space) {
 	for _, b := range as.bps {
 		var err error
 		for try := 0; try < 3; try++ {
-			if err = as.poke(tid, b.addr, []byte{b.orig}); err == nil {
+			if err = as.poke(tid, b.Addr, []byte{b.Orig}); err == nil {
 				var got [1]byte
-				if err = ptrace.ReadMem(tid, b.addr, got[:]); err == nil && got[0] != b.orig {
+				if err = ptrace.ReadMem(tid, b.Addr, got[:]); err == nil && got[0] != b.Orig {
 					err = fmt.Errorf("reads back %#x", got[0])
 				}
 			}
@@ -100,7 +98,7 @@ func (e *engine) restoreText(tid int, as *space) {
 			}
 		}
 		if err != nil {
-			e.warn("could not restore the original byte at %#x: %v", b.addr, err)
+			e.warn("could not restore the original byte at %#x: %v", b.Addr, err)
 		}
 	}
 }
@@ -136,44 +134,15 @@ func (e *engine) leaveArea(t *thread) {
 		return
 	}
 	for _, b := range t.proc.as.bps {
-		if b.plan.Emulate != instrument.EmuNone || regs.Rip < b.slot || regs.Rip >= b.slot+uint64(len(b.plan.OOL)) {
+		if !b.InCopy(regs.Rip) {
 			continue
 		}
-		if pc, ok := oolResume(b, regs.Rip); ok {
+		if pc, ok := b.Back(regs.Rip); ok {
 			regs.Rip = pc
 			ptrace.SetRegs(t.tid, &regs)
 		}
 		return
 	}
-}
-
-// oolResume maps a pc inside b's out-of-line sequence to the original
-// code: the first instruction has not run yet (resume at b.addr); any
-// later one is a jump whose target is where the thread is going.
-func oolResume(b *bp, pc uint64) (uint64, bool) {
-	if pc == b.slot {
-		return b.addr, true
-	}
-	off := int(pc - b.slot)
-	code := b.plan.OOL[off:]
-	inst, err := x86asm.Decode(code, 64)
-	if err != nil || inst.Op != x86asm.JMP {
-		return 0, false
-	}
-	switch a := inst.Args[0].(type) {
-	case x86asm.Rel:
-		return pc + uint64(inst.Len) + uint64(int64(a)), true
-	case x86asm.Mem:
-		if a.Base == x86asm.RIP && len(code) >= inst.Len+int(a.Disp)+8 {
-			at := inst.Len + int(a.Disp)
-			var v uint64
-			for i := 7; i >= 0; i-- {
-				v = v<<8 | uint64(code[at+i])
-			}
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 func (e *engine) warn(format string, args ...any) {

@@ -79,7 +79,7 @@ func (e *engine) installHeal(tid int, as *space) error {
 	}
 	// The program's entry breakpoint, if any, is healable too.
 	for _, b := range as.bps {
-		e.healAdd(tid, as, b.addr, b.orig)
+		e.healAdd(tid, as, b.Addr, b.Orig)
 	}
 	return nil
 }

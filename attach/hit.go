@@ -7,7 +7,7 @@ import (
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
-	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/attach/internal/trap"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -17,8 +17,8 @@ import (
 // this one at entry, one at the return site.
 func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	now := e.now()
-	regs.Rip = b.addr
-	if b.special {
+	regs.Rip = b.Addr
+	if b.Special {
 		e.programEntry(t, b, regs)
 		return
 	}
@@ -29,7 +29,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	// until now, the rest in the one open from now: a trap-probed call's
 	// entry stop lands half in its caller and half in it, its return stop
 	// the same way.
-	charged := e.opt.Compensate && e.stopWake > 0 && !b.linkerHook
+	charged := e.opt.Compensate && e.stopWake > 0 && !b.LinkerHook
 	if charged {
 		d, ok := t.sched.Since(t.proc.pid, t.tid)
 		wall := int64(-1)
@@ -38,22 +38,22 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 		}
 		e.s.Stopped(t.st, e.stopAt-stopCost(wall, d, ok, e.stopWake, e.stopKernel), now)
 	}
-	if b.linkerHook {
+	if b.LinkerHook {
 		e.linkMapChanged(t) // holds what it takes itself
 	}
 	if t.ctx != nil {
 		e.ctxPassed(t, regs.Rsp)
 	}
 	var last uint64
-	if b.isReturn {
+	if b.IsReturn {
 		last = e.s.Return(t.st, regs.Rsp, regs.Rax, now)
 		e.checkpointed(now)
 	}
 	// An address that is both a return site and a function entry (a call
 	// to a noreturn function just before the next function) is an entry
 	// only when not reached by a return.
-	if b.fn != model.None && last != b.addr {
-		if e.gated(b.fn) && !e.inContext(t) {
+	if b.Fn != model.None && last != b.Addr {
+		if e.gated(b.Fn) && !e.inContext(t) {
 			e.stats.Context.OutsideStops++
 		} else {
 			e.enter(t, b, regs, now)
@@ -82,7 +82,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 		// frame too. A breakpoint there would stop every inline-probed
 		// return of the process.
 		rb, ok = nil, true
-	} else if !ok || !rb.isReturn {
+	} else if !ok || !rb.IsReturn {
 		var err error
 		if rb, err = e.insertReturn(t.tid, t.proc.as, ret); err != nil {
 			rb = nil
@@ -90,52 +90,24 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 		fresh = !ok
 	}
 	if rb != nil {
-		kind = rb.kind
+		kind = rb.Kind
 		if e.opt.Context != nil {
-			e.gateReturn(t.proc.as, rb, e.gated(b.fn), fresh)
+			e.gateReturn(t.proc.as, rb, e.gated(b.Fn), fresh)
 		}
 	}
-	e.s.Enter(t.st, b.fn, kind, regs.Rsp, ret, now)
-	e.ctxEnter(t, b.fn, regs.Rsp, false)
-	if e.s.Selected(b.fn) {
-		e.s.Args(t.st, b.fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
+	e.s.Enter(t.st, b.Fn, kind, regs.Rsp, ret, now)
+	e.ctxEnter(t, b.Fn, regs.Rsp, false)
+	if e.s.Selected(b.Fn) {
+		e.s.Args(t.st, b.Fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
 	}
 }
 
 // step executes the instruction displaced by b and resumes the thread.
 func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
-	p := &b.plan
-	switch p.Emulate {
-	case instrument.EmuNone:
-		regs.Rip = b.slot
-	case instrument.EmuNop:
-		regs.Rip = p.Next()
-	case instrument.EmuJmp:
-		regs.Rip = p.Target
-	case instrument.EmuCall, instrument.EmuCallIndirect:
-		target := p.Target
-		if p.Emulate == instrument.EmuCallIndirect {
-			var err error
-			target, err = p.IndirectTarget(*regs, func(a uint64) (uint64, error) {
-				var w [8]byte
-				err := ptrace.ReadMem(t.tid, a, w[:])
-				return binary.LittleEndian.Uint64(w[:]), err
-			})
-			if err != nil {
-				// Leave the thread at the breakpoint's address with the
-				// original byte back: it runs the call itself.
-				e.remove(t.tid, t.proc.as, b)
-				break
-			}
-		}
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], p.Next())
-		if err := ptrace.WriteMem(t.tid, regs.Rsp-8, w[:]); err != nil {
-			e.remove(t.tid, t.proc.as, b)
-			break
-		}
-		regs.Rsp -= 8
-		regs.Rip = target
+	if err := trap.GoOn(b, regs, threadMem(t.tid)); err != nil {
+		// Leave the thread at the breakpoint's address with the
+		// original byte back: it runs the instruction itself.
+		e.remove(t.tid, t.proc.as, b)
 	}
 	e.moveTo(t, regs)
 	e.resume(t, 0)
@@ -144,6 +116,12 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 	}
 }
 
+// threadMem is stopped thread tid's memory.
+type threadMem int
+
+func (m threadMem) Read(addr uint64, b []byte) error  { return ptrace.ReadMem(int(m), addr, b) }
+func (m threadMem) Write(addr uint64, b []byte) error { return ptrace.WriteMem(int(m), addr, b) }
+
 // programEntry runs once the dynamic linker has mapped the libraries and
 // is about to jump to the program: map the out-of-line area, instrument
 // every module, take the entry breakpoint out and go on.
@@ -151,7 +129,7 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	from := e.now()
 	as := t.proc.as
 	e.remove(t.tid, as, b)
-	delete(as.removed, b.addr)
+	delete(as.removed, b.Addr)
 	ptrace.SetRegs(t.tid, regs)
 	e.setupChain(t.tid, as)
 	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {

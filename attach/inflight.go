@@ -122,8 +122,8 @@ func (e *engine) tracedAt(as *space, pc uint64) (int, uint64) {
 		return model.None, 0
 	}
 	start := sym.Value + m.bias
-	if b, ok := as.bps[start]; ok && b.fn != model.None {
-		return b.fn, start
+	if b, ok := as.bps[start]; ok && b.Fn != model.None {
+		return b.Fn, start
 	}
 	if as.inl != nil {
 		if p := as.inl.Patches[start]; p != nil && p.Fn != model.None {

@@ -10,6 +10,7 @@ import (
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
+	"github.com/profile-dev/profile/attach/internal/trap"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
@@ -209,11 +210,11 @@ func (e *engine) hookLinker(tid int, as *space, mod *instrument.Module, bias uin
 		}
 		addr := sym.Value + bias
 		if b, ok := as.bps[addr]; ok {
-			b.linkerHook = true
+			b.LinkerHook = true
 			return
 		}
 		if b, err := e.insert(tid, as, addr); err == nil {
-			b.linkerHook = true
+			b.LinkerHook = true
 			e.stats.Breakpoints--
 		}
 		return
@@ -288,8 +289,8 @@ func moduleRange(maps []instrument.Mapping, path string) (lo, hi uint64) {
 // existing return-site breakpoint there as an entry too).
 func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
 	if b, ok := as.bps[addr]; ok {
-		if b.fn == model.None && !b.special {
-			b.fn = fn
+		if b.Fn == model.None && !b.Special {
+			b.Fn = fn
 		}
 		return nil
 	}
@@ -297,7 +298,7 @@ func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
 	if err != nil {
 		return err
 	}
-	b.fn = fn
+	b.Fn = fn
 	return nil
 }
 
@@ -305,9 +306,9 @@ func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
 // before it (for the call kind).
 func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
 	if b, ok := as.bps[ret]; ok {
-		if !b.isReturn {
-			b.isReturn = true
-			b.kind = e.callKind(tid, as, ret)
+		if !b.IsReturn {
+			b.IsReturn = true
+			b.Kind = e.callKind(tid, as, ret)
 		}
 		return b, nil
 	}
@@ -315,8 +316,8 @@ func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.isReturn = true
-	b.kind = e.callKind(tid, as, ret)
+	b.IsReturn = true
+	b.Kind = e.callKind(tid, as, ret)
 	return b, nil
 }
 
@@ -360,7 +361,7 @@ func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 	if err := as.poke(tid, addr, []byte{0xcc}); err != nil {
 		return nil, err
 	}
-	b := &bp{addr: addr, orig: code[0], fn: model.None, plan: plan, slot: plan.Slot}
+	b := trap.New(addr, code[0], plan)
 	as.bps[addr] = b
 	delete(as.removed, addr)
 	e.stats.Breakpoints++
@@ -383,9 +384,9 @@ func (e *engine) newArea(tid int, as *space, addr uint64) (*area, error) {
 
 // remove restores the original byte of b.
 func (e *engine) remove(tid int, as *space, b *bp) error {
-	delete(as.bps, b.addr)
-	as.removed[b.addr] = true
-	return as.poke(tid, b.addr, []byte{b.orig})
+	delete(as.bps, b.Addr)
+	as.removed[b.Addr] = true
+	return as.poke(tid, b.Addr, []byte{b.Orig})
 }
 
 // entryPoint returns the runtime address of the main executable's entry.

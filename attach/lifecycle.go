@@ -99,7 +99,7 @@ func (e *engine) instrumentFresh(t *thread) error {
 	if err := ptrace.PokeText(t.tid, entry, []byte{0xcc}); err != nil {
 		return err
 	}
-	p.as.bps[entry] = &bp{addr: entry, orig: code[0], fn: model.None, special: true}
+	p.as.bps[entry] = &bp{Addr: entry, Orig: code[0], Fn: model.None, Special: true}
 	return nil
 }
 

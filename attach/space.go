@@ -1,11 +1,10 @@
 package attach
 
 import (
-	"fmt"
-
 	"github.com/profile-dev/profile/attach/internal/heal"
 	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/trap"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
@@ -80,20 +79,8 @@ type loaded struct {
 	main   bool
 }
 
-// bp is one int3 in the target: a function entry, a return site, or both.
-type bp struct {
-	addr     uint64
-	orig     byte
-	fn       int  // profile function entered here, model.None if none
-	isReturn bool // a return site: the instruction after a call
-	kind     model.CallKind
-	plan     instrument.Plan
-	slot     uint64
-	special  bool // the program entry point: not a traced function
-	// linkerHook marks the dynamic linker's _dl_debug_state: the set of
-	// loaded libraries changed.
-	linkerHook bool
-}
+// bp is one int3 in the target (attach/internal/trap).
+type bp = trap.BP
 
 // area is an injected mapping holding out-of-line slots.
 type area struct {
@@ -209,11 +196,7 @@ func dist(a, b uint64) uint64 {
 func (s *space) origBytes(addr uint64, code []byte) {
 	for i := range code {
 		if b, ok := s.bps[addr+uint64(i)]; ok {
-			code[i] = b.orig
+			code[i] = b.Orig
 		}
 	}
-}
-
-func (b *bp) String() string {
-	return fmt.Sprintf("bp@%#x(fn=%d ret=%v)", b.addr, b.fn, b.isReturn)
 }

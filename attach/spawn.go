@@ -40,7 +40,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		// Clean the child's copy of every breakpoint and probe, then let
 		// it go.
 		for _, b := range t.proc.as.bps {
-			ptrace.PokeText(child, b.addr, []byte{b.orig})
+			ptrace.PokeText(child, b.Addr, []byte{b.Orig})
 		}
 		e.releaseInlineChild(t, child)
 		c := t.proc.as.chain // the child's copy goes, not ours
