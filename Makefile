@@ -47,9 +47,12 @@ demo: build testdata
 
 # Per-call overhead of trap and inline probes (record and attach) against
 # ltrace, uftrace and the bare ptrace stop, the live view's CPU, detail
-# recording's per-call cost and memory over 60 s (docs/benchmarks.md), then
-# the offline benchmarks.
+# recording's per-call cost and memory over 60 s, how close compensation
+# comes to the truth, and the fidelity rows: self-time shares against perf
+# sampling the untraced Lua interpreter (docs/benchmarks.md); then the
+# offline benchmarks.
 bench: build testdata
+	@command -v perf >/dev/null && test -f /usr/include/lua5.4/lua.h || echo "bench: perf or liblua5.4-dev missing (apt-get install -y linux-perf liblua5.4-dev); the fidelity rows are skipped"
 	@command -v ltrace >/dev/null || echo "bench: ltrace not installed (apt-get install -y ltrace); its column stays n/a"
 	@command -v uftrace >/dev/null || echo "bench: uftrace not installed (apt-get install -y uftrace); its rows stay n/a"
 	$(GO) run ./bench -o docs/benchmarks.md

@@ -9,7 +9,8 @@
 // bench`; -live-only, -detail-only and -accuracy-only run one part alone.
 // The accuracy rows (accuracy.go) are how close compensated times come to
 // the truth: relations that hold on a quiet machine only, measured here
-// rather than asserted by tests.
+// rather than asserted by tests. The fidelity rows (fidelity.go) compare
+// the profile's self-time shares with perf sampling the untraced program.
 //
 // Files: main.go (flags, the run), jobs.go (timed runs, medians),
 // record.go (profile record and ltrace), uftrace.go, attach.go,
@@ -43,6 +44,7 @@ type config struct {
 
 	liveOnly     bool // only the live rows
 	accuracyOnly bool // only the compensation accuracy rows
+	fidelityOnly bool // only the fidelity rows (against perf)
 
 	detailOnly bool          // only the detail rows
 	detailFor  time.Duration // the detail memory runs' length
@@ -88,11 +90,12 @@ func main() {
 	flag.DurationVar(&c.attachDelay, "attach-delay", 300*time.Millisecond, "how long the target runs before attaching")
 	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
 	flag.BoolVar(&c.accuracyOnly, "accuracy-only", false, "measure only the compensation accuracy rows (trap stops, inline shares)")
+	flag.BoolVar(&c.fidelityOnly, "fidelity-only", false, "measure only the fidelity rows (self-time shares against perf sampling the untraced Lua driver)")
 	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
 	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
 	flag.Parse()
-	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly); n > 1 {
-		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only and -accuracy-only exclude each other")
+	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly) + btoi(c.fidelityOnly); n > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only, -accuracy-only and -fidelity-only exclude each other")
 		os.Exit(2)
 	}
 	if c.detailFor <= memEarly || c.detailFor%time.Second != 0 {
@@ -140,6 +143,13 @@ func run(c config) error {
 		}
 		return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadAverage()))})
 	}
+	if c.fidelityOnly {
+		fid, skipped, err := measureFidelity(c)
+		if err != nil {
+			return err
+		}
+		return writeSections(c.out, []section{fidelitySection(fid, skipped, whenLine(loadStart, loadAverage()))})
+	}
 	if c.detailOnly {
 		det, err := measureDetail(c)
 		if err != nil {
@@ -168,13 +178,18 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	fid, skipped, err := measureFidelity(c)
+	if err != nil {
+		return err
+	}
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
 	if err := update(c, results, live, det, loadStart, loadEnd); err != nil {
 		return err
 	}
-	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd))})
+	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd)),
+		fidelitySection(fid, skipped, whenLine(loadStart, loadEnd))})
 }
 
 func btoi(b bool) int {

@@ -210,8 +210,12 @@ func TestTopJSONLinesAddUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The sums below are the test; this only makes sure they are sums of
+	// something. How many calls 3 s hold depends on the machine's load
+	// (rate falls behind its 1,000 ticks a second on a busy one: 890 in
+	// all once beside other tests).
 	calls := functionCalls(p)
-	if calls["hot"] < 1000 {
+	if calls["hot"] < 10 {
 		t.Fatalf("profile calls %v", calls)
 	}
 	for name, c := range calls {

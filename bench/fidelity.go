@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// Fidelity: how close the profile's self-time shares of a program's own
+// functions come to perf sampling the same program untraced
+// (docs/benchmarks.md, Fidelity). The program is the Lua interpreter
+// linked from Debian's liblua5.4.a (testdata/src/luadriver.c) running
+// testdata/lua/cpu.lua, every function of its executable traced. Each perf
+// sample goes to the innermost non-inlined frame in the executable
+// (samples with none, such as the dynamic linker's start-up, are left
+// out); the profile's busy self time of each function of the executable
+// is its share. The distance between two sets of shares is the total
+// variation distance in points: half the sum of the absolute differences.
+
+// fidelityRounds is cpu.lua's rounds traced: about half a second
+// untraced. perf samples fidelityPerfRounds (the same mix of work, each
+// round alike) at perfHz: some 6,000 samples, a floor of a few points.
+const (
+	fidelityRounds     = "12"
+	fidelityPerfRounds = "36"
+	perfHz             = "3999"
+)
+
+type fidelity struct {
+	setting          string
+	perfN            [2]int  // samples of the two perf runs given to the executable's functions
+	floor, raw, comp float64 // perf vs perf; the profile (--no-compensate, default) vs perf
+	untraced, traced time.Duration
+	rows             []fidelityRow // functions with at least 1% of perf's first run or of the profile's
+}
+
+type fidelityRow struct {
+	name                   string
+	perf, perf2, raw, comp float64
+}
+
+// buildLua builds the Lua driver in dir; "" and why when it cannot.
+func buildLua(dir string) (string, string) {
+	if _, err := os.Stat("/usr/include/lua5.4/lua.h"); err != nil {
+		return "", "liblua5.4-dev is not installed"
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		return "", "perf (Debian linux-perf) is not installed"
+	}
+	bin := filepath.Join(dir, "luadriver")
+	out, err := exec.Command("gcc", "-O2", "-g", "-I/usr/include/lua5.4", "-o", bin, "testdata/src/luadriver.c",
+		"/usr/lib/x86_64-linux-gnu/liblua5.4.a", "-lm", "-ldl").CombinedOutput()
+	if err != nil {
+		return "", fmt.Sprintf("build luadriver: %v: %s", err, lastLine(string(out)))
+	}
+	return bin, ""
+}
+
+func measureFidelity(c config) ([]fidelity, string, error) {
+	lua, why := buildLua(c.tmp)
+	if lua == "" {
+		fmt.Printf("fidelity: skipped: %s\n", why)
+		return nil, why, nil
+	}
+	script, err := filepath.Abs("testdata/lua/cpu.lua")
+	if err != nil {
+		return nil, "", err
+	}
+	argv := []string{lua, script, fidelityRounds}
+	var out []fidelity
+	for _, s := range settings {
+		fmt.Printf("fidelity, %s:\n", s.name)
+		f := fidelity{setting: s.name}
+		var walls []float64
+		for range 3 {
+			o, err := timed(c.tmp, s.prefix, argv...)
+			if err != nil {
+				return nil, "", err
+			}
+			walls = append(walls, float64(o.wall))
+		}
+		f.untraced = time.Duration(median(walls))
+		perfArgv := []string{lua, script, fidelityPerfRounds}
+		p1, n1, err := perfShares(c, s, lua, perfArgv)
+		if err != nil {
+			return nil, "", err
+		}
+		p2, n2, err := perfShares(c, s, lua, perfArgv)
+		if err != nil {
+			return nil, "", err
+		}
+		f.perfN = [2]int{n1, n2}
+		raw, _, err := profileShares(c, s, lua, false, argv)
+		if err != nil {
+			return nil, "", err
+		}
+		comp, wall, err := profileShares(c, s, lua, true, argv)
+		if err != nil {
+			return nil, "", err
+		}
+		f.traced = wall
+		f.floor, f.raw, f.comp = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1)
+		seen := map[string]bool{}
+		for _, m := range []map[string]float64{p1, raw, comp} {
+			for name, v := range m {
+				if v >= 0.01 && !seen[name] {
+					seen[name] = true
+					f.rows = append(f.rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name]})
+				}
+			}
+		}
+		slices.SortFunc(f.rows, func(a, b fidelityRow) int {
+			if a.perf != b.perf {
+				if a.perf > b.perf {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.name, b.name)
+		})
+		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f; traced %.2fx untraced\n",
+			f.floor, f.raw, f.comp, float64(f.traced)/float64(f.untraced))
+		out = append(out, f)
+	}
+	return out, "", nil
+}
+
+// perfShares samples argv untraced with perf and gives each sample to the
+// innermost frame in exe: each function's share of those samples.
+func perfShares(c config, s setting, exe string, argv []string) (map[string]float64, int, error) {
+	data := filepath.Join(c.tmp, "perf.data")
+	event := "cpu-clock:u"
+	if os.Geteuid() == 0 {
+		event = "cpu-clock" // kernel time inside the program's system calls counts too
+	}
+	rec := append(append([]string{}, s.prefix...), "perf", "record", "-q", "-F", perfHz, "-e", event,
+		"--call-graph", "dwarf,16384", "-o", data, "--")
+	rec = append(rec, argv...)
+	cmd := exec.Command(rec[0], rec[1:]...)
+	cmd.Dir = c.tmp
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return nil, 0, fmt.Errorf("%s: %v: %s", strings.Join(rec, " "), err, lastLine(string(b)))
+	}
+	sc := exec.Command("perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--no-inline")
+	sc.Dir = c.tmp
+	stdout, err := sc.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := sc.Start(); err != nil {
+		return nil, 0, err
+	}
+	counts, n := innermostIn(stdout, exe)
+	if err := sc.Wait(); err != nil {
+		return nil, 0, fmt.Errorf("perf script: %w", err)
+	}
+	if n == 0 {
+		return nil, 0, fmt.Errorf("perf: no sample in %s", exe)
+	}
+	shares := map[string]float64{}
+	for k, v := range counts {
+		shares[k] = float64(v) / float64(n)
+	}
+	return shares, n, nil
+}
+
+// innermostIn reads perf script's samples (a header line, then one frame
+// a line, innermost first, "addr sym (dso)", a blank line after each) and
+// counts each sample for its innermost frame whose dso is exe.
+func innermostIn(r io.Reader, exe string) (map[string]int, int) {
+	counts := map[string]int{}
+	n := 0
+	found, inSample := false, false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			inSample, found = false, false
+			continue
+		}
+		if !inSample {
+			inSample = true // the header
+			continue
+		}
+		if found {
+			continue
+		}
+		open, close := strings.LastIndexByte(line, '('), strings.LastIndexByte(line, ')')
+		if open < 0 || close < open || line[open+1:close] != exe {
+			continue
+		}
+		f := strings.Fields(line[:open])
+		if len(f) < 2 {
+			continue
+		}
+		found = true
+		counts[f[1]]++
+		n++
+	}
+	return counts, n
+}
+
+// profileShares records argv with profile (default probes, compensated or
+// not): each of exe's functions' share of the busy self time of exe's
+// functions, and the traced run's wall time.
+func profileShares(c config, s setting, exe string, compensate bool, argv []string) (map[string]float64, time.Duration, error) {
+	out := filepath.Join(c.tmp, "fidelity.data")
+	args := []string{c.profile, "record", "-o", out}
+	if !compensate {
+		args = append(args, "--no-compensate")
+	}
+	o, err := timed(c.tmp, s.prefix, append(append(args, "--"), argv...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, err := model.ReadFile(out)
+	if err != nil {
+		return nil, 0, err
+	}
+	return busyShares(p.Busy(), filepath.Base(exe)), o.wall, nil
+}
+
+// busyShares is each function of module base's share of the self time of
+// all its functions, over every thread.
+func busyShares(p *model.Profile, base string) map[string]float64 {
+	self := map[string]float64{}
+	total := 0.0
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.Func < 0 || n.Func >= len(p.Functions) {
+				continue
+			}
+			fn := p.Functions[n.Func]
+			if fn.Module <= 0 || filepath.Base(p.Modules[fn.Module].Path) != base {
+				continue
+			}
+			self[fn.Name] += float64(n.SelfNs)
+			total += float64(n.SelfNs)
+		}
+	}
+	if total > 0 {
+		for k := range self {
+			self[k] /= total
+		}
+	}
+	return self
+}
+
+// tvd is the total variation distance between two sets of shares, in
+// points.
+func tvd(a, b map[string]float64) float64 {
+	d := 0.0
+	for k, v := range a {
+		d += math.Abs(v - b[k])
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			d += v
+		}
+	}
+	return 50 * d
+}
+
+func fidelitySection(fs []fidelity, skipped, when string) section {
+	var b strings.Builder
+	if skipped != "" {
+		fmt.Fprintf(&b, "Not measured (%s): %s.\n\n", when, skipped)
+		return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
+	}
+	fmt.Fprintf(&b, "The Lua interpreter (Debian's liblua5.4.a, testdata/src/luadriver.c) running testdata/lua/cpu.lua (%s rounds traced, %s sampled by perf at %s Hz), "+
+		"every function of its executable traced with the default probes (%s). Distance: total variation distance "+
+		"of the executable's functions' self-time shares, in points, against perf's first run (goal: at most 10; "+
+		"the floor is two perf runs against each other).\n\n", fidelityRounds, fidelityPerfRounds, perfHz, when)
+	b.WriteString("| setting | perf vs perf | profile raw | profile compensated | traced ÷ untraced wall | perf samples |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, f := range fs {
+		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s) | %d, %d |\n", f.setting, f.floor, f.raw, f.comp,
+			float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(), f.perfN[0], f.perfN[1])
+	}
+	for _, f := range fs {
+		fmt.Fprintf(&b, "\nFunctions with at least 1%% of perf's samples or of a profile's self time, %s (shares):\n\n", f.setting)
+		b.WriteString("| function | perf | perf again | profile raw | profile compensated |\n|---|---|---|---|---|\n")
+		for _, r := range f.rows {
+			fmt.Fprintf(&b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp)
+		}
+	}
+	b.WriteString("\n")
+	return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
+}
