@@ -37,7 +37,7 @@ func TestExportRecordedDemo(t *testing.T) {
 			SelfNs       int64 `json:"self_ns"`
 		} `json:"functions"`
 	}
-	decodeSummary(t, dir, &s, "demo.data")
+	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall") // the wall time the others show
 
 	pb := filepath.Join(dir, "demo.pb.gz")
 	self := pprofTop(t, goTool, pb, "-sample_index=self")

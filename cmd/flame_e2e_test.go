@@ -28,7 +28,7 @@ func TestRenderFlameRecordedDemo(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"threads"`
 	}
-	decodeSummary(t, dir, &s, "demo.data")
+	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall") // the wall time the others show
 
 	if _, stderr, code := run(t, dir, "render", "demo.data"); code != 0 {
 		t.Fatalf("render: %s", stderr)

@@ -39,11 +39,12 @@ coverage of each library and the time blocked in waiting calls.
 csv carries the same numbers; table and markdown are for people.
 Percentages are of the traced time of the scope (--pid, --tid).
 
---scope busy takes the time blocked in waiting calls (sleeps, I/O, locks,
-condition variables: docs/summary-json.md lists them) out of every time, so
-that an idle thread pool's pthread_cond_wait no longer tops the tables;
-percentages are then of the busy time. The blocked time is still reported.
---scope wall (the default) keeps it, as earlier versions did.
+Times are busy time (--scope busy, the default, as render's): the time
+blocked in waiting calls (sleeps, I/O, locks, condition variables:
+docs/summary-json.md lists them) is out of every time, so that an idle
+thread pool's pthread_cond_wait never tops the tables; percentages are of
+the busy time. The blocked time keeps its own table (Blocking). --scope
+wall keeps it in every time, as versions before 2026-11 did by default.
 
 --threads breaks every function and edge down by thread (table, markdown and
 json): threads are numbered as render --threads numbers them, and spawn and
@@ -55,7 +56,7 @@ whole. JSON and CSV always carry the full names.`,
 		Example: `  profile summary profile.data --top 20
   profile summary profile.data --format json > summary.json
   profile summary profile.data --threads --pid 4242
-  profile summary profile.data --scope busy --top 10`,
+  profile summary profile.data --scope wall --top 10`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -99,7 +100,7 @@ whole. JSON and CSV always carry the full names.`,
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
 	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json and csv always are)")
-	fl.StringVar(&timeKind, "scope", "wall", "times of `KIND` wall, or busy (waiting calls' time left out)")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out) or wall")
 	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("table", "aligned tables"),

@@ -4,7 +4,7 @@ import (
 	"testing"
 )
 
-// summary --scope busy on a threaded server's idle pool (testdata/src/
+// summary's busy time (the default) on a threaded server's idle pool (testdata/src/
 // pool.c): wall time ranks the workers' pthread_cond_wait first; busy time
 // takes it out, ranks the busy function (crunch) first, and still reports
 // the blocked time, which is what busy time lost.
@@ -26,8 +26,13 @@ func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 		Functions []fn `json:"functions"`
 	}
 	var wall, busy doc
-	decodeSummary(t, dir, &wall, "pool.data")
+	var byDefault doc
+	decodeSummary(t, dir, &wall, "pool.data", "--scope", "wall")
 	decodeSummary(t, dir, &busy, "pool.data", "--scope", "busy")
+	decodeSummary(t, dir, &byDefault, "pool.data")
+	if byDefault.Totals.Times != "busy" || byDefault.Functions[0].Name != "crunch" {
+		t.Errorf("by default: times %q, hottest %s; want busy time, crunch first", byDefault.Totals.Times, byDefault.Functions[0].Name)
+	}
 	find := func(d doc, name string) fn {
 		for _, f := range d.Functions {
 			if f.Name == name {

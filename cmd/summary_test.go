@@ -36,7 +36,7 @@ func sampleFile(t *testing.T) string {
 
 func TestSummaryCmd(t *testing.T) {
 	path := sampleFile(t)
-	r, err := summary.Compute(modeltest.Sample(), summary.Options{Top: 3, Tid: 101})
+	r, err := summary.Compute(modeltest.Sample(), summary.Options{Top: 3, Tid: 101, Busy: true}) // busy: the command's default
 	if err != nil {
 		t.Fatal(err)
 	}
