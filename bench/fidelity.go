@@ -65,7 +65,25 @@ func buildLua(dir string) (string, string) {
 	return bin, ""
 }
 
-func measureFidelity(c config) ([]fidelity, string, error) {
+// fidelityResults: the Lua rows per setting and the redis row; a
+// skipped part says why.
+type fidelityResults struct {
+	lua                      []fidelity
+	redis                    *redisFidelity
+	luaSkipped, redisSkipped string
+}
+
+func measureFidelity(c config) (fidelityResults, error) {
+	var r fidelityResults
+	var err error
+	if r.lua, r.luaSkipped, err = measureLuaFidelity(c); err != nil {
+		return r, err
+	}
+	r.redis, r.redisSkipped, err = measureRedisFidelity(c)
+	return r, err
+}
+
+func measureLuaFidelity(c config) ([]fidelity, string, error) {
 	lua, why := buildLua(c.tmp)
 	if lua == "" {
 		fmt.Printf("fidelity: skipped: %s\n", why)
@@ -109,29 +127,37 @@ func measureFidelity(c config) ([]fidelity, string, error) {
 		}
 		f.traced = wall
 		f.floor, f.raw, f.comp = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1)
-		seen := map[string]bool{}
-		for _, m := range []map[string]float64{p1, raw, comp} {
-			for name, v := range m {
-				if v >= 0.01 && !seen[name] {
-					seen[name] = true
-					f.rows = append(f.rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name]})
-				}
-			}
-		}
-		slices.SortFunc(f.rows, func(a, b fidelityRow) int {
-			if a.perf != b.perf {
-				if a.perf > b.perf {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(a.name, b.name)
-		})
+		f.rows = shareRows(p1, p2, raw, comp)
 		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f; traced %.2fx untraced\n",
 			f.floor, f.raw, f.comp, float64(f.traced)/float64(f.untraced))
 		out = append(out, f)
 	}
 	return out, "", nil
+}
+
+// shareRows are the functions with at least 1% in any of the shares,
+// perf's first run's largest first.
+func shareRows(p1, p2, raw, comp map[string]float64) []fidelityRow {
+	var rows []fidelityRow
+	seen := map[string]bool{}
+	for _, m := range []map[string]float64{p1, raw, comp} {
+		for name, v := range m {
+			if v >= 0.01 && !seen[name] {
+				seen[name] = true
+				rows = append(rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name]})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b fidelityRow) int {
+		if a.perf != b.perf {
+			if a.perf > b.perf {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return rows
 }
 
 // perfShares samples argv untraced with perf and gives each sample to the
@@ -150,6 +176,13 @@ func perfShares(c config, s setting, exe string, argv []string) (map[string]floa
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, 0, fmt.Errorf("%s: %v: %s", strings.Join(rec, " "), err, lastLine(string(b)))
 	}
+	return perfScriptShares(c, data, exe, false)
+}
+
+// perfScriptShares reads perf's data: each function of exe's share of the
+// samples given to exe's functions, and their number; with busy, samples
+// inside a waiting call are left out.
+func perfScriptShares(c config, data, exe string, busy bool) (map[string]float64, int, error) {
 	sc := exec.Command("perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--no-inline")
 	sc.Dir = c.tmp
 	stdout, err := sc.StdoutPipe()
@@ -159,7 +192,12 @@ func perfShares(c config, s setting, exe string, argv []string) (map[string]floa
 	if err := sc.Start(); err != nil {
 		return nil, 0, err
 	}
-	counts, n := innermostIn(stdout, exe)
+	var waiting func(string) bool
+	if busy {
+		// perf names libc's internal aliases: __GI___libc_write is write.
+		waiting = func(sym string) bool { return model.IsWaitingCall(strings.TrimPrefix(sym, "__GI_")) }
+	}
+	counts, n := innermostIn(stdout, exe, waiting)
 	if err := sc.Wait(); err != nil {
 		return nil, 0, fmt.Errorf("perf script: %w", err)
 	}
@@ -175,8 +213,10 @@ func perfShares(c config, s setting, exe string, argv []string) (map[string]floa
 
 // innermostIn reads perf script's samples (a header line, then one frame
 // a line, innermost first, "addr sym (dso)", a blank line after each) and
-// counts each sample for its innermost frame whose dso is exe.
-func innermostIn(r io.Reader, exe string) (map[string]int, int) {
+// counts each sample for its innermost frame whose dso is exe and that has
+// a symbol; a sample with a frame inside it that waiting (if not nil)
+// names is left out.
+func innermostIn(r io.Reader, exe string, waiting func(sym string) bool) (map[string]int, int) {
 	counts := map[string]int{}
 	n := 0
 	found, inSample := false, false
@@ -196,11 +236,23 @@ func innermostIn(r io.Reader, exe string) (map[string]int, int) {
 			continue
 		}
 		open, close := strings.LastIndexByte(line, '('), strings.LastIndexByte(line, ')')
-		if open < 0 || close < open || line[open+1:close] != exe {
+		if open < 0 || close < open {
 			continue
 		}
 		f := strings.Fields(line[:open])
 		if len(f) < 2 {
+			continue
+		}
+		if line[open+1:close] != exe {
+			if waiting != nil && waiting(f[1]) {
+				found = true // inside a waiting call: not busy time
+			}
+			continue
+		}
+		if f[1] == "[unknown]" {
+			// Code of exe without a symbol (a static function of a binary
+			// with only dynamic symbols): the profile cannot trace it
+			// either, and gives its time to the traced function around it.
 			continue
 		}
 		found = true
@@ -230,21 +282,36 @@ func profileShares(c config, s setting, exe string, compensate bool, argv []stri
 	return busyShares(p.Busy(), filepath.Base(exe)), o.wall, nil
 }
 
-// busyShares is each function of module base's share of the self time of
-// all its functions, over every thread.
+// busyShares is each function of module base's share of the busy self
+// time given to the module, over every thread. As perf's samples go to
+// their innermost frame in the module, a node of another module (libc's
+// write, traced) gives its self time to its nearest ancestor in the
+// module; time with no such ancestor is left out.
 func busyShares(p *model.Profile, base string) map[string]float64 {
 	self := map[string]float64{}
 	total := 0.0
+	inModule := func(f int) bool {
+		if f < 0 || f >= len(p.Functions) {
+			return false
+		}
+		m := p.Functions[f].Module
+		return m > 0 && filepath.Base(p.Modules[m].Path) == base
+	}
 	for _, th := range p.Threads {
 		for _, n := range th.Nodes {
-			if n.Func < 0 || n.Func >= len(p.Functions) {
+			i := n.Func
+			for at := n; !inModule(at.Func); {
+				if at.Parent < 0 || at.Parent >= len(th.Nodes) {
+					i = -1
+					break
+				}
+				at = th.Nodes[at.Parent]
+				i = at.Func
+			}
+			if i < 0 || n.SelfNs == 0 {
 				continue
 			}
-			fn := p.Functions[n.Func]
-			if fn.Module <= 0 || filepath.Base(p.Modules[fn.Module].Path) != base {
-				continue
-			}
-			self[fn.Name] += float64(n.SelfNs)
+			self[p.Functions[i].Name] += float64(n.SelfNs)
 			total += float64(n.SelfNs)
 		}
 	}
@@ -271,29 +338,44 @@ func tvd(a, b map[string]float64) float64 {
 	return 50 * d
 }
 
-func fidelitySection(fs []fidelity, skipped, when string) section {
+func fidelitySection(r fidelityResults, when string) section {
 	var b strings.Builder
-	if skipped != "" {
-		fmt.Fprintf(&b, "Not measured (%s): %s.\n\n", when, skipped)
-		return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
-	}
-	fmt.Fprintf(&b, "The Lua interpreter (Debian's liblua5.4.a, testdata/src/luadriver.c) running testdata/lua/cpu.lua (%s rounds traced, %s sampled by perf at %s Hz), "+
-		"every function of its executable traced with the default probes (%s). Distance: total variation distance "+
-		"of the executable's functions' self-time shares, in points, against perf's first run (goal: at most 10; "+
-		"the floor is two perf runs against each other).\n\n", fidelityRounds, fidelityPerfRounds, perfHz, when)
-	b.WriteString("| setting | perf vs perf | profile raw | profile compensated | traced ÷ untraced wall | perf samples |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
-	for _, f := range fs {
-		fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s) | %d, %d |\n", f.setting, f.floor, f.raw, f.comp,
-			float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(), f.perfN[0], f.perfN[1])
-	}
-	for _, f := range fs {
-		fmt.Fprintf(&b, "\nFunctions with at least 1%% of perf's samples or of a profile's self time, %s (shares):\n\n", f.setting)
-		b.WriteString("| function | perf | perf again | profile raw | profile compensated |\n|---|---|---|---|---|\n")
-		for _, r := range f.rows {
-			fmt.Fprintf(&b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp)
+	fmt.Fprintf(&b, "Measured %s.\n\n", when)
+	if r.luaSkipped != "" {
+		fmt.Fprintf(&b, "Lua: not measured: %s.\n\n", r.luaSkipped)
+	} else {
+		fmt.Fprintf(&b, "Lua: testdata/lua/cpu.lua, %s rounds traced, %s sampled by perf at %s Hz. Distance in points "+
+			"against perf's first run (goal: at most 10).\n\n", fidelityRounds, fidelityPerfRounds, perfHz)
+		b.WriteString("| setting | perf vs perf | profile raw | profile compensated | traced ÷ untraced wall | perf samples |\n")
+		b.WriteString("|---|---|---|---|---|---|\n")
+		for _, f := range r.lua {
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s) | %d, %d |\n", f.setting, f.floor, f.raw, f.comp,
+				float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(), f.perfN[0], f.perfN[1])
 		}
+		for _, f := range r.lua {
+			shareTable(&b, fmt.Sprintf("Lua, %s", f.setting), f.rows)
+		}
+	}
+	if r.redisSkipped != "" {
+		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
+	} else if f := r.redis; f != nil {
+		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out).\n\n", redisRequests)
+		b.WriteString("| perf vs perf | profile raw | profile compensated | GET requests/s attached ÷ untraced | SET | perf samples |\n")
+		b.WriteString("|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f) | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp,
+			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"],
+			100*f.traced["SET"]/f.untraced["SET"], f.traced["SET"], f.untraced["SET"], f.perfN[0], f.perfN[1])
+		shareTable(&b, "redis", f.rows)
 	}
 	b.WriteString("\n")
 	return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
+}
+
+// shareTable writes the rows of one program's shares.
+func shareTable(b *strings.Builder, title string, rows []fidelityRow) {
+	fmt.Fprintf(b, "\n%s: functions with at least 1%% of perf's samples or of a profile's busy self time (shares):\n\n", title)
+	b.WriteString("| function | perf | perf again | profile raw | profile compensated |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/profile-dev/profile/model"
 )
 
 func TestInnermostIn(t *testing.T) {
@@ -20,15 +22,25 @@ func TestInnermostIn(t *testing.T) {
  9946 
 	ffffffff8100 entry_SYSCALL_64 ([kernel.kallsyms])
 	           9a1c0 __memmove_avx_unaligned_erms (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	            c0aa [unknown] (/tmp/luadriver)
 	            c0ff luaH_resize (/tmp/luadriver)
 	           183c0 luaV_execute (/tmp/luadriver)
 
  9946 
 	           183ef luaV_execute (/tmp/luadriver)
+
+ 9946 
+	ffffffff8100 do_epoll_wait ([kernel.kallsyms])
+	           fe0a0 epoll_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)
+	           183ef luaV_execute (/tmp/luadriver)
 `
-	counts, n := innermostIn(strings.NewReader(script), exe)
-	if n != 3 || counts["luaV_execute"] != 2 || counts["luaH_resize"] != 1 || len(counts) != 2 {
-		t.Fatalf("%d samples %v, want 3: luaV_execute 2, luaH_resize 1 (the ld.so sample left out)", n, counts)
+	counts, n := innermostIn(strings.NewReader(script), exe, nil)
+	if n != 4 || counts["luaV_execute"] != 3 || counts["luaH_resize"] != 1 || len(counts) != 2 {
+		t.Fatalf("%d samples %v, want 4: luaV_execute 3, luaH_resize 1 (the ld.so sample left out)", n, counts)
+	}
+	counts, n = innermostIn(strings.NewReader(script), exe, model.IsWaitingCall)
+	if n != 3 || counts["luaV_execute"] != 2 {
+		t.Fatalf("busy: %d samples %v, want 3 (the one inside epoll_wait left out)", n, counts)
 	}
 }
 
@@ -44,5 +56,27 @@ func TestTVD(t *testing.T) {
 		if got := tvd(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("tvd(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+func TestBusySharesGiveOtherModulesToTheirCaller(t *testing.T) {
+	p := &model.Profile{
+		Modules: []model.Module{{}, {Path: "/usr/bin/app"}, {Path: "/lib/libc.so.6"}},
+		Functions: []model.Function{
+			{Module: 0, Name: "START"}, {Module: 1, Name: "main"}, {Module: 1, Name: "work"},
+			{Module: 2, Name: "write"}, {Module: 2, Name: "_dl_start"},
+		},
+		Threads: []model.Thread{{Nodes: []model.Node{
+			{Func: 0, Parent: model.None, SelfNs: 7},
+			{Func: 1, Parent: 0, SelfNs: 10},
+			{Func: 2, Parent: 1, SelfNs: 20},
+			{Func: 3, Parent: 2, SelfNs: 30}, // work's: perf's sample would land in work
+			{Func: 4, Parent: 0, SelfNs: 5},  // no caller in the module: left out
+			{Func: 3, Parent: 1, SelfNs: 40}, // main's
+		}}},
+	}
+	got := busyShares(p, "app")
+	if math.Abs(got["main"]-0.5) > 1e-9 || math.Abs(got["work"]-0.5) > 1e-9 || len(got) != 2 {
+		t.Fatalf("shares %v, want main 0.5 (10+40), work 0.5 (20+30)", got)
 	}
 }

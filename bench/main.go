@@ -144,11 +144,11 @@ func run(c config) error {
 		return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadAverage()))})
 	}
 	if c.fidelityOnly {
-		fid, skipped, err := measureFidelity(c)
+		fid, err := measureFidelity(c)
 		if err != nil {
 			return err
 		}
-		return writeSections(c.out, []section{fidelitySection(fid, skipped, whenLine(loadStart, loadAverage()))})
+		return writeSections(c.out, []section{fidelitySection(fid, whenLine(loadStart, loadAverage()))})
 	}
 	if c.detailOnly {
 		det, err := measureDetail(c)
@@ -178,7 +178,7 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	fid, skipped, err := measureFidelity(c)
+	fid, err := measureFidelity(c)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func run(c config) error {
 		return err
 	}
 	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd)),
-		fidelitySection(fid, skipped, whenLine(loadStart, loadEnd))})
+		fidelitySection(fid, whenLine(loadStart, loadEnd))})
 }
 
 func btoi(b bool) int {

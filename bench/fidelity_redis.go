@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// The fidelity rows' server: Debian's redis-server under redis-benchmark
+// (-t set,get), unpinned. perf samples the untraced server for the span of
+// one benchmark, twice; profile attach traces every function of its
+// executable for the span of another, raw and compensated. Samples inside
+// a waiting call (epoll_wait: the profile's busy scope leaves that time
+// out) are left out; the rest go to the innermost frame in the executable.
+
+// redisRequests is each benchmark's requests per command.
+const redisRequests = "100000"
+
+type redisFidelity struct {
+	perfN            [2]int
+	floor, raw, comp float64
+	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
+	rows             []fidelityRow
+}
+
+// redisServer is a redis-server of the bench's own.
+type redisServer struct {
+	cmd  *exec.Cmd
+	port int
+	exe  string // the executable the server runs (Debian's is redis-check-rdb)
+}
+
+func startRedis(dir string) (*redisServer, string, error) {
+	for _, tool := range []string{"redis-server", "redis-benchmark", "perf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, tool + " is not installed", nil
+		}
+	}
+	path, _ := exec.LookPath("redis-server")
+	exe, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	s := &redisServer{cmd: cmd, port: port, exe: exe}
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Write([]byte("PING\r\n"))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			c.Close()
+			if strings.HasPrefix(line, "+PONG") {
+				return s, "", nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	return nil, "", fmt.Errorf("redis-server on port %d never answered", port)
+}
+
+func (s *redisServer) stop() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
+var rpsRE = regexp.MustCompile(`(?m)^"?(SET|GET)"?[:,]\s*"?([0-9.]+)`)
+
+// benchmark runs redis-benchmark against s: requests/s by command.
+func (s *redisServer) benchmark() (map[string]float64, error) {
+	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(s.port), "-t", "set,get", "-n", redisRequests,
+		"-c", "20", "-q").Output()
+	if err != nil {
+		return nil, fmt.Errorf("redis-benchmark: %w", err)
+	}
+	// -q prints "SET: 41271.23 requests per second, p50=..." with
+	// carriage returns between progress lines.
+	rps := map[string]float64{}
+	for _, m := range rpsRE.FindAllStringSubmatch(strings.ReplaceAll(string(out), "\r", "\n"), -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		if err == nil {
+			rps[m[1]] = v
+		}
+	}
+	if rps["SET"] == 0 || rps["GET"] == 0 {
+		return nil, fmt.Errorf("redis-benchmark said %q", lastLine(string(out)))
+	}
+	return rps, nil
+}
+
+// during runs a tool beside one benchmark: started with start, given
+// settle to get going, stopped by SIGINT once the benchmark is done.
+func (s *redisServer) during(argv []string, settle time.Duration) (map[string]float64, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	time.Sleep(settle)
+	rps, err := s.benchmark()
+	cmd.Process.Signal(syscall.SIGINT)
+	werr := cmd.Wait()
+	// perf ends by raising the SIGINT it handled: that is its success.
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGINT {
+		werr = nil
+	}
+	if werr != nil && err == nil {
+		err = fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), werr, lastLine(errb.String()))
+	}
+	return rps, err
+}
+
+func measureRedisFidelity(c config) (*redisFidelity, string, error) {
+	s, why, err := startRedis(c.tmp)
+	if s == nil {
+		if why != "" {
+			fmt.Printf("fidelity, redis: skipped: %s\n", why)
+		}
+		return nil, why, err
+	}
+	defer s.stop()
+	fmt.Println("fidelity, redis:")
+	f := &redisFidelity{}
+	if _, err := s.benchmark(); err != nil { // warm: the keys exist from now on
+		return nil, "", err
+	}
+	if f.untraced, err = s.benchmark(); err != nil {
+		return nil, "", err
+	}
+	var perf [2]map[string]float64
+	for i := range perf {
+		data := filepath.Join(c.tmp, "perf.data")
+		event := "cpu-clock:u"
+		if os.Geteuid() == 0 {
+			event = "cpu-clock"
+		}
+		argv := []string{"perf", "record", "-q", "-F", perfHz, "-e", event, "--call-graph", "dwarf,16384",
+			"-o", data, "-p", strconv.Itoa(s.cmd.Process.Pid)}
+		if _, err := s.during(argv, 500*time.Millisecond); err != nil {
+			return nil, "", err
+		}
+		shares, n, err := perfScriptShares(c, data, s.exe, true)
+		if err != nil {
+			return nil, "", err
+		}
+		perf[i], f.perfN[i] = shares, n
+	}
+	var prof [2]map[string]float64
+	for i, compensate := range []bool{false, true} {
+		out := filepath.Join(c.tmp, "redis.data")
+		argv := []string{c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "-o", out}
+		if !compensate {
+			argv = append(argv, "--no-compensate")
+		}
+		rps, err := s.during(argv, 2*time.Second)
+		if err != nil {
+			return nil, "", err
+		}
+		if compensate {
+			f.traced = rps
+		}
+		p, err := model.ReadFile(out)
+		if err != nil {
+			return nil, "", err
+		}
+		prof[i] = busyShares(p.Busy(), filepath.Base(s.exe))
+	}
+	f.floor, f.raw, f.comp = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0])
+	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1])
+	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f; GET %.0f/s traced, %.0f/s untraced\n",
+		f.floor, f.raw, f.comp, f.traced["GET"], f.untraced["GET"])
+	return f, "", nil
+}
