@@ -25,7 +25,7 @@ import (
 // out) are left out; the rest go to the innermost frame in the executable.
 
 // redisRequests is each benchmark's requests per command.
-const redisRequests = "100000"
+const redisRequests = "300000"
 
 type redisFidelity struct {
 	perfN            [2]int
