@@ -36,7 +36,7 @@ func (e *engine) compensated(p *model.Profile) *model.Profile {
 	if e.cal != nil {
 		cal = *e.cal
 	}
-	// By index (e.probeKinds), not by name as Stats.Probe: a function's
+	// By index (e.probeKinds), not by name as Stats.Probes.Of: a function's
 	// display name changes when its module turns out to be an exec'd
 	// program's.
 	cost := make([]model.ProbeCost, len(p.Functions))

@@ -104,7 +104,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 
 // step executes the instruction displaced by b and resumes the thread.
 func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
-	if err := trap.GoOn(b, regs, threadMem(t.tid)); err != nil {
+	if err := trap.GoOn(b, regs, ptrace.Mem(t.tid)); err != nil {
 		// Leave the thread at the breakpoint's address with the
 		// original byte back: it runs the instruction itself.
 		e.remove(t.tid, t.proc.as, b)
@@ -115,12 +115,6 @@ func (e *engine) step(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.stopForDetach(t) // stop again, now past the breakpoint
 	}
 }
-
-// threadMem is stopped thread tid's memory.
-type threadMem int
-
-func (m threadMem) Read(addr uint64, b []byte) error  { return ptrace.ReadMem(int(m), addr, b) }
-func (m threadMem) Write(addr uint64, b []byte) error { return ptrace.WriteMem(int(m), addr, b) }
 
 // programEntry runs once the dynamic linker has mapped the libraries and
 // is about to jump to the program: map the out-of-line area, instrument

@@ -20,6 +20,17 @@ func (e *engine) unwindBound(t *thread, sp uint64) int {
 	return 1 << 20
 }
 
+// unwindThread walks stopped thread t's stack through mods, innermost
+// frame first; false if its registers could not be read.
+func (e *engine) unwindThread(t *thread, mods []*unwind.Module) ([]unwind.Frame, bool) {
+	var regs unix.PtraceRegs
+	if ptrace.GetRegs(t.tid, &regs) != nil {
+		return nil, false
+	}
+	return unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
+		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, ptrace.Mem(t.tid).Read, e.unwindBound(t, regs.Rsp)), true
+}
+
 // unwindModules loads the call-frame information of every executable
 // module mapped in p: a stack passes through libraries we do not trace.
 // Modules already instrumented lend their placement; only the others are
@@ -75,13 +86,10 @@ func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Mo
 // now, no call counted) with a return breakpoint, so time already spent
 // blocked or computing there is attributed from the first microsecond.
 func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
-	var regs unix.PtraceRegs
-	if ptrace.GetRegs(t.tid, &regs) != nil {
+	frames, ok := e.unwindThread(t, mods)
+	if !ok {
 		return
 	}
-	mem := func(addr uint64, buf []byte) error { return ptrace.ReadMem(t.tid, addr, buf) }
-	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
-		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	as := t.proc.as
 	now := e.now()
 	for i := len(frames) - 1; i >= 0; i-- {

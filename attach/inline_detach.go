@@ -173,7 +173,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	for slot := range is.Owner {
 		e.drainSlot(is, slot)
 	}
-	is.ReadCounters(reader(tid))
+	is.ReadCounters(ptrace.Mem(tid).Read)
 	e.inlineCounters(is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
@@ -219,13 +219,10 @@ func (e *engine) stackRefs(t *thread, as *space, mods []*unwind.Module) int {
 // address inside accepts; say, if not nil, is told of the first (of every
 // one under debug).
 func (e *engine) framesInto(t *thread, mods []*unwind.Module, inside func(uint64) bool, say func(int, unwind.Frame)) int {
-	var regs unix.PtraceRegs
-	if ptrace.GetRegs(t.tid, &regs) != nil {
+	frames, ok := e.unwindThread(t, mods)
+	if !ok {
 		return 0
 	}
-	mem := func(addr uint64, buf []byte) error { return ptrace.ReadMem(t.tid, addr, buf) }
-	frames := unwind.Unwind(mods, unwind.Regs{RIP: regs.Rip, RSP: regs.Rsp, RBP: regs.Rbp, RBX: regs.Rbx,
-		R12: regs.R12, R13: regs.R13, R14: regs.R14, R15: regs.R15}, mem, e.unwindBound(t, regs.Rsp))
 	n := 0
 	for i, f := range frames {
 		if inside(f.PC) || inside(f.RA) {

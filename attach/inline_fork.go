@@ -112,7 +112,7 @@ func (e *engine) vforkDone(parent *thread) {
 			e.freeSlot(is, ctid, slot)
 		}
 		if slot, ok := is.TidSlot[parent.tid]; ok {
-			is.Insert(is.TidFS[parent.tid], is.State(slot), writer(parent.tid))
+			is.Insert(is.TidFS[parent.tid], is.State(slot), ptrace.Mem(parent.tid).Write)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
@@ -46,7 +45,7 @@ func (e *engine) registerInline(t *thread) {
 		return
 	}
 	is.Ring(slot).Reset()
-	if !is.Insert(regs.Fs_base, state, writer(t.tid)) {
+	if !is.Insert(regs.Fs_base, state, ptrace.Mem(t.tid).Write) {
 		is.Release(slot)
 		return
 	}
@@ -66,7 +65,7 @@ func (e *engine) unregisterInline(t *thread) {
 		return
 	}
 	e.drainSlot(is, slot)
-	is.ReadCounters(reader(t.tid))
+	is.ReadCounters(ptrace.Mem(t.tid).Read)
 	if _, vf := is.VForks[t.tid]; !vf {
 		// A vfork child's entry is its parent's: VFORK_DONE gives it back.
 		if at, ok := is.StateOf(is.TidFS[t.tid]); ok {
@@ -83,16 +82,6 @@ func (e *engine) unregisterInline(t *thread) {
 func (e *engine) freeSlot(is *inlineSpace, tid, slot int) {
 	e.takeCounters(is, slot)
 	is.Free(tid, slot)
-}
-
-// writer writes the target's memory through stopped thread tid.
-func writer(tid int) inline.Writer {
-	return func(addr uint64, b []byte) error { return ptrace.WriteMem(tid, addr, b) }
-}
-
-// reader reads the target's memory through stopped thread tid.
-func reader(tid int) func(uint64, []byte) error {
-	return func(addr uint64, b []byte) error { return ptrace.ReadMem(tid, addr, b) }
 }
 
 // threadStack returns the stack mapping holding sp. The main thread's

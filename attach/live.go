@@ -61,7 +61,7 @@ func (e *engine) liveLoop(stop <-chan struct{}) {
 	}
 }
 
-// snapshot hands Options.Snapshot the profile so far. The caller holds
+// snapshot hands Options.Live.Snapshot the profile so far. The caller holds
 // e.mu.
 func (e *engine) snapshot() {
 	e.opt.Live.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())

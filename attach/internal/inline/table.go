@@ -56,9 +56,6 @@ func (t *Table[T]) Free(tid, slot int) {
 	t.free = append(t.free, slot)
 }
 
-// Slots is the number of slots ever handed out: every slot is below it.
-func (t *Table[T]) Slots() int { return t.next }
-
 // Insert points the target's table entry of thread pointer fs at state:
 // the state first, then the key, so a stub never finds a key without
 // one. Keys are never removed (a dead thread's entry holds state 0), so

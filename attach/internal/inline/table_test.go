@@ -99,8 +99,8 @@ func TestSlots(t *testing.T) {
 		t.Fatalf("slot %d, want the freed %d", c, a)
 	}
 	c := s.Fork(b)
-	if c.Slots() != 2 || len(c.free) != 1 || c.free[0] != 0 {
-		t.Fatalf("fork: %d slots, free %v, want slot 0 free and 1 kept", c.Slots(), c.free)
+	if c.next != 2 || len(c.free) != 1 || c.free[0] != 0 {
+		t.Fatalf("fork: %d slots, free %v, want slot 0 free and 1 kept", c.next, c.free)
 	}
 	if len(c.Owner) != 0 || c.Mem != nil {
 		t.Fatal("a forked space starts with no owners and no rings of its own")

@@ -115,3 +115,11 @@ func pokeWords(tid int, addr uint64, buf []byte) error {
 	}
 	return nil
 }
+
+// Mem is the memory of stopped thread (or process) Mem, as the packages
+// that read and write a tracee through an interface or a function value
+// want it: Mem(tid).Read, Mem(tid).Write.
+type Mem int
+
+func (m Mem) Read(addr uint64, b []byte) error  { return ReadMem(int(m), addr, b) }
+func (m Mem) Write(addr uint64, b []byte) error { return WriteMem(int(m), addr, b) }
