@@ -160,29 +160,35 @@ func shareRows(p1, p2, raw, comp map[string]float64) []fidelityRow {
 	return rows
 }
 
-// perfShares samples argv untraced with perf and gives each sample to the
-// innermost frame in exe: each function's share of those samples.
-func perfShares(c config, s setting, exe string, argv []string) (map[string]float64, int, error) {
-	data := filepath.Join(c.tmp, "perf.data")
+// perfRecord is the perf command that samples target (a command, or "-p
+// PID") into data, prefixed by prefix (the CPU setting).
+func perfRecord(prefix []string, data string, target ...string) []string {
 	event := "cpu-clock:u"
 	if os.Geteuid() == 0 {
 		event = "cpu-clock" // kernel time inside the program's system calls counts too
 	}
-	rec := append(append([]string{}, s.prefix...), "perf", "record", "-q", "-F", perfHz, "-e", event,
-		"--call-graph", "dwarf,16384", "-o", data, "--")
-	rec = append(rec, argv...)
+	argv := append(append([]string{}, prefix...), "perf", "record", "-q", "-F", perfHz, "-e", event,
+		"--call-graph", "dwarf,16384", "-o", data)
+	return append(argv, target...)
+}
+
+// perfShares samples argv untraced with perf and gives each sample to the
+// innermost frame in exe: each function's share of those samples.
+func perfShares(c config, s setting, exe string, argv []string) (map[string]float64, int, error) {
+	data := filepath.Join(c.tmp, "perf.data")
+	rec := perfRecord(s.prefix, data, append([]string{"--"}, argv...)...)
 	cmd := exec.Command(rec[0], rec[1:]...)
 	cmd.Dir = c.tmp
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return nil, 0, fmt.Errorf("%s: %v: %s", strings.Join(rec, " "), err, lastLine(string(b)))
 	}
-	return perfScriptShares(c, data, exe, false)
+	return perfScriptShares(c, data, exe)
 }
 
 // perfScriptShares reads perf's data: each function of exe's share of the
-// samples given to exe's functions, and their number; with busy, samples
-// inside a waiting call are left out.
-func perfScriptShares(c config, data, exe string, busy bool) (map[string]float64, int, error) {
+// samples given to exe's functions, and their number. Samples inside a
+// waiting call are left out, as the profile's busy time leaves it out.
+func perfScriptShares(c config, data, exe string) (map[string]float64, int, error) {
 	sc := exec.Command("perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--no-inline")
 	sc.Dir = c.tmp
 	stdout, err := sc.StdoutPipe()
@@ -192,11 +198,8 @@ func perfScriptShares(c config, data, exe string, busy bool) (map[string]float64
 	if err := sc.Start(); err != nil {
 		return nil, 0, err
 	}
-	var waiting func(string) bool
-	if busy {
-		// perf names libc's internal aliases: __GI___libc_write is write.
-		waiting = func(sym string) bool { return model.IsWaitingCall(strings.TrimPrefix(sym, "__GI_")) }
-	}
+	// perf names libc's internal aliases: __GI___libc_write is write.
+	waiting := func(sym string) bool { return model.IsWaitingCall(strings.TrimPrefix(sym, "__GI_")) }
 	counts, n := innermostIn(stdout, exe, waiting)
 	if err := sc.Wait(); err != nil {
 		return nil, 0, fmt.Errorf("perf script: %w", err)
@@ -275,11 +278,17 @@ func profileShares(c config, s setting, exe string, compensate bool, argv []stri
 	if err != nil {
 		return nil, 0, err
 	}
+	shares, err := readShares(out, exe)
+	return shares, o.wall, err
+}
+
+// readShares is busyShares of the profile in file out for exe's module.
+func readShares(out, exe string) (map[string]float64, error) {
 	p, err := model.ReadFile(out)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return busyShares(p.Busy(), filepath.Base(exe)), o.wall, nil
+	return busyShares(p.Busy(), filepath.Base(exe)), nil
 }
 
 // busyShares is each function of module base's share of the busy self

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/profile-dev/profile/model"
 )
 
 // The fidelity rows' server: Debian's redis-server under redis-benchmark
@@ -151,16 +148,10 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	var perf [2]map[string]float64
 	for i := range perf {
 		data := filepath.Join(c.tmp, "perf.data")
-		event := "cpu-clock:u"
-		if os.Geteuid() == 0 {
-			event = "cpu-clock"
-		}
-		argv := []string{"perf", "record", "-q", "-F", perfHz, "-e", event, "--call-graph", "dwarf,16384",
-			"-o", data, "-p", strconv.Itoa(s.cmd.Process.Pid)}
-		if _, err := s.during(argv, 500*time.Millisecond); err != nil {
+		if _, err := s.during(perfRecord(nil, data, "-p", strconv.Itoa(s.cmd.Process.Pid)), 500*time.Millisecond); err != nil {
 			return nil, "", err
 		}
-		shares, n, err := perfScriptShares(c, data, s.exe, true)
+		shares, n, err := perfScriptShares(c, data, s.exe)
 		if err != nil {
 			return nil, "", err
 		}
@@ -180,11 +171,9 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		if compensate {
 			f.traced = rps
 		}
-		p, err := model.ReadFile(out)
-		if err != nil {
+		if prof[i], err = readShares(out, s.exe); err != nil {
 			return nil, "", err
 		}
-		prof[i] = busyShares(p.Busy(), filepath.Base(s.exe))
 	}
 	f.floor, f.raw, f.comp = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1])
