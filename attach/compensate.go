@@ -10,13 +10,12 @@ import (
 )
 
 // stopCosts is what compensation needs (Options.Compensate): the
-// measured costs, nil if not measured, and each traced function's probe
-// kind; stopWake is what a stop costs the thread beyond the tracer's work
+// measured costs, nil if not measured (each traced function's probe kind
+// is in the profile); stopWake is what a stop costs the thread beyond the tracer's work
 // (measureStop), stopKernel the part of it the thread spends on a CPU (in
 // the kernel); stopAt when the stop being handled was seen.
 type stopCosts struct {
 	cal        *model.Calibration
-	probeKinds map[int]string
 	stopWake   int64
 	stopKernel int64
 	stopAt     int64
@@ -36,12 +35,12 @@ func (e *engine) compensated(p *model.Profile) *model.Profile {
 	if e.cal != nil {
 		cal = *e.cal
 	}
-	// By index (e.probeKinds), not by name as Stats.Probes.Of: a function's
-	// display name changes when its module turns out to be an exec'd
-	// program's.
+	// By the profile's record, not by name as Stats.Probes.Of: a
+	// function's display name changes when its module turns out to be an
+	// exec'd program's.
 	cost := make([]model.ProbeCost, len(p.Functions))
-	for fn, kind := range e.probeKinds {
-		if fn < len(cost) && kind == ProbesInline {
+	for fn, f := range p.Functions {
+		if f.Probe == model.ProbeInline {
 			cost[fn] = cal.Inline
 		}
 	}

@@ -157,8 +157,13 @@ type Stats struct {
 // ProbeStats: functions per probe kind, and why functions got no inline
 // probe.
 type ProbeStats struct {
-	Inline  int
-	Trap    int
+	Inline int
+	Trap   int
+	// Demoted: trap probes taken out of functions found hot (auto).
+	Demoted int
+	// Sites: inline probes at a function's call sites, its first bytes
+	// refusing the jump.
+	Sites   int
 	Refused map[string]int
 	// Of names each traced function's probe (as the profile names the
 	// function): "inline", "trap", or "none: " and why (--probes inline).

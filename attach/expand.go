@@ -158,10 +158,9 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 // tracedKeys are the module:name keys of the functions with a probe.
 func (e *engine) tracedKeys() map[string]bool {
 	prof := e.s.Profile()
-	out := make(map[string]bool, len(e.probeKinds))
-	for fn, kind := range e.probeKinds {
-		if kind == ProbesInline || kind == ProbesTrap {
-			f := prof.Functions[fn]
+	out := map[string]bool{}
+	for _, f := range prof.Functions {
+		if f.Probe == model.ProbeInline || f.Probe == model.ProbeTrap {
 			out[model.FuncKey(prof.Modules[f.Module].Path, f.Name)] = true
 		}
 	}

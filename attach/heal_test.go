@@ -61,6 +61,19 @@ func startTracer(t *testing.T, task int, stderr *bytes.Buffer, env ...string) *e
 	return tracer
 }
 
+// killTracers attaches a tracer (probe kind kind) to pid n times, and
+// SIGKILLs each after d, leaving it 200 ms to settle.
+func killTracers(t *testing.T, pid int, kind string, n int, d time.Duration) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
+		time.Sleep(d)
+		tracer.Process.Kill()
+		tracer.Wait()
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // The profiler SIGKILLed at random moments while attached: the target
 // runs on unharmed every time, its output equals an untraced run's. With
 // trap probes it heals itself: after its next traps no int3 of ours is
@@ -117,13 +130,7 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			target, out := startLongrun(t, args...)
 			pid := target.Process.Pid
 			before := profilerAreas(t, pid, nil)
-			for i := 0; i < 2; i++ {
-				tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+kind)
-				time.Sleep(700 * time.Millisecond)
-				tracer.Process.Kill()
-				tracer.Wait()
-				time.Sleep(200 * time.Millisecond)
-			}
+			killTracers(t, pid, kind, 2, 700*time.Millisecond)
 			if procfs.Mask(procfs.Status(pid), "SigCgt")&(1<<(unix.SIGTRAP-1)) == 0 {
 				t.Fatal("no SIGTRAP handler after the kills: nothing was left to undo")
 			}

@@ -48,6 +48,7 @@ func (e *engine) hit(t *thread, b *bp, regs *unix.PtraceRegs) {
 	if b.IsReturn {
 		last = e.s.Return(t.st, regs.Rsp, regs.Rax, now)
 		e.checkpointed(now)
+		e.passed(t, b, last != 0)
 	}
 	// An address that is both a return site and a function entry (a call
 	// to a noreturn function just before the next function) is an entry
@@ -91,6 +92,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	}
 	if rb != nil {
 		kind = rb.Kind
+		rb.Callee = b.Fn
 		if e.opt.Context != nil {
 			e.gateReturn(t.proc.as, rb, e.gated(b.Fn), fresh)
 		}
@@ -100,6 +102,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 	if e.s.Selected(b.Fn) {
 		e.s.Args(t.st, b.Fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})
 	}
+	e.demoteIfHot(t, b, now)
 }
 
 // step executes the instruction displaced by b and resumes the thread.

@@ -102,8 +102,8 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 		if fn == model.None || f.RA == 0 {
 			continue
 		}
-		if i == 0 && f.PC == start {
-			continue // about to enter: the entry breakpoint will count it
+		if i == 0 && f.PC == start && !probedAtSites(as, start) {
+			continue // about to enter: the entry's probe will count it
 		}
 		sp := f.CFA - 8
 		// An inline-probed frame returns through the return stub; one the
@@ -139,4 +139,14 @@ func (e *engine) tracedAt(as *space, pc uint64) (int, uint64) {
 		}
 	}
 	return model.None, 0
+}
+
+// probedAtSites tells whether the function at start has its inline probe
+// at its call sites: a thread at its entry has made the call already.
+func probedAtSites(as *space, start uint64) bool {
+	if as.inl == nil {
+		return false
+	}
+	p := as.inl.Patches[start]
+	return p != nil && len(p.Sites) > 0
 }

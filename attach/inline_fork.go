@@ -128,7 +128,9 @@ func (e *engine) releaseInlineChild(parent *thread, child int) {
 	}
 	e.stopRecording(child, is)
 	for _, ip := range is.Patches {
-		ptrace.PokeText(child, ip.Patch.At, ip.Patch.Orig)
+		for _, c := range ip.Changes() {
+			ptrace.PokeText(child, c.At, c.Orig)
+		}
 	}
 	if slot, ok := is.TidSlot[parent.tid]; ok {
 		e.restoreReturnsIn(child, is, slot)

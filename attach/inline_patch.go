@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -56,25 +57,29 @@ func (e *engine) probeUnwinders(tid int, as *space, l *loaded, rips []uint64) {
 	}
 }
 
-// probed records which probe function fn got.
-func (e *engine) probed(fn int, kind string) {
+// probed records which probe function fn got, and why it is not an
+// inline one (the profile keeps both).
+func (e *engine) probed(fn int, kind model.ProbeKind, why string) {
 	switch kind {
-	case ProbesInline:
+	case model.ProbeInline:
 		e.stats.Probes.Inline++
-	case ProbesTrap:
+	case model.ProbeTrap:
 		e.stats.Probes.Trap++
 	}
-	if (kind == ProbesInline || kind == ProbesTrap) && e.s.Selected(fn) {
+	if (kind == model.ProbeInline || kind == model.ProbeTrap) && e.s.Selected(fn) {
 		e.detailProbed++
+	}
+	name := kind.String()
+	if kind == model.ProbeNone {
+		name += ": " + why
 	}
 	if e.stats.Probes.Of == nil {
 		e.stats.Probes.Of = map[string]string{}
 	}
-	e.stats.Probes.Of[e.s.Profile().FuncName(fn)] = kind
-	if e.probeKinds == nil {
-		e.probeKinds = map[int]string{}
-	}
-	e.probeKinds[fn] = kind
+	prof := e.s.Profile()
+	e.stats.Probes.Of[prof.FuncName(fn)] = name
+	f := &prof.Functions[fn]
+	f.Probe, f.ProbeNote = kind, why
 }
 
 // refused counts why a function got no inline probe.
@@ -109,50 +114,54 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 			return errors.New("code not in its file")
 		}
 	}
+	// What the text holds: the file's bytes, and a call site we re-aimed
+	// there (patchSites). The trampoline relocates that; a detach puts
+	// the file's back.
+	file := code
+	if len(is.Sites) > 0 {
+		code = slices.Clone(file)
+		is.Overlay(addr, code)
+	}
 	pad := code[sym.Size:]
-	// The text in memory must be the file's: no int3 of ours, no patch
-	// left by a profiler that was killed.
+	// The text in memory must be that: no int3 of ours, no patch left by
+	// a profiler that was killed.
 	if err := e.undoLeftoverIn(tid, as, addr, code); err != nil {
 		return err
 	}
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
 	}
-	a, err := e.trampArea(tid, as, addr)
+	a, tramp, entry, err := e.newTramp(tid, as, addr)
 	if err != nil {
 		return err
 	}
-	stubAt, err := e.stubIn(tid, is, a)
-	if err != nil {
-		return err
-	}
-	a.next = (a.next + 15) &^ 15
-	tramp := a.base + a.next
 	var p instrument.Patch
 	if branches, ok, swept := l.mod.Swept(sym); ok {
-		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.Entry, id, branches, swept)
+		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, entry, id, branches, swept)
 	} else {
-		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubAt+stub.Entry, id)
+		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, entry, id)
 	}
 	if err != nil {
 		// the reason alone, for --stats
-		return errors.New(strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": "))
+		return prologueRefused{strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": ")}
 	}
 	for _, rip := range rips {
 		if rip > p.At && rip < p.At+uint64(p.Len) {
-			return errors.New("a thread is stopped inside its first bytes")
+			return prologueRefused{"a thread is stopped inside its first bytes"}
 		}
 	}
 	for b := range as.bps {
 		if b > p.At && b < p.At+uint64(p.Len) {
-			return errors.New("breakpoint inside its first bytes")
+			return prologueRefused{"breakpoint inside its first bytes"}
 		}
 	}
 	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
 		return err
 	}
 	a.next += uint64(len(p.Tramp))
-	if err := e.rewrite(tid, as, p.At, p.Orig, p.Jump); err != nil {
+	cur := p.Orig
+	p.Orig = slices.Clone(file[p.At-addr : p.At-addr+uint64(p.Len)])
+	if err := e.rewrite(tid, as, p.At, cur, p.Jump); err != nil {
 		return fmt.Errorf("patch: %w", err)
 	}
 	fn := model.None
@@ -163,6 +172,14 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
 }
+
+// prologueRefused: the function's first bytes cannot take the jump now
+// (their shape, a thread stopped inside them, a breakpoint among them):
+// its call sites may still take the probe (patchSites), leaving those
+// bytes alone.
+type prologueRefused struct{ reason string }
+
+func (r prologueRefused) Error() string { return r.reason }
 
 // inlineID is the id function fn's trampoline passes to the entry stub:
 // its index, flagged when its arguments are recorded (--detail), in one
@@ -265,6 +282,21 @@ func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool
 	return false
 }
 
+// newTramp returns where the next trampoline for the function at addr
+// goes (16-byte aligned, in area a within rel32 reach of it) and the entry
+// stub it calls; the caller advances a.next past what it writes.
+func (e *engine) newTramp(tid int, as *space, addr uint64) (a *area, tramp, entry uint64, err error) {
+	if a, err = e.trampArea(tid, as, addr); err != nil {
+		return nil, 0, 0, err
+	}
+	stubAt, err := e.stubIn(tid, as.inl, a)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	a.next = (a.next + 15) &^ 15
+	return a, a.base + a.next, stubAt + stub.Entry, nil
+}
+
 // trampArea returns an area within rel32 reach of addr with room for a
 // trampoline (and the entry stub's copy if the area has none yet).
 func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
@@ -334,27 +366,30 @@ func (s *space) closeText() {
 	}
 }
 
-// unpatchInline puts every patched function's bytes back, checking each.
+// unpatchInline puts every patched function's bytes back (its entry's or
+// its call sites'), checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
 	for _, ip := range as.inl.Patches {
-		p := ip.Patch
-		var err error
-		for try := 0; try < 3; try++ {
-			if err = e.rewrite(tid, as, p.At, p.Jump, p.Orig); err == nil {
-				got := make([]byte, len(p.Orig))
-				if err = ptrace.ReadMem(tid, p.At, got); err == nil && !bytes.Equal(got, p.Orig) {
-					err = fmt.Errorf("reads back % x", got)
+		for _, c := range ip.Changes() {
+			var err error
+			for try := 0; try < 3; try++ {
+				if err = e.rewrite(tid, as, c.At, c.New, c.Orig); err == nil {
+					got := make([]byte, len(c.Orig))
+					if err = ptrace.ReadMem(tid, c.At, got); err == nil && !bytes.Equal(got, c.Orig) {
+						err = fmt.Errorf("reads back % x", got)
+					}
+				}
+				if err == nil {
+					break
 				}
 			}
-			if err == nil {
-				break
+			if err != nil {
+				e.warn("could not restore the original bytes at %#x: %v", c.At, err)
 			}
-		}
-		if err != nil {
-			e.warn("could not restore the original bytes at %#x: %v", p.At, err)
 		}
 	}
 	as.inl.Patches = map[uint64]*inline.Patch{}
+	as.inl.Sites = map[uint64]instrument.SiteBytes{}
 }
 
 // threadRips returns the rip of every stopped thread of space as: no

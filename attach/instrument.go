@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
@@ -97,6 +98,8 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		}
 		lo, hi := moduleRange(maps, w.path)
 		l := &loaded{mod: w.mod, bias: w.bias, lo: lo, hi: hi}
+		// Its call sites first: a function's first bytes may hold one.
+		e.undoLeftoverSites(tid, as, w.path, maps)
 		for _, sym := range w.mod.Symbols {
 			e.undoLeftover(tid, as, l, sym)
 		}
@@ -164,30 +167,33 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 	if comp >= 0 || gated {
 		e.noteContext(fn, comp, gated)
 	}
-	if as.inl != nil && fn > stub.FnMask {
+	why := "" // --probes trap: asked for, not refused
+	if as.inl != nil {
 		err := errors.New("function index beyond an inline id's 24 bits")
-		e.refused(err)
-		if e.opt.Probes == ProbesInline {
-			e.probed(fn, "none: "+err.Error())
-			return fn, false
+		if fn <= stub.FnMask {
+			err = e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
+			var shape prologueRefused
+			if errors.As(err, &shape) {
+				err = e.patchSites(tid, as, l, sym, e.inlineID(fn), err)
+			}
 		}
-	} else if as.inl != nil {
-		err := e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
 		if err == nil {
-			e.probed(fn, ProbesInline)
+			e.probed(fn, model.ProbeInline, "")
 			return fn, true
 		}
 		e.refused(err)
 		if e.opt.Probes == ProbesInline {
-			e.probed(fn, "none: "+err.Error())
+			e.probed(fn, model.ProbeNone, err.Error())
 			return fn, false
 		}
+		why = err.Error()
 	}
 	addr := sym.Value + l.bias
 	if err := e.insertEntry(tid, as, addr, fn); err != nil {
+		e.probed(fn, model.ProbeNone, strings.TrimPrefix(fmt.Sprintf("%s; breakpoint: %v", why, err), "; "))
 		return fn, false
 	}
-	e.probed(fn, ProbesTrap)
+	e.probed(fn, model.ProbeTrap, why)
 	if e.gated(fn) {
 		e.gateEntry(tid, as, as.bps[addr])
 	}
@@ -245,6 +251,11 @@ func (e *engine) linkMapChanged(t *thread) {
 				delete(as.bps, addr)
 			}
 		}
+		for addr := range as.parked {
+			if addr >= m.lo && addr < m.hi {
+				delete(as.parked, addr)
+			}
+		}
 		for addr := range as.gated {
 			if addr >= m.lo && addr < m.hi {
 				delete(as.gated, addr) // else the gate re-arms it in whatever is mapped there next
@@ -254,6 +265,11 @@ func (e *engine) linkMapChanged(t *thread) {
 			for addr := range as.inl.Patches {
 				if addr >= m.lo && addr < m.hi {
 					delete(as.inl.Patches, addr)
+				}
+			}
+			for addr := range as.inl.Sites {
+				if addr >= m.lo && addr < m.hi {
+					delete(as.inl.Sites, addr)
 				}
 			}
 		}
@@ -288,6 +304,12 @@ func moduleRange(maps []instrument.Mapping, path string) (lo, hi uint64) {
 // insertEntry puts an entry breakpoint for fn at addr (or marks an
 // existing return-site breakpoint there as an entry too).
 func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
+	if b, ok := as.parked[addr]; ok {
+		if err := e.unpark(tid, as, b); err != nil {
+			return err
+		}
+		b.Transient = false // an entry stays
+	}
 	if b, ok := as.bps[addr]; ok {
 		if b.Fn == model.None && !b.Special {
 			b.Fn = fn
@@ -305,6 +327,12 @@ func (e *engine) insertEntry(tid int, as *space, addr uint64, fn int) error {
 // insertReturn puts a return-site breakpoint at ret; code holds the bytes
 // before it (for the call kind).
 func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
+	if b, ok := as.parked[ret]; ok {
+		if err := e.unpark(tid, as, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	if b, ok := as.bps[ret]; ok {
 		if !b.IsReturn {
 			b.IsReturn = true

@@ -377,15 +377,8 @@ func oldState(tid int, b oldBlock, fs uint64) (uint64, bool) {
 // false, if there is one.
 func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 	for _, m := range maps {
-		if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
-			continue
-		}
-		want, err := instrument.FileBytes(procfs.Tgid(tid), maps, m.Start, int(m.End-m.Start))
-		if err != nil {
-			continue
-		}
-		got := make([]byte, len(want))
-		if ptrace.ReadMem(tid, m.Start, got) != nil {
+		got, want, ok := textAndFile(tid, maps, m)
+		if !ok {
 			continue
 		}
 		for i := 0; i < len(got); i++ {
@@ -405,6 +398,24 @@ func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 		}
 	}
 	return 0, true
+}
+
+// textAndFile reads executable file mapping m of the space of stopped
+// thread tid as it is in memory and as its file has it; false for any
+// other mapping or one unreadable.
+func textAndFile(tid int, maps []instrument.Mapping, m instrument.Mapping) (got, want []byte, ok bool) {
+	if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
+		return nil, nil, false
+	}
+	want, err := instrument.FileBytes(procfs.Tgid(tid), maps, m.Start, int(m.End-m.Start))
+	if err != nil {
+		return nil, nil, false
+	}
+	got = make([]byte, len(want))
+	if ptrace.ReadMem(tid, m.Start, got) != nil {
+		return nil, nil, false
+	}
+	return got, want, true
 }
 
 // restoreOldReturns puts back the return addresses the stubs of every

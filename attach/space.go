@@ -14,8 +14,6 @@ import (
 type space struct {
 	modules []*loaded
 	paths   map[string]bool // module paths already examined
-	bps     map[uint64]*bp
-	removed map[uint64]bool // addresses of breakpoints taken out: a late SIGTRAP there is ours
 	areas   []*area
 	entry   uint64     // program entry breakpoint: libraries are mapped when it hits
 	heal    *heal.Area // the target's SIGTRAP handler, nil until installed
@@ -31,9 +29,20 @@ type space struct {
 	// point into them).
 	keepAreas bool
 
+	traps      // the trap probes' breakpoints
 	callKinds  // call kinds by return address (inline probes)
 	leftBehind // what killed profilers left here (leftover.go, reclaim.go)
 	spaceGate  // the calling context's breakpoints (context.go)
+}
+
+// traps: the trap probes' breakpoints in a space, by address. removed:
+// addresses of breakpoints taken out (a late SIGTRAP there is ours);
+// parked: return-site breakpoints taken out while no frame awaits them,
+// put back as they were when a call needs them again (demote.go).
+type traps struct {
+	bps     map[uint64]*bp
+	removed map[uint64]bool
+	parked  map[uint64]*bp
 }
 
 // callKinds: the call kind by return address (inline probes); kindHot
@@ -97,7 +106,7 @@ const (
 )
 
 func newSpace() *space {
-	s := &space{paths: map[string]bool{}, bps: map[uint64]*bp{}, removed: map[uint64]bool{}}
+	s := &space{paths: map[string]bool{}, traps: traps{bps: map[uint64]*bp{}, removed: map[uint64]bool{}, parked: map[uint64]*bp{}}}
 	s.kinds = map[uint64]model.CallKind{}
 	return s
 }
@@ -116,6 +125,10 @@ func (s *space) clone() *space {
 	}
 	for k := range s.removed {
 		c.removed[k] = true
+	}
+	for k, v := range s.parked {
+		b := *v
+		c.parked[k] = &b
 	}
 	for _, a := range s.areas {
 		cp := *a

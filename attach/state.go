@@ -37,6 +37,7 @@ type engine struct {
 	detailing // detail calls' argument registers (state.go)
 	gating    // the calling context (context.go)
 	expanding // auto-expand (expand.go)
+	demoting  // trap probes found hot (demote.go)
 }
 
 // tracees is the stop loop's state: the threads it holds and how it is

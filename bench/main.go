@@ -45,6 +45,7 @@ type config struct {
 	liveOnly     bool // only the live rows
 	accuracyOnly bool // only the compensation accuracy rows
 	fidelityOnly bool // only the fidelity rows (against perf)
+	autoOnly     bool // only the probe choice rows (auto against inline)
 
 	detailOnly bool          // only the detail rows
 	detailFor  time.Duration // the detail memory runs' length
@@ -91,11 +92,12 @@ func main() {
 	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
 	flag.BoolVar(&c.accuracyOnly, "accuracy-only", false, "measure only the compensation accuracy rows (trap stops, inline shares)")
 	flag.BoolVar(&c.fidelityOnly, "fidelity-only", false, "measure only the fidelity rows (self-time shares against perf sampling the untraced Lua driver)")
+	flag.BoolVar(&c.autoOnly, "auto-only", false, "measure only the probe choice rows (--probes auto against inline on the Lua driver, vcall and redis-server)")
 	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
 	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
 	flag.Parse()
-	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly) + btoi(c.fidelityOnly); n > 1 {
-		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only, -accuracy-only and -fidelity-only exclude each other")
+	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly) + btoi(c.fidelityOnly) + btoi(c.autoOnly); n > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only, -accuracy-only, -fidelity-only and -auto-only exclude each other")
 		os.Exit(2)
 	}
 	if c.detailFor <= memEarly || c.detailFor%time.Second != 0 {
@@ -150,6 +152,13 @@ func run(c config) error {
 		}
 		return writeSections(c.out, []section{fidelitySection(fid, whenLine(loadStart, loadAverage()))})
 	}
+	if c.autoOnly {
+		auto, err := measureAuto(c)
+		if err != nil {
+			return err
+		}
+		return writeSections(c.out, []section{autoSection(auto, whenLine(loadStart, loadAverage()))})
+	}
 	if c.detailOnly {
 		det, err := measureDetail(c)
 		if err != nil {
@@ -182,6 +191,10 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	auto, err := measureAuto(c)
+	if err != nil {
+		return err
+	}
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
@@ -189,7 +202,7 @@ func run(c config) error {
 		return err
 	}
 	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd)),
-		fidelitySection(fid, whenLine(loadStart, loadEnd))})
+		fidelitySection(fid, whenLine(loadStart, loadEnd)), autoSection(auto, whenLine(loadStart, loadEnd))})
 }
 
 func btoi(b bool) int {

@@ -128,3 +128,42 @@ func TestInfoLabels(t *testing.T) {
 		}
 	}
 }
+
+// info lists the functions without an inline probe, the most called
+// first, with a taken-out probe's end; --stats shows the first 20 of the
+// same list, then how many more.
+func TestInfoNotInline(t *testing.T) {
+	p := modeltest.Sample()
+	set := func(name string, k model.ProbeKind, note string, until int64) {
+		for f := range p.Functions {
+			if p.FuncName(f) == name {
+				p.Functions[f].Probe, p.Functions[f].ProbeNote, p.Functions[f].TracedUntilNs = k, note, until
+			}
+		}
+	}
+	set("main", model.ProbeInline, "", 0)
+	set("fib", model.ProbeTrap, "a branch at +0x4 lands inside the first 5 bytes", 1_500_000_000)
+	set("compute", model.ProbeNone, "returns twice", 0)
+	var buf strings.Builder
+	if err := writeInfo(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nfunctions without an inline probe (2)\n" +
+		"  PROBE              CALLS  FUNCTION  WHY\n" +
+		"  trap until +1.50s  5      fib       a branch at +0x4 lands inside the first 5 bytes\n" +
+		"  none               2      compute   returns twice\n"
+	if _, tail, ok := strings.Cut(buf.String(), "\nfunctions without"); !ok || "\nfunctions without"+tail != want {
+		t.Errorf("info:\n%s\nwant the tail\n%s", buf.String(), want)
+	}
+	buf.Reset()
+	if err := writeNotInline(&buf, p, "functions without an inline probe", 1); err != nil {
+		t.Fatal(err)
+	}
+	want = "functions without an inline probe (2)\n" +
+		"  PROBE              CALLS  FUNCTION  WHY\n" +
+		"  trap until +1.50s  5      fib       a branch at +0x4 lands inside the first 5 bytes\n" +
+		"  … 1 more (profile info lists them all)\n"
+	if buf.String() != want {
+		t.Errorf("stats list:\n%q\nwant\n%q", buf.String(), want)
+	}
+}

@@ -260,6 +260,9 @@ func (f *traceFlags) finishTrace(c *cobra.Command, r *attach.Result) error {
 	at, err := f.save(r.Profile)
 	if f.stats {
 		writeStats(stderr, r.Stats)
+		if r.Profile != nil {
+			writeNotInline(stderr, r.Profile, "functions without an inline probe", 20)
+		}
 	}
 	if at == "" {
 		return err

@@ -53,6 +53,9 @@ type Module struct {
 	// segData: the executable segments' file bytes by index in loads,
 	// kept by Sweep for ReadAt.
 	segData map[int][]byte
+	// siteIdx: every direct branch to a function's entry (CallSites),
+	// nil until first asked.
+	siteIdx *siteIndex
 }
 
 // ErrNoSymbols is returned (wrapped with the path) by Open when a file has no

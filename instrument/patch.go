@@ -44,8 +44,7 @@ type Patch struct {
 // function, size from the symbol table) is at runtime address addr. Its
 // trampoline goes at tramp and calls the entry stub at entry with id. A
 // function is refused when its first instructions cannot move: a system
-// call, an indirect jump, a 16-bit branch, an instruction that must not
-// run elsewhere, or a call before the fifth byte (it would return into
+// call, a 16-bit branch, an instruction that must not run elsewhere, or a call before the fifth byte (it would return into
 // the jump; a call that ends the replaced bytes is relocated); or when a
 // branch of the function lands inside the replaced bytes, which would
 // then execute half of the jump. pad holds the bytes
@@ -78,15 +77,10 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches 
 		return Patch{}, fmt.Errorf("function of %d bytes is shorter than the jump", len(code))
 	}
 	p := Patch{Addr: addr, At: addr + uint64(start)}
-	out := make([]byte, trampHdr, TrampMax)
-	out[0] = 0x68
-	binary.LittleEndian.PutUint32(out[1:], id)
-	out[5] = 0xe8
-	rel, ok := rel32(tramp+trampHdr, entry)
-	if !ok {
-		return Patch{}, errors.New("entry stub out of reach of the trampoline")
+	out, err := trampHeader(tramp, entry, id)
+	if err != nil {
+		return Patch{}, err
 	}
-	binary.LittleEndian.PutUint32(out[6:], uint32(rel))
 	off, ended := start, false
 	for off < start+PatchLen {
 		if ended {
@@ -138,7 +132,7 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches 
 	p.Orig = append([]byte(nil), full[start:off]...)
 	p.Jump = make([]byte, p.Len)
 	p.Jump[0] = 0xe9
-	rel, ok = rel32(p.At+PatchLen, tramp)
+	rel, ok := rel32(p.At+PatchLen, tramp)
 	if !ok {
 		return Patch{}, errors.New("trampoline out of reach of the function")
 	}
@@ -147,6 +141,66 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches 
 		p.Jump[i] = 0xcc
 	}
 	p.Tramp = out
+	return p, nil
+}
+
+// trampHeader is a trampoline's first instructions: push the function's
+// id and call the entry stub.
+func trampHeader(tramp, entry uint64, id uint32) ([]byte, error) {
+	out := make([]byte, trampHdr, TrampMax)
+	out[0] = 0x68
+	binary.LittleEndian.PutUint32(out[1:], id)
+	out[5] = 0xe8
+	rel, ok := rel32(tramp+trampHdr, entry)
+	if !ok {
+		return nil, errors.New("entry stub out of reach of the trampoline")
+	}
+	binary.LittleEndian.PutUint32(out[6:], uint32(rel))
+	return out, nil
+}
+
+// SitePatch is how to give a function an inline probe at its call sites
+// (Module.CallSites): a trampoline that jumps to its untouched entry, and
+// each branch to the entry re-aimed at the trampoline.
+type SitePatch struct {
+	Tramp []byte
+	Sites []SiteBytes
+}
+
+// SiteBytes is one branch's bytes at runtime address At, as they are and
+// as the probe has them.
+type SiteBytes struct {
+	At        uint64
+	Orig, New []byte
+}
+
+// PlanSites plans the probe at the call sites of the function at runtime
+// address addr: sites are its branches (link-time, bias added here) with
+// their current bytes in code (read from the target, same order); the
+// trampoline goes at tramp and calls the entry stub at entry with id.
+func PlanSites(addr, bias, tramp, entry uint64, id uint32, sites []BranchSite, code [][]byte) (SitePatch, error) {
+	out, err := trampHeader(tramp, entry, id)
+	if err != nil {
+		return SitePatch{}, fmt.Errorf("%w: %w", ErrCannotPatch, err)
+	}
+	p := SitePatch{Tramp: appendJump(out, tramp+trampHdr, addr)}
+	for i, s := range sites {
+		at := s.At + bias
+		cur := code[i]
+		if len(cur) != s.Len || s.Disp+4 != s.Len {
+			return SitePatch{}, fmt.Errorf("%w: branch at %#x of %d bytes", ErrCannotPatch, at, len(cur))
+		}
+		if to := at + uint64(s.Len) + uint64(int64(int32(binary.LittleEndian.Uint32(cur[s.Disp:])))); to != addr {
+			return SitePatch{}, fmt.Errorf("%w: branch at %#x goes to %#x, not the function", ErrCannotPatch, at, to)
+		}
+		rel, ok := rel32(at+uint64(s.Len), tramp)
+		if !ok {
+			return SitePatch{}, fmt.Errorf("%w: trampoline out of reach of the branch at %#x", ErrCannotPatch, at)
+		}
+		nb := append([]byte(nil), cur...)
+		binary.LittleEndian.PutUint32(nb[s.Disp:], uint32(rel))
+		p.Sites = append(p.Sites, SiteBytes{At: at, Orig: append([]byte(nil), cur...), New: nb})
+	}
 	return p, nil
 }
 
@@ -199,7 +253,15 @@ func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, f flow, err
 		target := at + uint64(inst.Len) + uint64(pcRel(code, inst))
 		return appendJump(nil, slot, target), inst.Len, flowEnds, nil
 	case op == x86asm.JMP:
-		return nil, 0, flowOn, errors.New("indirect jump in the prologue")
+		// An indirect jump is a tail call (a virtual call's forwarding
+		// function: mov rax, [rdi]; jmp [rax+0x20]) or a switch's
+		// dispatch: either way the flow ends, and the copy runs as the
+		// original but for a rip-relative operand, re-aimed.
+		ins, err := relocate(code[:inst.Len], inst, at, slot)
+		if err != nil {
+			return nil, 0, flowOn, fmt.Errorf("%s: %w", name, err)
+		}
+		return ins[:inst.Len], inst.Len, flowEnds, nil
 	case isRel && inst.DataSize == 16:
 		return nil, 0, flowOn, errors.New("16-bit branch in the prologue")
 	case isRel && isShortCond(op):

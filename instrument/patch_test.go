@@ -33,7 +33,12 @@ func TestPlanPatch(t *testing.T) {
 		{"short with padding", []byte{0x31, 0xc0, 0xc3}, []byte{0x66, 0x90, 0xcc}, addr, 5, ""},
 		{"short with code after", []byte{0x31, 0xc0, 0xc3}, []byte{0x55, 0x48}, 0, 0, "fifth byte"},
 		{"syscall", []byte{0x31, 0xc0, 0x0f, 0x05, 0x90, 0xc3}, nil, 0, 0, "syscall"},
-		{"indirect jump", []byte{0xff, 0xe0, 0x90, 0x90, 0x90, 0x90}, nil, 0, 0, "jump"},
+		// An indirect jump ends the flow, as ret does.
+		{"indirect jump", []byte{0xff, 0xe0, 0x90, 0x90, 0x90, 0x90}, nil, addr, 5, ""},
+		{"virtual tail call", []byte{0x48, 0x8b, 0x07, 0xff, 0x60, 0x20}, nil, addr, 6, ""},
+		{"notrack jump", []byte{0x48, 0x89, 0xf8, 0x3e, 0xff, 0xe0}, nil, addr, 6, ""},
+		{"jump through the GOT", []byte{0x31, 0xc0, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00}, nil, addr, 8, ""},
+		{"short indirect jump with code after", []byte{0xff, 0xe0}, []byte{0x55, 0x48, 0x89}, 0, 0, "fifth byte"},
 		// A loop back to the second instruction: half of the jump would run.
 		{"branch into the jump", []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xeb, 0xf7}, nil, 0, 0, "lands inside"},
 		// rdsspq rax (CET, unknown to x86asm) is measured, not refused.
@@ -65,6 +70,37 @@ func TestPlanPatch(t *testing.T) {
 			if p.Tramp[0] != 0x68 || binary.LittleEndian.Uint32(p.Tramp[1:]) != 7 || p.Tramp[5] != 0xe8 ||
 				uint64(int64(int32(binary.LittleEndian.Uint32(p.Tramp[6:]))))+tramp+10 != entry {
 				t.Errorf("trampoline header % x", p.Tramp[:10])
+			}
+		})
+	}
+}
+
+// An indirect jump that ends the replaced bytes is copied as it is, its
+// rip-relative operand re-aimed at the same slot of memory, and nothing
+// follows it in the trampoline.
+func TestPlanPatchIndirectJump(t *testing.T) {
+	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	ripDisp := int32(0x401018 - (tramp + 10 + 2 + 6))
+	cases := []struct {
+		name string
+		code []byte
+		copy []byte // the instructions after the header
+	}{
+		{"register", []byte{0x48, 0x89, 0xf8, 0xff, 0xe0}, []byte{0x48, 0x89, 0xf8, 0xff, 0xe0}},
+		{"memory", []byte{0x48, 0x8b, 0x07, 0xff, 0x60, 0x20}, []byte{0x48, 0x8b, 0x07, 0xff, 0x60, 0x20}},
+		// jmp [rip+0x10] at +2 reads 0x401018; from the trampoline the
+		// disp32 is 0x401018 - (tramp+10+2+6).
+		{"rip-relative", []byte{0x31, 0xc0, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00},
+			append([]byte{0x31, 0xc0, 0xff, 0x25}, binary.LittleEndian.AppendUint32(nil, uint32(ripDisp))...)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := PlanPatch(c.code, nil, addr, tramp, entry, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Tramp[trampHdr:]; !bytes.Equal(got, c.copy) {
+				t.Errorf("trampoline body % x, want % x", got, c.copy)
 			}
 		})
 	}

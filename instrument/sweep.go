@@ -1,7 +1,6 @@
 package instrument
 
 import (
-	"debug/elf"
 	"os"
 	"sync"
 	"syscall"
@@ -20,22 +19,10 @@ type swept struct {
 // an attach's time, all of it with the target stopped; done first, while
 // the target runs, it is not. A module it cannot read is left unswept.
 func (m *Module) Sweep(workers int, want func(Symbol) bool) {
-	f, err := os.Open(m.Path)
-	if err != nil {
+	if m.readExec() != nil {
 		return
 	}
-	defer f.Close()
-	segs := map[int][]byte{}
-	for i, s := range m.loads {
-		if s.flags&elf.PF_X == 0 {
-			continue
-		}
-		b := make([]byte, s.filesz)
-		if _, err := f.ReadAt(b, int64(s.off)); err != nil {
-			return
-		}
-		segs[i] = b
-	}
+	segs := m.segData
 	code := func(sym Symbol) ([]byte, bool) {
 		for i, s := range m.loads {
 			b, ok := segs[i]
@@ -59,7 +46,6 @@ func (m *Module) Sweep(workers int, want func(Symbol) bool) {
 		})
 	}
 	wg.Wait()
-	m.segData = segs
 	m.swept = make(map[uint64]swept, len(out))
 	for i, s := range out {
 		if s != nil {

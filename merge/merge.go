@@ -194,7 +194,8 @@ func (in *input) classify() error {
 
 // mergeTables unifies modules by path and functions by (module path, name)
 // in canonical order, and fills each input's function map. A function's
-// TracedSinceNs is the latest of its inputs'.
+// TracedSinceNs is the latest of its inputs', its TracedUntilNs the
+// earliest set, its probe kind theirs when they agree (mergeProbe).
 func mergeTables(out *model.Profile, ins []*input) {
 	build := map[string]string{}
 	dynamicOnly := map[string]bool{}
@@ -225,11 +226,17 @@ func mergeTables(out *model.Profile, ins []*input) {
 	for _, id := range funcs.IDs[model.StartFunc+1:] {
 		out.Functions = append(out.Functions, model.Function{Module: modIdx[id.Module], Name: id.Name})
 	}
+	seen := make([]bool, len(out.Functions))
 	for _, in := range ins {
 		in.fmap = funcs.Add(in.p)
 		for f, fn := range in.p.Functions {
 			o := &out.Functions[in.fmap[f]]
 			o.TracedSinceNs = max(o.TracedSinceNs, fn.TracedSinceNs)
+			if fn.TracedUntilNs > 0 && (o.TracedUntilNs == 0 || fn.TracedUntilNs < o.TracedUntilNs) {
+				o.TracedUntilNs = fn.TracedUntilNs
+			}
+			mergeProbe(o, fn, seen[in.fmap[f]])
+			seen[in.fmap[f]] = true
 		}
 	}
 }
@@ -793,3 +800,24 @@ func checkInput(p *model.Profile) error {
 	}
 	return nil
 }
+
+// mergeProbe gives merged function o the probe kind of input function fn
+// (seen: o holds earlier inputs'): the inputs' kind when they agree, with
+// the least of their notes; unknown, noted, once they differ (a file
+// without kinds differs from one with). Either way the order of the inputs
+// does not matter.
+func mergeProbe(o *model.Function, fn model.Function, seen bool) {
+	switch {
+	case !seen:
+		o.Probe, o.ProbeNote = fn.Probe, fn.ProbeNote
+	case o.Probe == fn.Probe:
+		if o.ProbeNote == "" || fn.ProbeNote != "" && fn.ProbeNote < o.ProbeNote {
+			o.ProbeNote = fn.ProbeNote
+		}
+	default:
+		o.Probe, o.ProbeNote = model.ProbeUnknown, probesDisagree
+	}
+}
+
+// probesDisagree is the note of a function the inputs probed differently.
+const probesDisagree = "inputs disagree"

@@ -62,3 +62,49 @@ func funcNamed(t *testing.T, p *model.Profile, name string) int {
 	t.Fatalf("no function %q", name)
 	return -1
 }
+
+// A merged function's probe kind is the inputs' when they agree (the
+// least note), unknown when they differ; its TracedUntilNs the earliest
+// set. Neither depends on the inputs' order.
+func TestProbeKinds(t *testing.T) {
+	type probe struct {
+		kind  model.ProbeKind
+		note  string
+		until int64
+	}
+	set := func(p *model.Profile, pr probe) *model.Profile {
+		f := funcNamed(t, p, "compute")
+		p.Functions[f].Probe, p.Functions[f].ProbeNote, p.Functions[f].TracedUntilNs = pr.kind, pr.note, pr.until
+		return p
+	}
+	cases := []struct {
+		name    string
+		a, b    probe
+		want    probe
+		wantAll probe // merged once more with an input that has no kinds
+	}{
+		{"agree", probe{model.ProbeTrap, "returns twice", 0}, probe{model.ProbeTrap, "returns twice", 0},
+			probe{model.ProbeTrap, "returns twice", 0}, probe{model.ProbeUnknown, probesDisagree, 0}},
+		{"least note", probe{model.ProbeTrap, "b", 9}, probe{model.ProbeTrap, "a", 4},
+			probe{model.ProbeTrap, "a", 4}, probe{model.ProbeUnknown, probesDisagree, 4}},
+		{"differ", probe{model.ProbeInline, "", 0}, probe{model.ProbeTrap, "x", 3},
+			probe{model.ProbeUnknown, probesDisagree, 3}, probe{model.ProbeUnknown, probesDisagree, 3}},
+		{"neither recorded", probe{}, probe{}, probe{}, probe{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			check := func(m *model.Profile, want probe) {
+				t.Helper()
+				fn := m.Functions[funcNamed(t, m, "compute")]
+				if got := (probe{fn.Probe, fn.ProbeNote, fn.TracedUntilNs}); got != want {
+					t.Errorf("merged probe %+v, want %+v", got, want)
+				}
+			}
+			a, b := set(spawner(), c.a), set(attached(), c.b)
+			check(mustMerge(t, Run{"a", a}, Run{"b", b}), c.want)
+			check(mustMerge(t, Run{"b", b}, Run{"a", a}), c.want)
+			check(mustMerge(t, Run{"ab", mustMerge(t, Run{"a", a}, Run{"b", b})}, Run{"c", attached()}), c.wantAll)
+			check(mustMerge(t, Run{"c", attached()}, Run{"ba", mustMerge(t, Run{"b", b}, Run{"a", a})}), c.wantAll)
+		})
+	}
+}

@@ -71,7 +71,8 @@ func encode(p *Profile) *pb.ProfileFile {
 		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range p.Functions {
-		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name), TracedSinceNs: fn.TracedSinceNs})
+		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name), TracedSinceNs: fn.TracedSinceNs,
+			TracedUntilNs: fn.TracedUntilNs, Probe: int32(fn.Probe), ProbeNoteStr: st.id(fn.ProbeNote)})
 	}
 	for _, pr := range p.Processes {
 		f.Processes = append(f.Processes, &pb.Process{
@@ -224,7 +225,8 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr), DynamicOnly: md.DynamicOnly})
 	}
 	for _, fn := range f.Functions {
-		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr), TracedSinceNs: fn.TracedSinceNs})
+		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr), TracedSinceNs: fn.TracedSinceNs,
+			TracedUntilNs: fn.TracedUntilNs, Probe: probeKind(fn.Probe), ProbeNote: d.str(fn.ProbeNoteStr)})
 	}
 	for _, pr := range f.Processes {
 		p.Processes = append(p.Processes, Process{
@@ -353,4 +355,13 @@ func oldDetached(m *Meta) {
 	m.Detached = true
 	m.PartialReason = strings.Join(kept, "; ")
 	m.Partial = m.PartialReason != ""
+}
+
+// probeKind reads a stored probe kind; one out of range stays out of range
+// for Validate to reject.
+func probeKind(v int32) ProbeKind {
+	if v < 0 || v > 255 {
+		return 255
+	}
+	return ProbeKind(v)
 }

@@ -5,6 +5,8 @@
 // knows nothing of ptrace.
 package model
 
+import "fmt"
+
 // StartFunc is the index of the pseudo-function START in every profile's
 // function table: the root of every thread's CCT.
 const StartFunc = 0
@@ -92,6 +94,35 @@ type Function struct {
 	// as the program runs): its counts and times cover only the run from
 	// then on. 0: traced from the start.
 	TracedSinceNs int64
+	// TracedUntilNs is when, in ns from the profile's start, the tracer
+	// took the function's probe out (a trap probe found hot on a path
+	// it would slow down): its counts and times cover the run up to
+	// then. 0: traced to the end.
+	TracedUntilNs int64
+	// Probe is how the tracer saw the function's calls; ProbeNote says
+	// why it had no inline probe (empty for an inline one).
+	Probe     ProbeKind
+	ProbeNote string
+}
+
+// ProbeKind is how the tracer observed a function (docs/design.md, Probe
+// kinds).
+type ProbeKind uint8
+
+const (
+	ProbeUnknown ProbeKind = iota // not recorded (older files, merged disagreements)
+	ProbeInline                   // a jump to a trampoline: every call, no stop
+	ProbeTrap                     // a breakpoint: every call, two stops each
+	ProbeNone                     // selected, but no probe could be placed: no calls seen
+)
+
+var probeNames = [...]string{"unknown", "inline", "trap", "none"}
+
+func (k ProbeKind) String() string {
+	if int(k) < len(probeNames) {
+		return probeNames[k]
+	}
+	return fmt.Sprintf("probe(%d)", k)
 }
 
 // Process is one process image. An exec starts a new entry with the same pid.

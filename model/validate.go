@@ -89,6 +89,12 @@ func (p *Profile) validateTables() error {
 		if f.TracedSinceNs < 0 {
 			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "negative traced-since time %d ns", f.TracedSinceNs)
 		}
+		if f.TracedUntilNs < 0 || f.TracedUntilNs > 0 && f.TracedUntilNs < f.TracedSinceNs {
+			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "traced-until time %d ns before its traced-since time %d ns", f.TracedUntilNs, f.TracedSinceNs)
+		}
+		if f.Probe > ProbeNone {
+			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "unknown probe kind %d", f.Probe)
+		}
 		k := funcKey{f.Module, f.Name}
 		if seen[k] {
 			return broken(where, "duplicate function %q", f.Name)

@@ -311,6 +311,16 @@ func (s *Session) Return(t *Thread, sp, rax uint64, now int64) uint64 {
 	return s.pop(t, sp, rax, now, false)
 }
 
+// Awaits tells whether an open frame of t is to return to ret.
+func (s *Session) Awaits(t *Thread, ret uint64) bool {
+	for _, f := range t.frames {
+		if f.ret == ret {
+			return true
+		}
+	}
+	return false
+}
+
 // pop closes the frames sp has passed; at an entry, a frame at exactly sp
 // was abandoned too (tail call). Frames on another stack (a signal
 // handler's sigaltstack) are compared only when a frame below them on this

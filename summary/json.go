@@ -65,6 +65,9 @@ func WriteJSON(w io.Writer, r *Report) error {
 		if f.TracedSinceNs != 0 {
 			j.intField(3, "traced_since_ns", f.TracedSinceNs)
 		}
+		if f.TracedUntilNs != 0 {
+			j.intField(3, "traced_until_ns", f.TracedUntilNs)
+		}
 		writeFunctionShares(j, f.Threads)
 	})
 	array(j, "edges", r.Edges, func(e *Edge) {

@@ -111,6 +111,10 @@ type Function struct {
 	// profile's start (model.Function.TracedSinceNs, record --auto-expand):
 	// its numbers cover the run from then on. 0: from the start.
 	TracedSinceNs int64 `json:"traced_since_ns,omitempty"`
+	// TracedUntilNs is when the tracer took the function's probe out (a
+	// trap probe found hot, model.Function.TracedUntilNs): its numbers
+	// cover the run up to then. 0: to the end.
+	TracedUntilNs int64 `json:"traced_until_ns,omitempty"`
 	// Threads is the function's share per thread (Options.Threads).
 	Threads []FunctionShare `json:"by_thread,omitempty"`
 
@@ -288,7 +292,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		if !ok {
 			fn := p.Functions[n.Key.Func]
 			r.Functions = append(r.Functions, Function{Name: fn.Name, Module: p.ModuleName(fn.Module),
-				TracedSinceNs: fn.TracedSinceNs, Display: p.DisplayName(n.Key.Func, opt.FullNames)})
+				TracedSinceNs: fn.TracedSinceNs, TracedUntilNs: fn.TracedUntilNs, Display: p.DisplayName(n.Key.Func, opt.FullNames)})
 			i = len(r.Functions) - 1
 			fidx[n.Key.Func] = i
 		}

@@ -85,3 +85,27 @@ func TestTracedSince(t *testing.T) {
 		})
 	}
 }
+
+// A function whose hot trap probe was taken out is noted with its end,
+// after the functions traced from later, and its JSON carries
+// traced_until_ns.
+func TestTracedUntil(t *testing.T) {
+	p := cppTracedLater()
+	for f := range p.Functions {
+		if p.FuncName(f) == "main" {
+			p.Functions[f].TracedUntilNs = 3_000_000_000
+		}
+	}
+	r := mustCompute(t, p, summary.Options{})
+	var tb, js bytes.Buffer
+	must(t, summary.WriteTable(&tb, r))
+	must(t, summary.WriteJSON(&js, r))
+	want := "traced only from later in the run (counts from then on): std::vector<…>::push_back from +1.20s, operator new from +2.50s; " +
+		"traced only until its probe was taken out (a hot trap probe; counts until then): main until +3.00s\n"
+	if !strings.Contains(tb.String(), "\n"+want) {
+		t.Errorf("table: want the line\n%s\nin\n%s", want, tb.String())
+	}
+	if n := strings.Count(js.String(), `"traced_until_ns": 3000000000`); n != 1 {
+		t.Errorf("JSON has traced_until_ns %d times, want once:\n%s", n, js.String())
+	}
+}

@@ -337,7 +337,8 @@ func sections(r *Report) []tables.Table {
 }
 
 // tracedLaterNote is the note under the functions table when some listed
-// function was traced only from later in the run (record --auto-expand),
+// function was traced only from later in the run (record --auto-expand)
+// or only until its hot trap probe was taken out,
 // in the table's order with names as the table shows them; nil when none.
 func tracedLaterNote(r *Report) []tables.Span {
 	var note []tables.Span
@@ -351,6 +352,22 @@ func tracedLaterNote(r *Report) []tables.Span {
 		}
 		note = append(note, tables.Span{Text: sep}, tables.Span{Text: r.shown(f.Name), Symbol: true},
 			tables.Span{Text: " from " + model.FormatOffset(f.TracedSinceNs)})
+	}
+	first := true
+	for _, f := range r.Functions {
+		if f.TracedUntilNs <= 0 {
+			continue
+		}
+		sep := ", "
+		if first {
+			sep = "traced only until its probe was taken out (a hot trap probe; counts until then): "
+			if note != nil {
+				sep = "; " + sep
+			}
+			first = false
+		}
+		note = append(note, tables.Span{Text: sep}, tables.Span{Text: r.shown(f.Name), Symbol: true},
+			tables.Span{Text: " until " + model.FormatOffset(f.TracedUntilNs)})
 	}
 	return note
 }

@@ -754,6 +754,15 @@ type Function struct {
 	// cover the run from then on. 0 (and absent in older files): from the
 	// start.
 	TracedSinceNs int64 `protobuf:"varint,3,opt,name=traced_since_ns,json=tracedSinceNs,proto3" json:"traced_since_ns,omitempty"`
+	// When the tracer took the function's probe out (a trap probe found
+	// hot), in ns from meta.start_unix_ns: its counts cover the run up to
+	// then. 0: to the end.
+	TracedUntilNs int64 `protobuf:"varint,4,opt,name=traced_until_ns,json=tracedUntilNs,proto3" json:"traced_until_ns,omitempty"`
+	// How the tracer saw the function: 0 unknown (older files), 1 an
+	// inline probe, 2 a trap probe, 3 none could be placed.
+	Probe int32 `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
+	// Why the function had no inline probe (probe 2 or 3).
+	ProbeNoteStr  int64 `protobuf:"varint,6,opt,name=probe_note_str,json=probeNoteStr,proto3" json:"probe_note_str,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -805,6 +814,27 @@ func (x *Function) GetNameStr() int64 {
 func (x *Function) GetTracedSinceNs() int64 {
 	if x != nil {
 		return x.TracedSinceNs
+	}
+	return 0
+}
+
+func (x *Function) GetTracedUntilNs() int64 {
+	if x != nil {
+		return x.TracedUntilNs
+	}
+	return 0
+}
+
+func (x *Function) GetProbe() int32 {
+	if x != nil {
+		return x.Probe
+	}
+	return 0
+}
+
+func (x *Function) GetProbeNoteStr() int64 {
+	if x != nil {
+		return x.ProbeNoteStr
 	}
 	return 0
 }
@@ -1526,11 +1556,14 @@ const file_profile_proto_rawDesc = "" +
 	"\bpath_str\x18\x01 \x01(\x03R\apathStr\x12 \n" +
 	"\fbuild_id_str\x18\x02 \x01(\x03R\n" +
 	"buildIdStr\x12!\n" +
-	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"e\n" +
+	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"\xc9\x01\n" +
 	"\bFunction\x12\x16\n" +
 	"\x06module\x18\x01 \x01(\x03R\x06module\x12\x19\n" +
 	"\bname_str\x18\x02 \x01(\x03R\anameStr\x12&\n" +
-	"\x0ftraced_since_ns\x18\x03 \x01(\x03R\rtracedSinceNs\"\xd5\x02\n" +
+	"\x0ftraced_since_ns\x18\x03 \x01(\x03R\rtracedSinceNs\x12&\n" +
+	"\x0ftraced_until_ns\x18\x04 \x01(\x03R\rtracedUntilNs\x12\x14\n" +
+	"\x05probe\x18\x05 \x01(\x05R\x05probe\x12$\n" +
+	"\x0eprobe_note_str\x18\x06 \x01(\x03R\fprobeNoteStr\"\xd5\x02\n" +
 	"\aProcess\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x1d\n" +
 	"\n" +

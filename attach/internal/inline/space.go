@@ -27,7 +27,9 @@ type Space[T any] struct {
 	RetStub uint64
 	Stubs   map[uint64]uint64 // area base -> its entry stub copy
 	Patches map[uint64]*Patch
-	Tramps  [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
+	// Sites: every call site a patch re-aimed, by its address.
+	Sites  map[uint64]instrument.SiteBytes
+	Tramps [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
 	Table[T]
 	// Unregistered is the stubs' count of calls by threads without a ring,
 	// as last read.
@@ -35,11 +37,39 @@ type Space[T any] struct {
 	DropsSeen    uint64 // events the stubs dropped, as last noticed
 }
 
-// Patch is one function's patch.
+// Patch is one function's patch: at its entry (Patch), or at the branches
+// to it (Sites; Patch then replaces no byte).
 type Patch struct {
 	Patch   instrument.Patch
+	Sites   []instrument.SiteBytes
 	Fn      int
 	TrampAt uint64 // where its trampoline is
+}
+
+// Changes lists every change p made to the text: each at its address, as
+// it was and as the probe has it.
+func (p *Patch) Changes() []instrument.SiteBytes {
+	var out []instrument.SiteBytes
+	if p.Patch.Len > 0 {
+		out = append(out, instrument.SiteBytes{At: p.Patch.At, Orig: p.Patch.Orig, New: p.Patch.Jump})
+	}
+	return append(out, p.Sites...)
+}
+
+// Overlay writes onto b, the file's bytes at addr, the call sites patches
+// re-aimed there: what the text holds, ours apart from entry patches.
+func (s *Space[T]) Overlay(addr uint64, b []byte) {
+	end := addr + uint64(len(b))
+	for at, c := range s.Sites {
+		if at+uint64(len(c.New)) <= addr || at >= end {
+			continue
+		}
+		for i, v := range c.New {
+			if a := at + uint64(i); a >= addr && a < end {
+				b[a-addr] = v
+			}
+		}
+	}
 }
 
 // Writer writes b at addr in the target.
@@ -47,7 +77,8 @@ type Writer func(addr uint64, b []byte) error
 
 // New is a space whose data block (size bytes) is at data.
 func New[T any](data, size uint64) *Space[T] {
-	return &Space[T]{Data: data, DataLen: size, Stubs: map[uint64]uint64{}, Patches: map[uint64]*Patch{}, Table: newTable[T]()}
+	return &Space[T]{Data: data, DataLen: size, Stubs: map[uint64]uint64{}, Patches: map[uint64]*Patch{},
+		Sites: map[uint64]instrument.SiteBytes{}, Table: newTable[T]()}
 }
 
 // Fork is the space of a process forked from s's: the same addresses, a
@@ -55,7 +86,8 @@ func New[T any](data, size uint64) *Space[T] {
 // forking thread held; its rings are mapped afresh (Mem nil).
 func (s *Space[T]) Fork(keep int) *Space[T] {
 	c := &Space[T]{Data: s.Data, DataLen: s.DataLen, Rings: s.Rings, RetStub: s.RetStub,
-		Stubs: maps.Clone(s.Stubs), Patches: maps.Clone(s.Patches), Tramps: slices.Clone(s.Tramps), Table: newTable[T]()}
+		Stubs: maps.Clone(s.Stubs), Patches: maps.Clone(s.Patches), Sites: maps.Clone(s.Sites), Tramps: slices.Clone(s.Tramps),
+		Table: newTable[T]()}
 	c.keys, c.used, c.next = maps.Clone(s.keys), s.used, s.next
 	for slot := range s.next {
 		if slot != keep {

@@ -26,12 +26,19 @@ type BP struct {
 	// LinkerHook marks the dynamic linker's _dl_debug_state: the set of
 	// loaded libraries changed.
 	LinkerHook bool
+	// Strays counts a return site's passages that closed no frame: other
+	// code flows through it. Past a bound it is Transient: in the text
+	// only while a probed call is to return there.
+	Strays    int
+	Transient bool
+	// Callee is the function whose trap-probed call last returned here.
+	Callee int
 }
 
 // New is a breakpoint at addr, over byte orig, whose displaced
 // instruction runs as plan says.
 func New(addr uint64, orig byte, plan instrument.Plan) *BP {
-	return &BP{Addr: addr, Orig: orig, Fn: model.None, Plan: plan}
+	return &BP{Addr: addr, Orig: orig, Fn: model.None, Plan: plan, Callee: model.None}
 }
 
 func (b *BP) String() string {

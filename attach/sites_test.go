@@ -1,0 +1,125 @@
+package attach
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/proctext"
+	"github.com/profile-dev/profile/internal/workload"
+)
+
+// sites' loop_entry loops back into its first 5 bytes and tiny is 3 bytes
+// with code behind them: neither can take the jump at its entry, but every
+// branch to them is direct (a call, and via_tail's jmp rel32). Under
+// --probes auto both are probed at those branches: inline, exact counts,
+// no stop per call; a detach puts every byte back (the test helpers check
+// the text against the file).
+func TestProbedAtCallSites(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.Probes = ProbesAuto
+	r, out := recordWorkload(t, "sites", opt)
+	checkExpected(t, "sites", r)
+	if wantOut, _ := untraced(t, "sites"); out != wantOut {
+		t.Errorf("stdout %q, untraced %q", out, wantOut)
+	}
+	exeAllInline(t, r.Profile, 5)
+	// after_tiny too, when the linker puts code right behind it.
+	if r.Stats.Probes.Sites < 2 {
+		t.Errorf("%d functions probed at their call sites, want loop_entry and tiny at least", r.Stats.Probes.Sites)
+	}
+	if r.Stats.Stops > 50 {
+		t.Errorf("%d stops for 320,001 calls: want a few for set-up", r.Stats.Stops)
+	}
+}
+
+// The same under each probe kind (trap: breakpoints at the entries).
+func TestProbedAtCallSitesExact(t *testing.T) {
+	forEachProbe(t, func(t *testing.T, opt Options) {
+		want, err := workload.SelfCheck("sites", "3000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, out := recordWorkload(t, "sites", opt, "3000")
+		compareExpected(t, want, r.Profile)
+		if wantOut, _ := untraced(t, "sites", "3000"); out != wantOut {
+			t.Errorf("stdout %q, untraced %q", out, wantOut)
+		}
+	})
+}
+
+// startSites runs the sites workload for about seconds.
+func startSites(t *testing.T, seconds string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	bin, err := workload.Path("sites")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "1000000000", seconds)
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, &out
+}
+
+// Attached to a running sites, the call-site probes count from then on
+// (each iteration calls tiny and after_tiny once, loop_entry once more
+// every tenth), and the detach gives every byte back. A profiler killed
+// while attached leaves its call sites re-aimed at its trampolines; the
+// next attach puts them back, and its own detach leaves the text equal to
+// the file's and no area of a profiler mapped.
+func TestCallSitesAttachAndKilled(t *testing.T) {
+	target, out := startSites(t, "6")
+	pid := target.Process.Pid
+	before := profilerAreas(t, pid, nil)
+	time.Sleep(200 * time.Millisecond)
+	opt := defaultOptions(t)
+	opt.Probes = ProbesAuto
+	calls := func(r *Result) map[string]int64 {
+		got := map[string]int64{}
+		for _, th := range r.Profile.Threads {
+			for _, n := range th.Nodes {
+				got[r.Profile.FuncName(n.Func)] += n.Calls
+			}
+		}
+		return got
+	}
+	r := attachForOpt(t, pid, 500*time.Millisecond, opt)
+	c := calls(r)
+	if r.Stats.Probes.Sites < 2 || c["tiny"] == 0 || abs(c["tiny"]-c["after_tiny"]) > 1 || abs(c["loop_entry"]-c["tiny"]-c["via_tail"]) > 2 {
+		t.Errorf("attached: %d functions at their call sites, calls %v", r.Stats.Probes.Sites, c)
+	}
+	if err := proctext.FileBytes(pid); err != nil {
+		t.Fatalf("after the detach: %v", err)
+	}
+	killTracers(t, pid, ProbesInline, 2, 500*time.Millisecond)
+	r = attachForOpt(t, pid, 500*time.Millisecond, opt)
+	if c := calls(r); r.Stats.Leftover.Patches == 0 || r.Stats.Probes.Sites < 2 || c["tiny"] == 0 || abs(c["tiny"]-c["after_tiny"]) > 1 {
+		t.Errorf("after the kills: %d leftover patches undone, %d functions at their call sites, calls %v",
+			r.Stats.Leftover.Patches, r.Stats.Probes.Sites, c)
+	}
+	if err := proctext.FileBytes(pid); err != nil {
+		t.Errorf("after the clean detach: %v", err)
+	}
+	if left := profilerAreas(t, pid, before); len(left) > 0 {
+		t.Errorf("after the clean detach the profilers' areas are still mapped: %v", left)
+	}
+	if err := target.Wait(); err != nil {
+		t.Fatalf("target: %v (output %q)", err, out.String())
+	}
+	if !strings.HasPrefix(out.String(), "sites: result=") {
+		t.Errorf("target said %q", out.String())
+	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
