@@ -72,7 +72,7 @@ var fibCalls = func() (c [fibMod]uint64) {
 // RequestFuncs are the server functions whose calls depend only on the
 // requests answered (the others depend on timing: how reads batch, which
 // worker wakes).
-var RequestFuncs = []string{"handle_request", "parse_request", "compute", "fib", "hash_mix", "format_reply"}
+var RequestFuncs = []string{"handle_request", "parse_request", "compute", "fib", "hash_mix", "mix_round", "finish", "mix_final", "format_reply"}
 
 // RequestCalls returns the calls of each of RequestFuncs that the server
 // makes to answer request n.

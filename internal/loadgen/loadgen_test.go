@@ -120,7 +120,7 @@ func TestRequestCalls(t *testing.T) {
 		if c["fib"] != fib {
 			t.Errorf("RequestCalls(%d)[fib] = %+v, want %+v", n, c["fib"], fib)
 		}
-		for _, f := range []string{"handle_request", "parse_request", "compute", "hash_mix", "format_reply"} {
+		for _, f := range []string{"handle_request", "parse_request", "compute", "hash_mix", "mix_round", "finish", "mix_final", "format_reply"} {
 			if c[f] != (workload.Counts{Calls: 1}) {
 				t.Errorf("RequestCalls(%d)[%s] = %+v, want 1 call", n, f, c[f])
 			}
