@@ -3,6 +3,7 @@ package attach
 import (
 	"testing"
 
+	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
@@ -75,5 +76,31 @@ func TestTrapReturnSiteTransient(t *testing.T) {
 	calls := int64(1 + 2000 + 10000 + 10)
 	if max := 2*calls + strayLimit + 50; r.Stats.Stops > max {
 		t.Errorf("%d stops for %d calls, want at most %d", r.Stats.Stops, calls, max)
+	}
+}
+
+// A function that returns twice keeps a trap probe (an inline probe's
+// replaced return address would meet the second return long gone), and
+// a hot one is taken out like any other: hottrap calls libc's setjmp
+// 3,000 times, longjmp'ing back into every other one.
+func TestHotSetjmpTakenOut(t *testing.T) {
+	f, err := instrument.NewFilter([]string{`^hottrap:`, `^libc\.so\.6:_setjmp$`}, nil, []string{"libc.so.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Filter: f, Probes: ProbesAuto}
+	r, out := recordWorkload(t, "hottrap", opt, "0", "0", "3000")
+	if wantOut, _ := untraced(t, "hottrap", "0", "0", "3000"); out != wantOut {
+		t.Errorf("stdout %q, untraced %q", out, wantOut)
+	}
+	p := r.Profile
+	var got []model.ProbeRow
+	for _, row := range p.NotInline() {
+		if p.FuncName(row.Func) == "libc.so.6:_setjmp" {
+			got = append(got, row)
+		}
+	}
+	if len(got) != 1 || got[0].Probe != model.ProbeTrap || got[0].Note != "returns twice" || got[0].Calls != hotCalls || got[0].UntilNs <= 0 {
+		t.Errorf("_setjmp: %+v; want a trap probe for returning twice, taken out after %d calls", got, hotCalls)
 	}
 }

@@ -2,10 +2,12 @@
  * hottrap: breakpoints on hot paths (issue: a breakpoint never slows a hot
  * path).
  *
- *   hottrap [HOT [PASSES]]        (defaults 5000, 100000)
+ *   hottrap [HOT [PASSES [JUMPS]]]  (defaults 5000, 100000, 3000)
  *
  *   main -> spin x HOT                   (assembly, no inline probe fits)
  *        -> join x PASSES -> rare x ceil(PASSES/1024)
+ *        -> setjmp (libc's _setjmp) x JUMPS, each followed by a longjmp
+ *           back into it on every other one
  *
  * spin and rare are assembly whose loop branches back into their first 5
  * bytes (as trapcost's loop_head), and their addresses are kept in data
@@ -23,6 +25,7 @@
  *           c3           ret
  *
  * so a breakpoint left at rare's return site stops every join call.
+ * setjmp returns twice: a profiler keeps a breakpoint on it, hot here.
  * spin(n) and rare(n) return 3, join returns rare's value or 0. Counts
  * (defaults): main 1, spin 5000, join 100000, rare 98 (counted at the call
  * sites: the selfcheck macros cannot go inside assembly). stdout is
@@ -35,6 +38,8 @@
 	X(join, "join")                                                        \
 	X(rare, "rare")
 #include "selfcheck.h"
+
+#include <setjmp.h>
 
 #define DEFAULT_HOT 5000
 #define DEFAULT_PASSES 100000
@@ -104,10 +109,10 @@ int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
-	long hot = DEFAULT_HOT, passes = DEFAULT_PASSES;
-	if (argc > 3 || (argc > 1 && (hot = arg(argv[1])) < 0) ||
-	    (argc > 2 && (passes = arg(argv[2])) < 0)) {
-		fprintf(stderr, "usage: hottrap [HOT [PASSES]]\n");
+	long hot = DEFAULT_HOT, passes = DEFAULT_PASSES, jumps = 3000;
+	if (argc > 4 || (argc > 1 && (hot = arg(argv[1])) < 0) ||
+	    (argc > 2 && (passes = arg(argv[2])) < 0) || (argc > 3 && (jumps = arg(argv[3])) < 0)) {
+		fprintf(stderr, "usage: hottrap [HOT [PASSES [JUMPS]]]\n");
 		SC_LEAVE(main);
 		return 2;
 	}
@@ -128,6 +133,14 @@ int main(int argc, char **argv)
 		}
 		sum += join((int)i);
 		SC_LEAVE(join);
+	}
+	for (volatile long i = 0; i < jumps; i++) {
+		static jmp_buf env;
+		volatile int again = 0;
+		if (setjmp(env) == 0 && i % 2 == 0 && !again) {
+			again = 1;
+			longjmp(env, 1);
+		}
 	}
 	printf("hottrap: result=%ld\n", sum);
 	SC_LEAVE(main);
