@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -82,13 +83,22 @@ func (e *engine) probed(fn int, kind model.ProbeKind, why string) {
 	f.Probe, f.ProbeNote = kind, why
 }
 
-// refused counts why a function got no inline probe.
+// refused counts why a function got no inline probe, by reasonKind: the
+// profile keeps each function's own reason, addresses and all.
 func (e *engine) refused(err error) {
 	if e.stats.Probes.Refused == nil {
 		e.stats.Probes.Refused = map[string]int{}
 	}
-	e.stats.Probes.Refused[err.Error()]++
+	e.stats.Probes.Refused[reasonKind(err.Error())]++
 }
+
+// hexOffset is an address or offset in a reason.
+var hexOffset = regexp.MustCompile(`0x[0-9a-f]+`)
+
+// reasonKind is a reason with its addresses and offsets left out, so that
+// like reasons count together ("a branch at +0x21 lands ..." and "a branch
+// at +0x2d lands ..." are one).
+func reasonKind(r string) string { return hexOffset.ReplaceAllString(r, "…") }
 
 // patchInline gives the function sym of module l an inline probe with id
 // (a function of the profile, or stub.FlagRestore for an unwinder). It returns

@@ -116,3 +116,15 @@ func TestStaticProgramSettingItsThreadPointerLate(t *testing.T) {
 		}
 	})
 }
+
+func TestReasonKind(t *testing.T) {
+	for in, want := range map[string]string{
+		"a branch at +0x21 lands inside the first 5 bytes":                              "a branch at +… lands inside the first 5 bytes",
+		"syscall in the prologue":                                                       "syscall in the prologue",
+		"returns twice; not every call site found: a short branch at 0x3b55 reaches it": "returns twice; not every call site found: a short branch at … reaches it",
+	} {
+		if got := reasonKind(in); got != want {
+			t.Errorf("reasonKind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
