@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 

@@ -2,7 +2,9 @@ package attach
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,4 +124,48 @@ func abs(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// holdentry's thread spins inside hold's first bytes (its loop branches
+// back into them) while the profiler attaches: hold takes its probe at its
+// call site, leaving those bytes alone; the spinning activation counts as
+// in flight, and the 1,000 calls after it exactly.
+func TestAttachWhileInsideFirstBytes(t *testing.T) {
+	bin, err := workload.Path("holdentry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPath := filepath.Join(t.TempDir(), "out")
+	outFile, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd := exec.Command(bin, "3000") // the attach is done well before
+	cmd.Stdout = outFile             // a file: the tracer reaps the target, not cmd.Wait
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	time.Sleep(300 * time.Millisecond)
+	opt := defaultOptions(t)
+	opt.Probes = ProbesAuto
+	r := attachForOpt(t, cmd.Process.Pid, 20*time.Second, opt) // ends with the program
+	if out, _ := os.ReadFile(outPath); r.ExitCode != 0 || string(out) != "holdentry: held\n" {
+		t.Fatalf("target: exit %d, said %q", r.ExitCode, out)
+	}
+	p := r.Profile
+	var calls, inFlight int64
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if p.FuncName(n.Func) == "hold" {
+				calls += n.Calls
+				inFlight += n.InFlight
+			}
+		}
+	}
+	if calls != 1000 || inFlight != 1 || r.Stats.Probes.Sites < 1 {
+		t.Errorf("hold: %d calls, %d in flight, %d functions at their call sites; want 1000, 1, hold's", calls, inFlight, r.Stats.Probes.Sites)
+	}
+	exeAllInline(t, p, 3)
 }

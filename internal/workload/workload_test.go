@@ -24,7 +24,7 @@ var selfChecked = []string{
 	"recursion", "mutual", "threads", "forks", "exec_target", "blocking",
 	"unusual", "dlopen", "demo", "altstack", "many", "sigalrm",
 	"exceptions", "threads64", "inflight", "unpatchable", "difftarget",
-	"wide", "pool", "trapcost", "mixed", "hottrap", "vcall", "sites",
+	"wide", "pool", "trapcost", "mixed", "hottrap", "vcall", "sites", "holdentry",
 }
 
 func mustBuild(t *testing.T) {
