@@ -64,5 +64,5 @@ func measureProbe(ctx context.Context, path, kind string, calls, warm int) (mode
 	if !r.Exited || r.ExitCode != 0 || r.Signal != 0 {
 		return model.ProbeCost{}, errors.New("the calibration program did not run to its end")
 	}
-	return calib.Cost(r.Profile, r.Stats.Probes.Of, kind, calls)
+	return calib.Cost(r.Profile, kind, calls)
 }

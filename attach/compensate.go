@@ -35,9 +35,8 @@ func (e *engine) compensated(p *model.Profile) *model.Profile {
 	if e.cal != nil {
 		cal = *e.cal
 	}
-	// By the profile's record, not by name as Stats.Probes.Of: a
-	// function's display name changes when its module turns out to be an
-	// exec'd program's.
+	// By index, not by name: a function's display name changes when its
+	// module turns out to be an exec'd program's.
 	cost := make([]model.ProbeCost, len(p.Functions))
 	for fn, f := range p.Functions {
 		if f.Probe == model.ProbeInline {

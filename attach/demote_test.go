@@ -20,7 +20,7 @@ func TestHotTrapProbeTakenOut(t *testing.T) {
 	opt.Probes = ProbesAuto
 	r, out := recordWorkload(t, "hottrap", opt)
 	for fn, kind := range map[string]string{"spin": ProbesTrap, "rare": ProbesTrap, "join": ProbesInline, "main": ProbesInline} {
-		if got := r.Stats.Probes.Of[fn]; got != kind {
+		if got := probeOf(r.Profile, fn); got != kind {
 			t.Errorf("%s got probe %q, want %q", fn, got, kind)
 		}
 	}

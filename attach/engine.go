@@ -165,9 +165,6 @@ type ProbeStats struct {
 	// refusing the jump.
 	Sites   int
 	Refused map[string]int
-	// Of names each traced function's probe (as the profile names the
-	// function): "inline", "trap", or "none: " and why (--probes inline).
-	Of map[string]string
 }
 
 // RingStats: the inline probes' ring events, stub waits for a full ring,

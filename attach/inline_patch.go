@@ -70,16 +70,7 @@ func (e *engine) probed(fn int, kind model.ProbeKind, why string) {
 	if (kind == model.ProbeInline || kind == model.ProbeTrap) && e.s.Selected(fn) {
 		e.detailProbed++
 	}
-	name := kind.String()
-	if kind == model.ProbeNone {
-		name += ": " + why
-	}
-	if e.stats.Probes.Of == nil {
-		e.stats.Probes.Of = map[string]string{}
-	}
-	prof := e.s.Profile()
-	e.stats.Probes.Of[prof.FuncName(fn)] = name
-	f := &prof.Functions[fn]
+	f := &e.s.Profile().Functions[fn]
 	f.Probe, f.ProbeNote = kind, why
 }
 

@@ -1,7 +1,7 @@
 package attach
 
 import (
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -30,6 +30,14 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	// relocated into its trampoline): that patch goes first, and comes
 	// back over the re-aimed site once it is done.
 	var again []instrument.Symbol
+	defer func() {
+		for _, gs := range again {
+			fn := e.s.Interner().Func(l.modIdx, gs.Name)
+			if err := e.patchInline(tid, as, l, gs, e.inlineID(fn), e.threadRips(as)); err != nil {
+				e.warn("%s: its inline probe could not come back after its call of %s was re-aimed: %v", gs.Name, sym.Name, err)
+			}
+		}
+	}()
 	for _, s := range sites {
 		at := s.At + l.bias
 		for gAddr, g := range is.Patches {
@@ -47,14 +55,6 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 			}
 		}
 	}
-	defer func() {
-		for _, gs := range again {
-			fn := e.s.Interner().Func(l.modIdx, gs.Name)
-			if err := e.patchInline(tid, as, l, gs, e.inlineID(fn), e.threadRips(as)); err != nil {
-				e.warn("%s: its inline probe could not come back after its call of %s was re-aimed: %v", gs.Name, sym.Name, err)
-			}
-		}
-	}()
 	code := make([][]byte, len(sites))
 	for i, s := range sites {
 		file, err := l.mod.ReadAt(s.At, s.Len)
@@ -66,18 +66,16 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 			return fmt.Errorf("%w; call site %#x unreadable", why, s.At+l.bias)
 		}
 		as.origBytes(s.At+l.bias, cur)
-		if string(cur) != string(file) {
+		if !bytes.Equal(cur, file) {
 			return fmt.Errorf("%w; call site %#x differs from its file", why, s.At+l.bias)
 		}
-		code[i] = cur
-	}
-	// A breakpoint on a branch runs its own copy of the original branch.
-	for _, s := range sites {
-		for b := range as.bps {
-			if b >= s.At+l.bias && b < s.At+l.bias+uint64(s.Len) {
+		// A breakpoint on a branch runs its own copy of the original.
+		for k := range uint64(s.Len) {
+			if _, ok := as.bps[s.At+l.bias+k]; ok {
 				return fmt.Errorf("%w; breakpoint on call site %#x", why, s.At+l.bias)
 			}
 		}
+		code[i] = cur
 	}
 	a, tramp, entry, err := e.newTramp(tid, as, addr)
 	if err != nil {
@@ -97,13 +95,17 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	}
 	for _, s := range p.Sites {
 		if err := e.rewrite(tid, as, s.At, s.Orig, s.New); err != nil {
-			// Those done so far stay, recorded: detach puts them back.
-			err = fmt.Errorf("patch call site %#x: %w", s.At, err)
-			if len(ip.Sites) == 0 {
-				return err
+			// Some of its calls would go uncounted: the sites done so far
+			// get their bytes back, and it gets a trap probe instead. One
+			// that cannot stays recorded: detach tries again.
+			for _, d := range ip.Sites {
+				if e.rewrite(tid, as, d.At, d.New, d.Orig) == nil {
+					delete(is.Sites, d.At)
+				} else {
+					is.Patches[addr] = ip
+				}
 			}
-			e.warn("%s: %v: %d of its %d call sites probed", sym.Name, err, len(ip.Sites), len(p.Sites))
-			break
+			return fmt.Errorf("patch call site %#x: %w", s.At, err)
 		}
 		ip.Sites = append(ip.Sites, s)
 		is.Sites[s.At] = s
@@ -140,38 +142,19 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 		if !ok {
 			continue
 		}
-		for i := range got {
-			if got[i] == want[i] {
+		// Only a re-aimed displacement: the opcode is the file's.
+		for from := 0; ; {
+			k, n, found := changedBranch(got, want, m.Start, from, foreign)
+			if !found {
+				break
+			}
+			from = k + n
+			if got[k] != want[k] || n == 6 && got[k+1] != want[k+1] {
 				continue
 			}
-			for k := max(0, i-5); k <= i; k++ {
-				n := branchLen(got[k:])
-				if n == 0 || k+n <= i || k+n > len(got) || got[k] != want[k] || n == 6 && got[k+1] != want[k+1] {
-					continue
-				}
-				at := m.Start + uint64(k)
-				to := at + uint64(n) + uint64(int64(int32(binary.LittleEndian.Uint32(got[k+n-4:]))))
-				if !foreign(to) {
-					continue
-				}
-				if e.rewrite(tid, as, at, got[k:k+n], want[k:k+n]) == nil {
-					copy(got[k:k+n], want[k:k+n])
-					e.stats.Leftover.Patches++
-				}
-				break
+			if e.rewrite(tid, as, m.Start+uint64(k), got[k:k+n], want[k:k+n]) == nil {
+				e.stats.Leftover.Patches++
 			}
 		}
 	}
-}
-
-// branchLen is the length of the rel32 call, jmp or jcc b starts with, 0
-// for anything else.
-func branchLen(b []byte) int {
-	switch {
-	case len(b) >= 5 && (b[0] == 0xe8 || b[0] == 0xe9):
-		return 5
-	case len(b) >= 6 && b[0] == 0x0f && b[1]&0xf0 == 0x80:
-		return 6
-	}
-	return 0
 }

@@ -21,7 +21,7 @@ func TestAutoGivesEachFunctionItsProbe(t *testing.T) {
 	r, _ := recordWorkload(t, "unpatchable", opt)
 	want := map[string]string{"spin_back": ProbesInline, "plain_a": ProbesInline, "plain_b": ProbesInline, "main": ProbesInline}
 	for fn, kind := range want {
-		if got := r.Stats.Probes.Of[fn]; got != kind {
+		if got := probeOf(r.Profile, fn); got != kind {
 			t.Errorf("%s got probe %q, want %q", fn, got, kind)
 		}
 	}

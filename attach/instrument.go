@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
@@ -190,7 +189,11 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	addr := sym.Value + l.bias
 	if err := e.insertEntry(tid, as, addr, fn); err != nil {
-		e.probed(fn, model.ProbeNone, strings.TrimPrefix(fmt.Sprintf("%s; breakpoint: %v", why, err), "; "))
+		note := "breakpoint: " + err.Error()
+		if why != "" {
+			note = why + "; " + note
+		}
+		e.probed(fn, model.ProbeNone, note)
 		return fn, false
 	}
 	e.probed(fn, model.ProbeTrap, why)

@@ -296,7 +296,7 @@ func (e *engine) report() {
 // writing (the caller may keep the copy).
 func (e *engine) liveStats() Stats {
 	s := e.stats
-	s.Probes.Refused, s.Probes.Of = nil, nil
+	s.Probes.Refused = nil
 	s.TracedCalls = e.s.TracedCalls()
 	s.Elapsed = e.elapsed()
 	s.Threads = len(e.threads)

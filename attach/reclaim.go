@@ -381,23 +381,33 @@ func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 		if !ok {
 			continue
 		}
-		for i := 0; i < len(got); i++ {
-			if got[i] == want[i] {
-				continue
-			}
-			// Any e8/e9 rel32 that covers this byte.
-			for k := max(0, i-4); k <= i && k+5 <= len(got); k++ {
-				if got[k] != 0xe8 && got[k] != 0xe9 {
-					continue
-				}
-				at := m.Start + uint64(k)
-				if l.inCode(at + 5 + uint64(int64(int32(binary.LittleEndian.Uint32(got[k+1:]))))) {
-					return at, false
-				}
-			}
+		if k, _, found := changedBranch(got, want, m.Start, 0, l.inCode); found {
+			return m.Start + uint64(k), false
 		}
 	}
 	return 0, true
+}
+
+// changedBranch finds, from offset from on, the first rel32 call, jmp or
+// jcc of text got (at base) that covers a byte differing from the file's
+// want and whose target into accepts: its offset and length.
+func changedBranch(got, want []byte, base uint64, from int, into func(uint64) bool) (k, n int, found bool) {
+	for i := from; i < len(got); i++ {
+		if got[i] == want[i] {
+			continue
+		}
+		for k := max(from, i-5); k <= i; k++ {
+			n := instrument.BranchLen(got[k:])
+			if n == 0 || k+n <= i {
+				continue
+			}
+			at := base + uint64(k)
+			if into(at + uint64(n) + uint64(int64(int32(binary.LittleEndian.Uint32(got[k+n-4:]))))) {
+				return k, n, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // textAndFile reads executable file mapping m of the space of stopped

@@ -141,3 +141,14 @@ func compareExpected(t *testing.T, want *workload.Expected, p *model.Profile) {
 		t.Errorf("processes:\n got %+v\nwant %+v", got.Processes, want.Processes)
 	}
 }
+
+// probeOf is the probe kind the profile records for the function named
+// name ("inline", "trap", "none"; "" if it has no such function).
+func probeOf(p *model.Profile, name string) string {
+	for f, fn := range p.Functions {
+		if p.FuncName(f) == name {
+			return fn.Probe.String()
+		}
+	}
+	return ""
+}

@@ -16,7 +16,7 @@ func TestVirtualTailCallsInline(t *testing.T) {
 	opt.Probes = ProbesAuto
 	r, out := recordWorkload(t, "vcall", opt)
 	for _, fn := range []string{"area_of(Shape const*, long)", "scale_of(Shape const*)", "Square::area(long) const", "Circle::scale() const", "main"} {
-		if got := r.Stats.Probes.Of[fn]; got != ProbesInline {
+		if got := probeOf(r.Profile, fn); got != ProbesInline {
 			t.Errorf("%s got probe %q, want inline", fn, got)
 		}
 	}

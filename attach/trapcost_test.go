@@ -21,7 +21,7 @@ func TestTailCallIntoATrapProbeStopsOnlyThere(t *testing.T) {
 	opt.Probes = ProbesAuto
 	r, out := recordWorkload(t, "trapcost", opt, "10000", "10")
 	for fn, kind := range map[string]string{"loop_head": ProbesTrap, "tail_to_loop": ProbesInline, "leaf": ProbesInline, "step": ProbesInline} {
-		if got := r.Stats.Probes.Of[fn]; got != kind {
+		if got := probeOf(r.Profile, fn); got != kind {
 			t.Errorf("%s got probe %q, want %q", fn, got, kind)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -41,41 +42,49 @@ type siteIndex struct {
 	err   error                   // the module cannot be swept whole
 }
 
-// codeMap marks, for the bytes of one executable segment from base, those
-// the sweep decoded (covered: instructions and padding) and where each
-// instruction starts.
+// codeMap marks, as a bitset, the bytes of one executable segment from
+// base that the sweep decoded (instructions and padding).
 type codeMap struct {
-	base            uint64
-	covered, starts []uint64 // bitsets
+	base    uint64
+	covered []uint64
 }
 
 func newCodeMap(base uint64, n int) codeMap {
-	w := (n + 63) / 64
-	return codeMap{base: base, covered: make([]uint64, w), starts: make([]uint64, w)}
+	return codeMap{base: base, covered: make([]uint64, (n+63)/64)}
 }
 
 func (c codeMap) mark(at uint64, n int) {
-	i := at - c.base
-	c.starts[i/64] |= 1 << (i % 64)
-	for k := i; k < i+uint64(n); k++ {
+	for k := at - c.base; k < at-c.base+uint64(n); k++ {
 		c.covered[k/64] |= 1 << (k % 64)
 	}
 }
 
-func (c codeMap) has(set []uint64, at uint64) bool {
+func (c codeMap) has(at uint64) bool {
 	i := at - c.base
-	return at >= c.base && i/64 < uint64(len(set)) && set[i/64]&(1<<(i%64)) != 0
+	return at >= c.base && i/64 < uint64(len(c.covered)) && c.covered[i/64]&(1<<(i%64)) != 0
 }
 
 // decoded tells whether the sweep read the byte at at as part of an
 // instruction or padding.
 func (x *siteIndex) decoded(at uint64) bool {
 	for _, c := range x.code {
-		if c.has(c.covered, at) {
+		if c.has(at) {
 			return true
 		}
 	}
 	return false
+}
+
+// BranchLen is the length of the rel32 call, jmp or jcc b starts with
+// (its displacement is its last 4 bytes), 0 for anything else.
+func BranchLen(b []byte) int {
+	switch {
+	case len(b) >= 5 && (b[0] == 0xe8 || b[0] == 0xe9):
+		return 5
+	case len(b) >= 6 && b[0] == 0x0f && b[1]&0xf0 == 0x80:
+		return 6
+	}
+	return 0
 }
 
 // CallSites returns every direct branch to sym's entry in its module, in
@@ -98,14 +107,9 @@ func (m *Module) CallSites(sym Symbol) ([]BranchSite, error) {
 		if !ok {
 			continue
 		}
-		for off := 0; off+5 <= len(b); off++ {
-			n := 0
-			switch {
-			case b[off] == 0xe8 || b[off] == 0xe9:
-				n = 5
-			case b[off] == 0x0f && b[off+1]&0xf0 == 0x80 && off+6 <= len(b):
-				n = 6
-			default:
+		for off := range b {
+			n := BranchLen(b[off:])
+			if n == 0 {
 				continue
 			}
 			at := s.vaddr + uint64(off)
@@ -257,16 +261,18 @@ func (x *siteIndex) note(m *Module, code []byte, inst x86asm.Inst, pc uint64) {
 		switch {
 		case inside && inst.Op != x86asm.CALL:
 			// A loop back to its own entry: not a call, left alone.
-		case inst.PCRel != 4:
-			x.bad[to] = fmt.Sprintf("a short branch at %#x reaches it", pc)
-		case inst.Op == x86asm.CALL || inst.Op == x86asm.JMP || isShortCond(inst.Op):
+		case inst.PCRel == 4 && (inst.Op == x86asm.CALL || inst.Op == x86asm.JMP || isShortCond(inst.Op)):
 			x.sites[to] = append(x.sites[to], BranchSite{At: pc, Len: inst.Len, Disp: inst.PCRelOff})
+		case inst.PCRel != 4:
+			x.refuse(m, to, fmt.Sprintf("a short %s at %#x reaches it", strings.ToLower(inst.Op.String()), pc))
+		default: // xbegin: a branch that is no call
+			x.refuse(m, to, fmt.Sprintf("a %s at %#x reaches it", strings.ToLower(inst.Op.String()), pc))
 		}
 		return
 	}
 	if _, ok := ripMem(inst); ok && inst.PCRel == 4 {
 		to := next + uint64(int64(int32(binary.LittleEndian.Uint32(code[inst.PCRelOff:]))))
-		x.bad[to] = fmt.Sprintf("its address is taken at %#x", pc)
+		x.refuse(m, to, fmt.Sprintf("its address is taken at %#x", pc))
 		return
 	}
 	if !m.PIE {
@@ -274,13 +280,24 @@ func (x *siteIndex) note(m *Module, code []byte, inst x86asm.Inst, pc uint64) {
 		for _, a := range inst.Args {
 			switch v := a.(type) {
 			case x86asm.Imm:
-				x.bad[uint64(v)] = fmt.Sprintf("its address is an immediate at %#x", pc)
+				x.refuse(m, uint64(v), fmt.Sprintf("its address is an immediate at %#x", pc))
 			case x86asm.Mem:
 				if v.Base == 0 && v.Index == 0 {
-					x.bad[uint64(v.Disp)] = fmt.Sprintf("its address is an operand at %#x", pc)
+					x.refuse(m, uint64(v.Disp), fmt.Sprintf("its address is an operand at %#x", pc))
 				}
 			}
 		}
+	}
+}
+
+// refuse records why the function whose entry is addr, if one is, cannot
+// be probed at its call sites (the first reason found stays).
+func (x *siteIndex) refuse(m *Module, addr uint64, why string) {
+	if s, ok := m.Lookup(addr); !ok || s.Value != addr {
+		return
+	}
+	if _, ok := x.bad[addr]; !ok {
+		x.bad[addr] = why
 	}
 }
 
@@ -294,7 +311,7 @@ func (x *siteIndex) addressesInData(m *Module, f *elf.File) {
 	for _, s := range dyn {
 		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC && elf.ST_BIND(s.Info) != elf.STB_LOCAL &&
 			elf.ST_VISIBILITY(s.Other) == elf.STV_DEFAULT {
-			x.bad[s.Value] = "exported: other modules may call it"
+			x.refuse(m, s.Value, "exported: other modules may call it")
 		}
 	}
 	for _, sec := range f.Sections {
@@ -311,10 +328,10 @@ func (x *siteIndex) addressesInData(m *Module, f *elf.File) {
 			addend := binary.LittleEndian.Uint64(data[off+16:])
 			switch elf.R_X86_64(info & 0xffffffff) {
 			case elf.R_X86_64_RELATIVE, elf.R_X86_64_IRELATIVE:
-				x.bad[addend] = "its address is stored in data"
+				x.refuse(m, addend, "its address is stored in data")
 			case elf.R_X86_64_64, elf.R_X86_64_GLOB_DAT, elf.R_X86_64_JMP_SLOT:
 				if i := int(info >> 32); i > 0 && i <= len(dyn) && dyn[i-1].Section != elf.SHN_UNDEF {
-					x.bad[dyn[i-1].Value+addend] = "its address is stored in data"
+					x.refuse(m, dyn[i-1].Value+addend, "its address is stored in data")
 				}
 			}
 		}

@@ -21,7 +21,7 @@ func TestCallSites(t *testing.T) {
 		// its address is in data (keep)
 		{"hottrap", "spin", nil, "address"},
 		// tail_to_loop reaches it with jmp rel8
-		{"trapcost", "loop_head", nil, "short branch"},
+		{"trapcost", "loop_head", nil, "short jmp"},
 		// _start passes its address to __libc_start_main (lea main(%rip))
 		{"sites", "main", nil, "address is taken"},
 	}

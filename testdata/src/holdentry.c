@@ -59,9 +59,8 @@ int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
-	char *end;
-	long ms = argc == 2 ? strtol(argv[1], &end, 10) : 0;
-	if (argc != 2 || *end != '\0' || ms <= 0 || ms > 60000) {
+	long ms = argc == 2 ? sc_arg(argv[1], 60000) : -1;
+	if (ms <= 0) {
 		fprintf(stderr, "usage: holdentry MS\n");
 		SC_LEAVE(main);
 		return 2;

@@ -99,22 +99,14 @@ int join(int i);
 /* Their addresses in data: a call through a pointer could reach them. */
 int (*volatile keep[2])(int) = {spin, rare};
 
-SC_INLINE long arg(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (s[0] == '\0' || *end != '\0' || v < 0 || v > 1000000000)
-		return -1;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long hot = DEFAULT_HOT, passes = DEFAULT_PASSES, jumps = 3000;
-	if (argc > 4 || (argc > 1 && (hot = arg(argv[1])) < 0) ||
-	    (argc > 2 && (passes = arg(argv[2])) < 0) || (argc > 3 && (jumps = arg(argv[3])) < 0)) {
+	if (argc > 4 || (argc > 1 && (hot = sc_arg(argv[1], 1000000000)) < 0) ||
+	    (argc > 2 && (passes = sc_arg(argv[2], 1000000000)) < 0) ||
+	    (argc > 3 && (jumps = sc_arg(argv[3], 1000000000)) < 0)) {
 		fprintf(stderr, "usage: hottrap [HOT [PASSES [JUMPS]]]\n");
 		SC_LEAVE(main);
 		return 2;

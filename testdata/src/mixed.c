@@ -159,22 +159,13 @@ TRACED unsigned long run_round(int depth)
 	return x;
 }
 
-SC_INLINE long arg(const char *s, long max)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (s[0] == '\0' || *end != '\0' || v < 0 || v > max)
-		return -1;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long rounds = DEFAULT_ROUNDS, depth = DEFAULT_DEPTH;
-	if (argc > 3 || (argc > 1 && (rounds = arg(argv[1], 1000000)) < 0) ||
-	    (argc > 2 && (depth = arg(argv[2], 24)) < 0)) {
+	if (argc > 3 || (argc > 1 && (rounds = sc_arg(argv[1], 1000000)) < 0) ||
+	    (argc > 2 && (depth = sc_arg(argv[2], 24)) < 0)) {
 		fprintf(stderr, "usage: mixed [ROUNDS [DEPTH]]\n");
 		SC_LEAVE(main);
 		return 2;

@@ -69,6 +69,16 @@
 /* A compiler barrier, to keep gcc from restructuring code around calls. */
 #define SC_BARRIER() __asm__ __volatile__("" ::: "memory")
 
+/* A workload's numeric argument: a decimal integer 0..max, else -1. */
+SC_INLINE long sc_arg(const char *s, long max)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (s[0] == '\0' || *end != '\0' || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
 enum sc_func_id {
 #define SC_ENUM_(id, name) SC_ID_##id,
 	SC_FUNCTIONS(SC_ENUM_)

@@ -90,22 +90,13 @@ int via_tail(int n);
 int tiny(void);
 int after_tiny(int n);
 
-SC_INLINE long arg(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (s[0] == '\0' || *end != '\0' || v < 0 || v > 1000000000)
-		return -1;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long n = 100000, seconds = 0;
-	if (argc > 3 || (argc > 1 && (n = arg(argv[1])) < 0) ||
-	    (argc > 2 && (seconds = arg(argv[2])) < 0)) {
+	if (argc > 3 || (argc > 1 && (n = sc_arg(argv[1], 1000000000)) < 0) ||
+	    (argc > 2 && (seconds = sc_arg(argv[2], 1000000000)) < 0)) {
 		fprintf(stderr, "usage: sites [N [SECONDS]]\n");
 		SC_LEAVE(main);
 		return 2;

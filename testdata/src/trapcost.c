@@ -109,22 +109,13 @@ TRACED unsigned long leaf(unsigned long x)
 	return x;
 }
 
-SC_INLINE long arg(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (s[0] == '\0' || *end != '\0' || v < 0 || v > 1000000000)
-		return -1;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long calls = DEFAULT_CALLS, steps = DEFAULT_STEPS;
-	if (argc > 3 || (argc > 1 && (calls = arg(argv[1])) < 0) ||
-	    (argc > 2 && (steps = arg(argv[2])) < 0)) {
+	if (argc > 3 || (argc > 1 && (calls = sc_arg(argv[1], 1000000000)) < 0) ||
+	    (argc > 2 && (steps = sc_arg(argv[2], 1000000000)) < 0)) {
 		fprintf(stderr, "usage: trapcost [CALLS [STEPS]]\n");
 		SC_LEAVE(main);
 		return 2;

@@ -65,21 +65,12 @@ struct Circle : Shape {
 FORWARDER long area_of(const Shape *s, long x) { return s->area(x); }
 FORWARDER long scale_of(const Shape *s) { return s->scale(); }
 
-static long arg(const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (s[0] == '\0' || *end != '\0' || v < 0 || v > 1000000000)
-		return -1;
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	SC_ENTER(main);
 	SC_INIT(argc, argv);
 	long calls = 200000;
-	if (argc > 2 || (argc > 1 && (calls = arg(argv[1])) < 0)) {
+	if (argc > 2 || (argc > 1 && (calls = sc_arg(argv[1], 1000000000)) < 0)) {
 		fprintf(stderr, "usage: vcall [CALLS]\n");
 		SC_LEAVE(main);
 		return 2;

@@ -11,15 +11,20 @@ import (
 func Inner(k int) string { return fmt.Sprintf("calib_inner_%d", k) }
 
 // Cost reads what one call costs from p, a profile of the calibration
-// program run with calls calls a batch under probe kind kind; probeOf
-// names the probe kind each function got. The median batch is the cost,
-// so that a batch the scheduler preempted does not count.
-func Cost(p *model.Profile, probeOf map[string]string, kind string, calls int) (model.ProbeCost, error) {
+// program run with calls calls a batch under probe kind kind (as
+// model.ProbeKind names it: "inline", "trap"), which each batch's callee
+// must have got. The median batch is the cost, so that a batch the
+// scheduler preempted does not count.
+func Cost(p *model.Profile, kind string, calls int) (model.ProbeCost, error) {
+	got := map[string]model.ProbeKind{}
+	for f, fn := range p.Functions {
+		got[p.FuncName(f)] = fn.Probe
+	}
 	var in, out []int64
 	for k := range Batches {
 		inner := Inner(k)
-		if got := probeOf[inner]; got != kind {
-			return model.ProbeCost{}, fmt.Errorf("%s got a %q probe", inner, got)
+		if got[inner].String() != kind {
+			return model.ProbeCost{}, fmt.Errorf("%s got a %q probe", inner, got[inner])
 		}
 		for _, t := range p.Threads {
 			for _, n := range t.Nodes {
