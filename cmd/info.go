@@ -137,10 +137,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	if err := writeTracedLater(out, p); err != nil {
 		return err
 	}
-	if len(p.NotInline()) > 0 {
-		fmt.Fprintln(out)
-	}
-	return writeNotInline(out, p, "functions without an inline probe", 0)
+	return writeNotInline(out, p, "\nfunctions without an inline probe", 0)
 }
 
 // writeTracedLater lists the functions whose tracing began after the start

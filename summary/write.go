@@ -341,33 +341,30 @@ func sections(r *Report) []tables.Table {
 // or only until its hot trap probe was taken out,
 // in the table's order with names as the table shows them; nil when none.
 func tracedLaterNote(r *Report) []tables.Span {
-	var note []tables.Span
-	for _, f := range r.Functions {
-		if f.TracedSinceNs <= 0 {
-			continue
-		}
-		sep := ", "
-		if note == nil {
-			sep = "traced only from later in the run (counts from then on): "
-		}
-		note = append(note, tables.Span{Text: sep}, tables.Span{Text: r.shown(f.Name), Symbol: true},
-			tables.Span{Text: " from " + model.FormatOffset(f.TracedSinceNs)})
-	}
+	note := timesNote(nil, r, "traced only from later in the run (counts from then on): ", " from ",
+		func(f Function) int64 { return f.TracedSinceNs })
+	return timesNote(note, r, "traced only until its probe was taken out (a hot trap probe; counts until then): ", " until ",
+		func(f Function) int64 { return f.TracedUntilNs })
+}
+
+// timesNote appends to note, after head (and "; " when note has a part
+// already), each listed function whose time at is set, with word and the
+// time; note unchanged when none.
+func timesNote(note []tables.Span, r *Report, head, word string, at func(Function) int64) []tables.Span {
 	first := true
 	for _, f := range r.Functions {
-		if f.TracedUntilNs <= 0 {
+		if at(f) <= 0 {
 			continue
 		}
 		sep := ", "
 		if first {
-			sep = "traced only until its probe was taken out (a hot trap probe; counts until then): "
+			sep, first = head, false
 			if note != nil {
-				sep = "; " + sep
+				sep = "; " + head
 			}
-			first = false
 		}
 		note = append(note, tables.Span{Text: sep}, tables.Span{Text: r.shown(f.Name), Symbol: true},
-			tables.Span{Text: " until " + model.FormatOffset(f.TracedUntilNs)})
+			tables.Span{Text: word + model.FormatOffset(at(f))})
 	}
 	return note
 }
