@@ -14,7 +14,14 @@ import (
 // startLongrun starts workload (g) untraced with its stdout captured.
 func startLongrun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	bin, err := workload.Path("longrun")
+	return startWorkload(t, "longrun", args...)
+}
+
+// startWorkload starts workload name untraced with its stdout captured,
+// killed at the test's end if it still runs.
+func startWorkload(t *testing.T, name string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	bin, err := workload.Path(name)
 	if err != nil {
 		t.Fatal(err)
 	}

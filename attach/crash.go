@@ -53,7 +53,7 @@ func (e *engine) crash(t *thread, sig syscall.Signal) {
 	}
 	e.s.Crash(t.st, signalName(sig), addr, pc)
 	if e.opt.Live.OnCrash != nil {
-		e.opt.Live.OnCrash(e.compensated(e.s.Snapshot(e.now(), e.counters())))
+		e.opt.Live.OnCrash(e.compensated(e.profileNow()))
 	}
 }
 

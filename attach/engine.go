@@ -42,6 +42,12 @@ type Options struct {
 	// Its components are traced wherever they run.
 	Context *instrument.Context
 	Expand  ExpandOptions
+	// Counted, when set, gives the traced functions whose name or
+	// module:name it matches the counting probe: exact calls per caller,
+	// no time (their time is their callers' self time). Functions asked
+	// for in time (Detail, Context, the checkpoint, waiting calls) stay
+	// timed.
+	Counted *regexp.Regexp
 
 	// Compensate takes the probes' cost per call out of the profile's
 	// times, with the time the tracer held threads to set up
@@ -159,6 +165,8 @@ type Stats struct {
 type ProbeStats struct {
 	Inline int
 	Trap   int
+	// Counted: inline probes that only count (Options.Counted).
+	Counted int
 	// Demoted: trap probes taken out of functions found hot (auto).
 	Demoted int
 	// Sites: inline probes at a function's call sites, its first bytes

@@ -65,7 +65,7 @@ func (e *engine) autoExpand() {
 	if e.clock != nil {
 		e.drainAll()
 	}
-	snap := e.s.Snapshot(e.now(), e.counters())
+	snap := e.profileNow()
 	top := snap.Busy().HottestSelf(e.opt.Expand.Top, func(fn int) bool { return e.expanded[fn] })
 	if len(top) == 0 {
 		return

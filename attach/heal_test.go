@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -23,7 +24,8 @@ import (
 
 // TestMain lets the test binary run as a tracer of its own, in a process
 // the tests can SIGKILL: PROFILE_TEST_TRACE_PID=pid attaches to pid until
-// killed; PROFILE_TEST_HOLD_TID=tid traces that one thread as strace -p
+// killed (PROFILE_TEST_PROBES its probe kind, PROFILE_TEST_COUNTED its
+// --counted); PROFILE_TEST_HOLD_TID=tid traces that one thread as strace -p
 // would (signals passed on) until it ends.
 func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_HOLD_TID"); v != "" {
@@ -34,7 +36,11 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_TRACE_PID"); v != "" {
 		pid, _ := strconv.Atoi(v)
 		f, _ := instrument.NewFilter(nil, nil, nil)
-		if _, err := Attach(context.Background(), pid, Options{Filter: f, Probes: os.Getenv("PROFILE_TEST_PROBES")}); err != nil {
+		opt := Options{Filter: f, Probes: os.Getenv("PROFILE_TEST_PROBES")}
+		if c := os.Getenv("PROFILE_TEST_COUNTED"); c != "" {
+			opt.Counted = regexp.MustCompile(c)
+		}
+		if _, err := Attach(context.Background(), pid, opt); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

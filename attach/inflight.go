@@ -99,8 +99,8 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 			pc-- // a return address may lie past its caller's last byte
 		}
 		fn, start := e.tracedAt(as, pc)
-		if fn == model.None || f.RA == 0 {
-			continue
+		if fn == model.None || f.RA == 0 || e.counted[fn] {
+			continue // a counted function has no frames: its caller's time holds it
 		}
 		if i == 0 && f.PC == start && !probedAtSites(as, start) {
 			continue // about to enter: the entry's probe will count it

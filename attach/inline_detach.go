@@ -175,6 +175,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	}
 	is.ReadCounters(ptrace.Mem(tid).Read)
 	e.inlineCounters(is)
+	e.lastArcs(is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
 		e.openFrameArgs(t, is)

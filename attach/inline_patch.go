@@ -66,6 +66,8 @@ func (e *engine) probed(fn int, kind model.ProbeKind, why string) {
 		e.stats.Probes.Inline++
 	case model.ProbeTrap:
 		e.stats.Probes.Trap++
+	case model.ProbeCounted:
+		e.stats.Probes.Counted++
 	}
 	if (kind == model.ProbeInline || kind == model.ProbeTrap) && e.s.Selected(fn) {
 		e.detailProbed++
@@ -132,7 +134,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
 	}
-	a, tramp, entry, err := e.newTramp(tid, as, addr)
+	a, tramp, entry, err := e.newTramp(tid, as, addr, id)
 	if err != nil {
 		return err
 	}
@@ -284,9 +286,9 @@ func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool
 }
 
 // newTramp returns where the next trampoline for the function at addr
-// goes (16-byte aligned, in area a within rel32 reach of it) and the entry
-// stub it calls; the caller advances a.next past what it writes.
-func (e *engine) newTramp(tid int, as *space, addr uint64) (a *area, tramp, entry uint64, err error) {
+// goes (16-byte aligned, in area a within rel32 reach of it) and the stub
+// its id calls (stubFor); the caller advances a.next past what it writes.
+func (e *engine) newTramp(tid int, as *space, addr uint64, id uint32) (a *area, tramp, entry uint64, err error) {
 	if a, err = e.trampArea(tid, as, addr); err != nil {
 		return nil, 0, 0, err
 	}
@@ -295,7 +297,7 @@ func (e *engine) newTramp(tid int, as *space, addr uint64) (a *area, tramp, entr
 		return nil, 0, 0, err
 	}
 	a.next = (a.next + 15) &^ 15
-	return a, a.base + a.next, stubAt + stub.Entry, nil
+	return a, a.base + a.next, e.stubFor(stubAt, id), nil
 }
 
 // trampArea returns an area within rel32 reach of addr with room for a

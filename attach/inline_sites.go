@@ -77,7 +77,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 		}
 		code[i] = cur
 	}
-	a, tramp, entry, err := e.newTramp(tid, as, addr)
+	a, tramp, entry, err := e.newTramp(tid, as, addr, id)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,8 @@ func (e *engine) unregisterInline(t *thread) {
 // freeSlot returns a drained slot, adding up its counters.
 func (e *engine) freeSlot(is *inlineSpace, tid, slot int) {
 	e.takeCounters(is, slot)
+	e.takeArcsOf(is, slot, is.Owner[slot])
+	e.releaseCounts(is, slot)
 	is.Free(tid, slot)
 }
 

@@ -167,6 +167,13 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 		e.noteContext(fn, comp, gated)
 	}
 	why := "" // --probes trap: asked for, not refused
+	counted := as.inl != nil && e.countedFn(fn, comp, gated, sym.Name)
+	if counted {
+		if e.counted == nil {
+			e.counted = map[int]bool{}
+		}
+		e.counted[fn], e.countTaken = true, true
+	}
 	if as.inl != nil {
 		err := errors.New("function index beyond an inline id's 24 bits")
 		if fn <= stub.FnMask {
@@ -177,9 +184,14 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 			}
 		}
 		if err == nil {
-			e.probed(fn, model.ProbeInline, "")
+			if counted {
+				e.probed(fn, model.ProbeCounted, "")
+			} else {
+				e.probed(fn, model.ProbeInline, "")
+			}
 			return fn, true
 		}
+		delete(e.counted, fn) // a trap probe times its calls
 		e.refused(err)
 		if e.opt.Probes == ProbesInline {
 			e.probed(fn, model.ProbeNone, err.Error())

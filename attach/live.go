@@ -64,7 +64,7 @@ func (e *engine) liveLoop(stop <-chan struct{}) {
 // snapshot hands Options.Live.Snapshot the profile so far. The caller holds
 // e.mu.
 func (e *engine) snapshot() {
-	e.opt.Live.Snapshot(e.compensated(e.s.Snapshot(e.now(), e.counters())), e.liveStats())
+	e.opt.Live.Snapshot(e.compensated(e.profileNow()), e.liveStats())
 }
 
 // checkpointed takes a snapshot if the checkpoint function returned since

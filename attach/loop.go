@@ -296,6 +296,10 @@ func (e *engine) finish() *Result {
 		e.warn("%s", msg)
 		e.s.Warn(msg)
 	}
+	for _, is := range e.inl {
+		e.lastArcs(is)
+	}
+	e.countsLost()
 	prof := e.s.Finish(e.now(), e.counters())
 	e.stats.TracedCalls = e.s.TracedCalls()
 	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}

@@ -55,18 +55,7 @@ func TestProbedAtCallSitesExact(t *testing.T) {
 // startSites runs the sites workload for about seconds.
 func startSites(t *testing.T, seconds string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	bin, err := workload.Path("sites")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "1000000000", seconds)
-	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, &out
+	return startWorkload(t, "sites", "1000000000", seconds)
 }
 
 // Attached to a running sites, the call-site probes count from then on
@@ -105,6 +94,15 @@ func TestCallSitesAttachAndKilled(t *testing.T) {
 		t.Errorf("after the kills: %d leftover patches undone, %d functions at their call sites, calls %v",
 			r.Stats.Leftover.Patches, r.Stats.Probes.Sites, c)
 	}
+	endsClean(t, target, out, before, "sites: result=")
+}
+
+// endsClean checks target after a clean detach: its text equals its
+// files', no area a profiler mapped is left (before: those mapped
+// before any), and it ends well, its output starting with prefix.
+func endsClean(t *testing.T, target *exec.Cmd, out *bytes.Buffer, before []string, prefix string) {
+	t.Helper()
+	pid := target.Process.Pid
 	if err := proctext.FileBytes(pid); err != nil {
 		t.Errorf("after the clean detach: %v", err)
 	}
@@ -114,7 +112,7 @@ func TestCallSitesAttachAndKilled(t *testing.T) {
 	if err := target.Wait(); err != nil {
 		t.Fatalf("target: %v (output %q)", err, out.String())
 	}
-	if !strings.HasPrefix(out.String(), "sites: result=") {
+	if !strings.HasPrefix(out.String(), prefix) {
 		t.Errorf("target said %q", out.String())
 	}
 }

@@ -29,8 +29,11 @@ type space struct {
 	// point into them).
 	keepAreas bool
 
-	traps      // the trap probes' breakpoints
-	callKinds  // call kinds by return address (inline probes)
+	traps     // the trap probes' breakpoints
+	callKinds // call kinds by return address (inline probes)
+	// callers: the traced function holding each call site a counting
+	// probe has seen, by return address (counted.go).
+	callers    map[uint64]int
 	leftBehind // what killed profilers left here (leftover.go, reclaim.go)
 	spaceGate  // the calling context's breakpoints (context.go)
 }

@@ -38,6 +38,7 @@ type engine struct {
 	gating    // the calling context (context.go)
 	expanding // auto-expand (expand.go)
 	demoting  // trap probes found hot (demote.go)
+	counting  // counting probes and their tables (counted.go)
 }
 
 // tracees is the stop loop's state: the threads it holds and how it is

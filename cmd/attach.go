@@ -68,6 +68,7 @@ could be saved nowhere, or tracing failed.`,
 	f.register(c)
 	c.Flags().Lookup("output").Usage = "write the profile to `FILE`, - for the standard output (an existing file is kept as FILE.old; a device such as /dev/null is written straight)"
 	f.registerAutoExpand(c)
+	f.registerCounted(c)
 	completeFlag(c, "pid", completePids)
 	completeTraceFlags(c)
 	return c

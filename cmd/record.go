@@ -77,6 +77,7 @@ writes nothing; -o - is refused: CMD writes to the standard output.`,
 	}
 	f.register(c)
 	f.registerAutoExpand(c)
+	f.registerCounted(c)
 	completeTraceFlags(c)
 	c.Flags().SetInterspersed(false)
 	return c

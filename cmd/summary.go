@@ -46,6 +46,10 @@ thread pool's pthread_cond_wait never tops the tables; percentages are of
 the busy time. The blocked time keeps its own table (Blocking). --scope
 wall keeps it in every time, as versions before 2026-11 did by default.
 
+A function traced with --counted has its exact calls and no time of its own
+(it is in its callers' self time): the tables show "counted" where its time
+would be, the JSON "counted": true and no time fields.
+
 --threads breaks every function and edge down by thread (table, markdown and
 json): threads are numbered as render --threads numbers them, and spawn and
 fork edges say who created whom as "0→1" (thread 0 spawned thread 1).

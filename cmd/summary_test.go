@@ -67,6 +67,23 @@ func TestSummaryCmd(t *testing.T) {
 	}
 }
 
+// A profile with counted calls keeps them through its file: the summary
+// shows their exact calls and no time.
+func TestSummaryCmdCounted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "counted.data")
+	if err := model.WriteFile(path, modeltest.Counted()); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runSub(newSummaryCmd(), path, "--format", "csv")
+	if err != nil || !strings.Contains(out, "\nfunctions,,,hash,app,,,,,,22,5,,,,,,,,,,,,,,,,,true\n") {
+		t.Fatalf("csv: %v\n%s", err, out)
+	}
+	out, _, err = runSub(newSummaryCmd(), path)
+	if err != nil || !strings.Contains(out, "2 functions only counted (--counted)") {
+		t.Fatalf("table: %v\n%s", err, out)
+	}
+}
+
 func TestSummaryCmdErrors(t *testing.T) {
 	path := sampleFile(t)
 	for _, c := range []struct {

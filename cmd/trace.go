@@ -37,6 +37,7 @@ type traceFlags struct {
 	slow         time.Duration
 	detailIf     string
 	detailLimit  int
+	counted      string         // --counted REGEX (record and attach)
 	expand       []string       // --expand FUNC (expand.go)
 	expandDepth  int            // --depth N; 0: not given (1)
 	context      string         // --context A>B (expand.go)
@@ -132,6 +133,11 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
 }
 
+// registerCounted adds --counted (record and attach: top shows times).
+func (f *traceFlags) registerCounted(c *cobra.Command) {
+	c.Flags().StringVar(&f.counted, "counted", "", "count, not time, the calls of traced functions matching `REGEX` (name or module:name): exact calls per caller for a few ns a call, their time left in their callers' self time")
+}
+
 // registerAutoExpand adds --auto-expand and --interval (record and
 // attach: top's --interval is its refresh).
 func (f *traceFlags) registerAutoExpand(c *cobra.Command) {
@@ -165,6 +171,16 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 	}
 	if err := f.detailOptions(&opt); err != nil {
 		return attach.Options{}, err
+	}
+	if f.counted != "" {
+		if f.probes == attach.ProbesTrap {
+			return attach.Options{}, usagef("--counted takes inline probes: not with --probes trap")
+		}
+		re, err := regexp.Compile(f.counted)
+		if err != nil {
+			return attach.Options{}, usagef("--counted: %v", err)
+		}
+		opt.Counted = re
 	}
 	if err := f.expandOptions(&opt, command, pid, os.Stderr); err != nil {
 		return attach.Options{}, err
@@ -293,6 +309,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "stops per second:    %.0f\n", perSec)
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
+	if s.Probes.Counted > 0 {
+		fmt.Fprintf(w, "counting probes:     %d functions (--counted: calls counted, not timed)\n", s.Probes.Counted)
+	}
 	fmt.Fprintf(w, "trap probes:         %d functions\n", s.Probes.Trap)
 	reasons := make([]string, 0, len(s.Probes.Refused))
 	for r := range s.Probes.Refused {

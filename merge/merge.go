@@ -15,7 +15,9 @@
 // Meta.Sources; members of composite inputs are flattened into members of
 // the result, so merging is associative. Every node carries one Contrib per
 // member that reached the context (Contribs sorted by member), even when that
-// member's numbers there are all zero.
+// member's numbers there are all zero. A composite thread's counted calls
+// (Arcs) are its members' summed by (caller, callee), each arc with one
+// ArcContrib per member that made such calls.
 //
 // Runs and sources. Each input is a run labelled by Run.Name (Merge, which
 // takes no names, labels a run with DefaultName). A composite input does
@@ -487,6 +489,9 @@ func mergeThreads(out *model.Profile, ins []*input) error {
 			return fmt.Errorf("merge level %d: %w", n, err)
 		}
 		t.Nodes = nodes
+		if t.Arcs, err = mergeArcs(lv.srcs); err != nil {
+			return fmt.Errorf("merge level %d: %w", n, err)
+		}
 		out.Threads = append(out.Threads, t)
 	}
 	return nil
@@ -794,6 +799,16 @@ func checkInput(p *model.Profile) error {
 			for _, c := range n.Contribs {
 				if c.Member < 0 || c.Member >= len(t.Members) {
 					return bad("thread %d node %d: contribution of member %d out of range", ti, i, c.Member)
+				}
+			}
+		}
+		for i, a := range t.Arcs {
+			if a.Callee <= model.StartFunc || a.Callee >= len(p.Functions) || !fnOK(a.Caller) {
+				return bad("thread %d arc %d: caller or callee out of range", ti, i)
+			}
+			for _, c := range a.Contribs {
+				if c.Member < 0 || c.Member >= len(t.Members) {
+					return bad("thread %d arc %d: contribution of member %d out of range", ti, i, c.Member)
 				}
 			}
 		}

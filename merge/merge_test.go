@@ -93,6 +93,7 @@ func inputs() []named {
 		{"container-a", func() *model.Profile { return container(7, "serve") }},
 		{"container-b", func() *model.Profile { return container(9, "batch") }},
 		{"pruned", pruned},
+		{"counted", modeltest.Counted},
 	}
 }
 
@@ -624,6 +625,10 @@ func TestErrors(t *testing.T) {
 	for i := range broken.Threads[1].Nodes {
 		broken.Threads[1].Nodes[i].Contribs = nil
 	}
+	noShares, _ := Merge(modeltest.Counted())
+	noShares.Threads[1].Arcs[0].Contribs = nil
+	badArc := modeltest.Counted()
+	badArc.Threads[0].Arcs[0].Callee = len(badArc.Functions)
 	for _, c := range []struct {
 		name string
 		runs []Run
@@ -632,6 +637,8 @@ func TestErrors(t *testing.T) {
 		{"nil profile", []Run{{"x.data", nil}}, "no profile"},
 		{"invalid input", []Run{{"bad.data", bad}}, "bad.data"},
 		{"composite thread without members", []Run{{"c.data", broken}}, "no members"},
+		{"composite arc without member shares", []Run{{"c.data", noShares}}, "arc 0 has calls but no member contributions"},
+		{"arc callee out of range", []Run{{"a.data", badArc}}, "thread 0 arc 0: caller or callee out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := MergeRuns(c.runs)

@@ -91,6 +91,7 @@ func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b 
 		sh.Vec.add(c.Vec)
 		sh.Wait.Add(nw)
 	}
+	w.countArcs(t, ref, g, b, ti)
 	waitInside(t, w.in, func(i int) int64 { return w.total[i] }, w.wait)
 	// Each context's waiting time counts into its node's total where the
 	// context is the outermost activation of its function, as total times
@@ -119,6 +120,29 @@ func (w *threadWalk) run(p *Profile, g *Graph, ref ThreadRef, waiting []bool, b 
 	clear(w.gn[:n])
 	clear(w.total[:n])
 	return w.wait[0]
+}
+
+// countArcs adds thread ref's counted calls (Thread.Arcs) to its shares
+// of their callees' nodes, as Graph adds them to the nodes: calls, no
+// time, so no waiting time either.
+func (w *threadWalk) countArcs(t *Thread, ref ThreadRef, g *Graph, b *Breakdown, ti int) {
+	for i := range t.Arcs {
+		a := &t.Arcs[i]
+		calls := arcCalls(a, ref.Member)
+		gn, ok := g.NodeIndex(Key{a.Callee, None})
+		if calls == 0 || !ok {
+			continue
+		}
+		if w.share[gn] == 0 {
+			b.Shares = append(b.Shares, NodeShare{Thread: ti, Node: gn})
+			w.share[gn] = int32(len(b.Shares))
+		}
+		sh := &b.Shares[w.share[gn]-1]
+		sh.Calls += calls
+		if a.Caller == a.Callee {
+			sh.RecursiveCalls += calls
+		}
+	}
 }
 
 // inWaiting marks in in (one per context of t) the contexts that are a

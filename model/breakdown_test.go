@@ -79,7 +79,8 @@ func TestBreakdownWaiting(t *testing.T) {
 // composite's members are told apart.
 func TestBreakdownShares(t *testing.T) {
 	for name, p := range map[string]*model.Profile{"sample": modeltest.Sample(), "composite": modeltest.SampleComposite(),
-		"synthetic": modeltest.Synthetic(3000, 5, 7), "waiting": waitingProfile()} {
+		"synthetic": modeltest.Synthetic(3000, 5, 7), "waiting": waitingProfile(),
+		"counted": modeltest.Counted(), "counted composite": countedComposite()} {
 		for _, s := range []model.Scope{{}, {Pid: 100}, {Tid: 102}} {
 			g := p.Graph(s)
 			b := p.Breakdown(g, s)
@@ -129,6 +130,21 @@ func TestBreakdownShares(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[101/0:15 102/1:10]" {
 		t.Errorf("worker [L1] shares %v", got)
+	}
+	// Counted: hash's calls by thread, counted calls only (5 of thread
+	// 100's recursive)
+	p = modeltest.Counted()
+	g = p.Graph(model.Scope{})
+	b = p.Breakdown(g, model.Scope{})
+	hash, _ := g.NodeIndex(model.Key{Func: funcIndex(t, p, "hash"), Level: model.None})
+	got = nil
+	for _, sh := range b.Shares {
+		if sh.Node == hash {
+			got = append(got, fmt.Sprintf("%d:%d/%d/%d", b.Threads[sh.Thread].Tid, sh.Calls, sh.RecursiveCalls, sh.SelfNs+sh.TotalNs))
+		}
+	}
+	if fmt.Sprint(got) != "[100:12/5/0 101:7/0/0 102:2/0/0 200:1/0/0]" {
+		t.Errorf("hash shares %v", got)
 	}
 }
 

@@ -51,11 +51,13 @@ func TestRoundTripDeepEqual(t *testing.T) {
 		{Func: 1, Depth: 2, StartNs: 30, EndNs: 900, Flags: model.DetailOpen},
 	}}, {Calls: []model.DetailCall{{Func: 2, StartNs: 5, EndNs: 5}}}}
 	for name, prof := range map[string]*model.Profile{
-		"sample":    p,
-		"empty":     model.New(),
-		"synthetic": modeltest.Synthetic(5000, 4, 7),
-		"composite": composite(),
-		"sampled":   modeltest.Sampled(),
+		"sample":            p,
+		"empty":             model.New(),
+		"synthetic":         modeltest.Synthetic(5000, 4, 7),
+		"composite":         composite(),
+		"sampled":           modeltest.Sampled(),
+		"counted":           modeltest.Counted(),
+		"counted composite": countedComposite(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := prof.Validate(); err != nil {
@@ -84,6 +86,26 @@ func composite() *model.Profile {
 	t.Nodes[1].DroppedNs = 7
 	t.TracedNs += 7
 	t.Members[0].TracedNs += 7
+	return p
+}
+
+// countedComposite is composite with counted calls split by member: hash
+// called by compute (member 0: 4, member 1: 2), and by code of no
+// function (member 0: 3).
+func countedComposite() *model.Profile {
+	p := composite()
+	hash := len(p.Functions)
+	p.Functions = append(p.Functions, model.Function{Module: 1, Name: "hash", Probe: model.ProbeCounted})
+	compute := -1
+	for f := range p.Functions {
+		if p.Functions[f].Name == "compute" {
+			compute = f
+		}
+	}
+	p.Threads[1].Arcs = []model.Arc{
+		{Caller: model.None, Callee: hash, Calls: 3, Contribs: []model.ArcContrib{{Member: 0, Calls: 3}}},
+		{Caller: compute, Callee: hash, Calls: 6, Contribs: []model.ArcContrib{{Member: 0, Calls: 4}, {Member: 1, Calls: 2}}},
+	}
 	return p
 }
 

@@ -134,7 +134,34 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 		out.Trees = append(out.Trees, encodeTree(tr))
 	}
 	out.DroppedTrees = t.DroppedTrees
+	out.Arcs = encodeArcs(t.Arcs)
 	return out
+}
+
+// encodeArcs stores a thread's arcs column-wise; nil when it has none, so
+// that a file without counted calls is as before.
+func encodeArcs(arcs []Arc) *pb.Arcs {
+	if len(arcs) == 0 {
+		return nil
+	}
+	n := len(arcs)
+	c := &pb.Arcs{CallerPlus1: make([]int64, n), Callee: make([]int64, n), Calls: make([]int64, n)}
+	composite := false
+	for i, a := range arcs {
+		c.CallerPlus1[i], c.Callee[i], c.Calls[i] = plus1(a.Caller), int64(a.Callee), a.Calls
+		composite = composite || len(a.Contribs) > 0
+	}
+	if composite {
+		c.ContribCount = make([]int64, n)
+		for i, a := range arcs {
+			c.ContribCount[i] = int64(len(a.Contribs))
+			for _, x := range a.Contribs {
+				c.ContribMember = append(c.ContribMember, int64(x.Member))
+				c.ContribCalls = append(c.ContribCalls, x.Calls)
+			}
+		}
+	}
+	return c
 }
 
 func encodeTree(tr DetailTree) *pb.DetailTree {
@@ -258,7 +285,47 @@ func (d *decoder) thread(t *pb.Thread) Thread {
 		out.Trees = append(out.Trees, d.tree(tr))
 	}
 	out.DroppedTrees = t.DroppedTrees
+	out.Arcs = d.arcs(t.Arcs)
 	return out
+}
+
+// arcs reads a thread's arcs; nil for an older file, which has none.
+func (d *decoder) arcs(c *pb.Arcs) []Arc {
+	if c == nil || len(c.Callee) == 0 {
+		return nil
+	}
+	n := len(c.Callee)
+	if len(c.CallerPlus1) != n || len(c.Calls) != n {
+		d.fail("arc columns of different lengths")
+		return nil
+	}
+	arcs := make([]Arc, n)
+	for i := range arcs {
+		arcs[i] = Arc{Caller: d.small(c.CallerPlus1[i]) - 1, Callee: d.small(c.Callee[i]), Calls: c.Calls[i]}
+	}
+	if len(c.ContribCount) == 0 {
+		return arcs
+	}
+	if len(c.ContribCount) != n || len(c.ContribCalls) != len(c.ContribMember) {
+		d.fail("arc contribution columns do not match the arcs")
+		return nil
+	}
+	at, m := 0, len(c.ContribMember)
+	for i := range arcs {
+		k := c.ContribCount[i]
+		if k < 0 || int64(at)+k > int64(m) {
+			d.fail("arc contribution counts exceed the contributions")
+			return nil
+		}
+		for j := at; j < at+int(k); j++ {
+			arcs[i].Contribs = append(arcs[i].Contribs, ArcContrib{Member: d.small(c.ContribMember[j]), Calls: c.ContribCalls[j]})
+		}
+		at += int(k)
+	}
+	if at != m {
+		d.fail("arc contributions left over after the last arc")
+	}
+	return arcs
 }
 
 func (d *decoder) tree(c *pb.DetailTree) DetailTree {

@@ -59,6 +59,9 @@ type GraphNode struct {
 	Key Key
 	Vec
 	DroppedNs int64
+	// CountedCalls are the calls of Calls seen by counting probes
+	// (Thread.Arcs): exact, with no time measured for them.
+	CountedCalls int64
 }
 
 // GraphEdge is one (caller, callee, kind) pair.
@@ -68,6 +71,9 @@ type GraphEdge struct {
 	Vec
 	DirectCalls, IndirectCalls, PLTCalls int64
 	Elided                               bool
+	// CountedCalls are the calls of Calls seen by counting probes
+	// (Thread.Arcs), with no time.
+	CountedCalls int64
 	// Threads dissects the edge by thread, sorted by ThreadRef.
 	Threads []ThreadVec
 }
@@ -90,6 +96,10 @@ type Graph struct {
 	levelIdx map[Key]int
 	edgeIdx  map[uint64]int32
 	shares   shareAcc
+	// callerAt marks, per function, the arc callers of the thread being
+	// added and where it ran them (isCaller, ranRoot, ranNested); nil
+	// until a thread has arcs.
+	callerAt []uint8
 }
 
 // edgeID packs (from, to, kind) into one map key.
@@ -219,6 +229,10 @@ func (t *Thread) RootFunc() int {
 func (g *Graph) addThread(p *Profile, ref ThreadRef) {
 	t := &p.Threads[ref.Thread]
 	g.shares.begin()
+	arcs := len(t.Arcs) > 0
+	if arcs {
+		g.markCallers(p, t)
+	}
 	gi := make([]int32, len(t.Nodes)) // CCT node -> 1 + graph node, 0: not reached
 	for c := range p.Contexts(ref) {
 		gn := g.node(c.Key)
@@ -227,6 +241,13 @@ func (g *Graph) addThread(p *Profile, ref ThreadRef) {
 		n := c.Node
 		if ref.Member == None {
 			g.Nodes[gn].DroppedNs += n.DroppedNs
+		}
+		if arcs && c.Index > 0 && g.callerAt[n.Func] != 0 {
+			if c.Key.Level == None {
+				g.callerAt[n.Func] |= ranNested
+			} else {
+				g.callerAt[n.Func] |= ranRoot
+			}
 		}
 		if c.Index == 0 || gi[n.Parent] == 0 {
 			continue
@@ -242,6 +263,72 @@ func (g *Graph) addThread(p *Profile, ref ThreadRef) {
 			e.PLTCalls += n.PLTCalls
 		}
 		g.shares.add(ei, ref, ev)
+	}
+	if arcs {
+		g.addArcs(t, ref)
+	}
+}
+
+// Bits of Graph.callerAt: an arc caller of the thread, and where the
+// (member) thread ran it: as its first subroutine, or below that.
+const (
+	isCaller  uint8 = 1
+	ranRoot   uint8 = 2
+	ranNested uint8 = 4
+)
+
+func (g *Graph) markCallers(p *Profile, t *Thread) {
+	if g.callerAt == nil {
+		g.callerAt = make([]uint8, len(p.Functions))
+	}
+	for _, a := range t.Arcs {
+		if a.Caller != None {
+			g.callerAt[a.Caller] = isCaller
+		}
+	}
+}
+
+// addArcs adds thread ref's counted calls: each to its callee's node and,
+// when the caller is known, to the call edge from the caller. The caller's
+// node is its thread-root node where the thread ran it only as its first
+// subroutine, else its node of level None. A call from code of no
+// function (Caller None) gets no edge: no traced function is known to be
+// on the stack, so neither START nor any other node is its caller.
+func (g *Graph) addArcs(t *Thread, ref ThreadRef) {
+	for i := range t.Arcs {
+		a := &t.Arcs[i]
+		calls := arcCalls(a, ref.Member)
+		if calls == 0 {
+			continue
+		}
+		// a function's own code calling it: a recursive call for sure
+		var rc int64
+		if a.Caller == a.Callee {
+			rc = calls
+		}
+		to := g.node(Key{a.Callee, None})
+		n := &g.Nodes[to]
+		n.Calls += calls
+		n.RecursiveCalls += rc
+		n.CountedCalls += calls
+		if a.Caller == None {
+			continue
+		}
+		k := Key{a.Caller, None}
+		if at := g.callerAt[a.Caller]; at&ranRoot != 0 && at&ranNested == 0 {
+			k.Level = t.Level
+		}
+		ei := g.edge(g.node(k), to, EdgeCall)
+		e := &g.Edges[ei]
+		v := Vec{Calls: calls, RecursiveCalls: rc}
+		e.Vec.add(v)
+		e.CountedCalls += calls
+		g.shares.add(ei, ref, v)
+	}
+	for _, a := range t.Arcs {
+		if a.Caller != None {
+			g.callerAt[a.Caller] = 0
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/profile-dev/profile/model"
@@ -122,6 +123,140 @@ func TestRecorderTimers(t *testing.T) {
 			nodes[i].TotalNs != want[i].TotalNs || nodes[i].InFlight != want[i].InFlight ||
 			nodes[i].DirectCalls != want[i].DirectCalls || nodes[i].IndirectCalls != want[i].IndirectCalls {
 			t.Errorf("node %d = %+v, want %+v", i, nodes[i], want[i])
+		}
+	}
+}
+
+// Counted calls (Thread.Arcs) add exact calls, no time, to their callee's
+// node and to the call edge from their caller, thread by thread as the
+// scope selects; a call from code of no function adds to the node only.
+func TestGraphArcs(t *testing.T) {
+	type edgeWant struct {
+		from, to    string
+		fromLevel   int
+		calls, rc   int64
+		threadCalls []int64 // by edge share, in ThreadRef order
+	}
+	none := model.None
+	cases := []struct {
+		name        string
+		p           *model.Profile
+		scope       model.Scope
+		hash, hashR int64 // hash's calls, recursive calls; 0: no node
+		checksum    int64
+		edges       []edgeWant
+		noEdgeFrom  []string // no call edge from these into hash
+	}{
+		{name: "whole profile", p: modeltest.Counted(), hash: 22, hashR: 5, checksum: 2, edges: []edgeWant{
+			{"main", "hash", 0, 7, 0, []int64{7}}, // main runs as thread 100's first subroutine
+			{"hash", "hash", none, 5, 5, []int64{5}},
+			{"compute", "hash", none, 6, 0, []int64{4, 2}},
+			{"child_work", "hash", none, 1, 0, []int64{1}},
+			{"hash", "checksum", none, 2, 0, []int64{2}},
+		}},
+		{name: "tid 101", p: modeltest.Counted(), scope: model.Scope{Tid: 101}, hash: 7, edges: []edgeWant{
+			{"compute", "hash", none, 4, 0, []int64{4}},
+		}, noEdgeFrom: []string{"main", "hash", "child_work"}},
+		{name: "pid 200", p: modeltest.Counted(), scope: model.Scope{Pid: 200}, hash: 1, checksum: 2, edges: []edgeWant{
+			{"child_work", "hash", none, 1, 0, []int64{1}},
+			{"hash", "checksum", none, 2, 0, []int64{2}},
+		}, noEdgeFrom: []string{"main", "hash", "compute"}},
+		{name: "composite", p: countedComposite(), hash: 9, edges: []edgeWant{
+			{"compute", "hash", none, 6, 0, []int64{4, 2}},
+		}},
+		{name: "composite, one member", p: countedComposite(), scope: model.Scope{Tid: 109}, hash: 2, edges: []edgeWant{
+			{"compute", "hash", none, 2, 0, []int64{2}},
+		}},
+		{name: "no arcs in scope", p: modeltest.Counted(), scope: model.Scope{Tid: 102, Pid: 200}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.p
+			g := p.Graph(c.scope)
+			fn := func(name string) int { return funcIndex(t, p, name) }
+			node := func(name string, calls, rc int64) {
+				t.Helper()
+				i, ok := g.NodeIndex(model.Key{Func: fn(name), Level: none})
+				if calls == 0 {
+					if ok {
+						t.Errorf("%s has a node: %+v", name, g.Nodes[i])
+					}
+					return
+				}
+				if !ok {
+					t.Fatalf("no node for %s", name)
+				}
+				n := g.Nodes[i]
+				want := model.GraphNode{Key: n.Key, Vec: model.Vec{Calls: calls, RecursiveCalls: rc}, CountedCalls: calls}
+				if n != want {
+					t.Errorf("%s = %+v, want %+v", name, n, want)
+				}
+			}
+			node("hash", c.hash, c.hashR)
+			if c.name != "composite" && c.name != "composite, one member" {
+				node("checksum", c.checksum, 0)
+			}
+			find := func(from model.Key, to string) (model.GraphEdge, bool) {
+				f, ok1 := g.NodeIndex(from)
+				k, ok2 := g.NodeIndex(model.Key{Func: fn(to), Level: none})
+				for _, e := range g.Edges {
+					if ok1 && ok2 && e.From == f && e.To == k && e.Kind == model.EdgeCall {
+						return e, true
+					}
+				}
+				return model.GraphEdge{}, false
+			}
+			var into int64
+			for _, w := range c.edges {
+				e, ok := find(model.Key{Func: fn(w.from), Level: w.fromLevel}, w.to)
+				if !ok {
+					t.Fatalf("no edge %s -> %s", w.from, w.to)
+				}
+				if e.Calls != w.calls || e.RecursiveCalls != w.rc || e.TotalNs != 0 || e.CountedCalls != w.calls {
+					t.Errorf("%s -> %s = %+v, want %d calls, %d rc, counted, no time", w.from, w.to, e, w.calls, w.rc)
+				}
+				var shares []int64
+				for _, tv := range e.Threads {
+					shares = append(shares, tv.Calls)
+				}
+				if !reflect.DeepEqual(shares, w.threadCalls) {
+					t.Errorf("%s -> %s by thread = %v, want %v", w.from, w.to, shares, w.threadCalls)
+				}
+				if w.to == "hash" {
+					into += e.Calls
+				}
+			}
+			// the calls from code of no function reach hash by no edge
+			var edges int64
+			for _, e := range g.Edges {
+				if k, ok := g.NodeIndex(model.Key{Func: fn("hash"), Level: none}); ok && e.To == k {
+					edges += e.Calls
+				}
+			}
+			if edges != into {
+				t.Errorf("edges into hash carry %d calls, want %d", edges, into)
+			}
+			for _, from := range c.noEdgeFrom {
+				for _, l := range []int{none, 0, 1, 2} {
+					if e, ok := find(model.Key{Func: fn(from), Level: l}, "hash"); ok {
+						t.Errorf("edge %s@%d -> hash out of scope: %+v", from, l, e)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Arcs change nothing of the timed graph: Counted's graph is Sample's
+// plus hash and checksum.
+func TestGraphArcsLeaveTimesAlone(t *testing.T) {
+	a, b := modeltest.Sample().Graph(model.Scope{}), modeltest.Counted().Graph(model.Scope{})
+	if len(b.Nodes) != len(a.Nodes)+2 || b.TracedNs != a.TracedNs {
+		t.Fatalf("nodes %d -> %d, traced %d -> %d", len(a.Nodes), len(b.Nodes), a.TracedNs, b.TracedNs)
+	}
+	for _, n := range a.Nodes {
+		if i, ok := b.NodeIndex(n.Key); !ok || b.Nodes[i] != n {
+			t.Errorf("node %+v: %+v", n, b.Nodes[i])
 		}
 	}
 }

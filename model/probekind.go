@@ -20,7 +20,8 @@ type ProbeRow struct {
 // NotInline lists the functions the tracer could not give an inline
 // probe: those with no probe, and those with a trap probe and a reason
 // (a trap asked for, record --probes trap, has none), the most called
-// first, then by name.
+// first, then by name. A counting probe (ProbeCounted) was asked for: no
+// refusal, never listed.
 func (p *Profile) NotInline() []ProbeRow {
 	var calls []int64
 	var rows []ProbeRow

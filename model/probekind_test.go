@@ -10,7 +10,7 @@ import (
 )
 
 func TestProbeKindRoundTrip(t *testing.T) {
-	p := modeltest.Sample()
+	p := modeltest.Counted()
 	fib := funcIndex(t, p, "fib")
 	p.Functions[fib].Probe = model.ProbeTrap
 	p.Functions[fib].ProbeNote = "a branch at +0xaa lands inside the first 5 bytes"
@@ -53,6 +53,7 @@ func TestNotInline(t *testing.T) {
 	compute := set("compute", model.ProbeTrap, "returns twice")
 	fib := set("fib", model.ProbeTrap, "indirect jump in the prologue")
 	worker := set("worker", model.ProbeNone, "function of 3 bytes is shorter than the jump")
+	set("child_work", model.ProbeCounted, "counted at its call sites") // asked for (--counted): not listed, note or not
 	p.Functions[fib].TracedUntilNs = 7
 	want := []model.ProbeRow{
 		{Func: fib, Probe: model.ProbeTrap, Note: "indirect jump in the prologue", Calls: 5, UntilNs: 7},
@@ -74,6 +75,8 @@ func TestProbeKindValidate(t *testing.T) {
 			p.Functions[2].Probe, p.Functions[2].TracedUntilNs = model.ProbeTrap, 5e9
 		}, ""},
 		{"unknown kind", func(p *model.Profile) { p.Functions[2].Probe = 9 }, "function 2 (fib): unknown probe kind 9"},
+		{"counted", func(p *model.Profile) { p.Functions[2].Probe = model.ProbeCounted }, ""},
+		{"after counted", func(p *model.Profile) { p.Functions[2].Probe = model.ProbeCounted + 1 }, "function 2 (fib): unknown probe kind 5"},
 		{"until before since", func(p *model.Profile) {
 			p.Functions[2].TracedSinceNs, p.Functions[2].TracedUntilNs = 10, 5
 		}, "traced-until time 5 ns before its traced-since time 10 ns"},
@@ -96,7 +99,8 @@ func TestProbeKindValidate(t *testing.T) {
 
 func TestProbeKindString(t *testing.T) {
 	for k, want := range map[model.ProbeKind]string{
-		model.ProbeUnknown: "unknown", model.ProbeInline: "inline", model.ProbeTrap: "trap", model.ProbeNone: "none", 7: "probe(7)",
+		model.ProbeUnknown: "unknown", model.ProbeInline: "inline", model.ProbeTrap: "trap", model.ProbeNone: "none",
+		model.ProbeCounted: "counted", 7: "probe(7)",
 	} {
 		if got := k.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", k, got, want)

@@ -114,9 +114,10 @@ const (
 	ProbeInline                   // a jump to a trampoline: every call, no stop
 	ProbeTrap                     // a breakpoint: every call, two stops each
 	ProbeNone                     // selected, but no probe could be placed: no calls seen
+	ProbeCounted                  // a counting probe (--counted): exact calls per caller in Thread.Arcs, no time
 )
 
-var probeNames = [...]string{"unknown", "inline", "trap", "none"}
+var probeNames = [...]string{"unknown", "inline", "trap", "none", "counted"}
 
 func (k ProbeKind) String() string {
 	if int(k) < len(probeNames) {
@@ -157,6 +158,9 @@ type Thread struct {
 	// DroppedTrees counts older ones dropped beyond the rule's limit.
 	Trees        []DetailTree
 	DroppedTrees int64
+	// Arcs are the calls seen by counting probes (a function traced with
+	// --counted): exact calls per caller, no time; they are not in Nodes.
+	Arcs []Arc
 }
 
 // Member identifies a source thread inside a composite thread.

@@ -92,7 +92,7 @@ func (p *Profile) validateTables() error {
 		if f.TracedUntilNs < 0 || f.TracedUntilNs > 0 && f.TracedUntilNs < f.TracedSinceNs {
 			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "traced-until time %d ns before its traced-since time %d ns", f.TracedUntilNs, f.TracedSinceNs)
 		}
-		if f.Probe > ProbeNone {
+		if f.Probe > ProbeCounted {
 			return broken(fmt.Sprintf("%s (%s)", where, f.Name), "unknown probe kind %d", f.Probe)
 		}
 		k := funcKey{f.Module, f.Name}
@@ -173,9 +173,51 @@ func (p *Profile) validateThread(ti int) error {
 	if t.DroppedTrees < 0 {
 		return broken(where, "negative dropped tree count")
 	}
+	if err := p.validateArcs(t); err != nil {
+		return broken(where, "%v", err)
+	}
 	for i := range t.Trees {
 		if err := p.validateTree(&t.Trees[i]); err != nil {
 			return broken(fmt.Sprintf("%s detail tree %d", where, i), "%v", err)
+		}
+	}
+	return nil
+}
+
+// validateArcs checks a thread's counted calls: functions in range (a
+// caller may be None, START is neither), calls positive, sorted by
+// (callee, caller) without a pair twice, and in a composite thread split
+// by member as nodes are.
+func (p *Profile) validateArcs(t *Thread) error {
+	for i := range t.Arcs {
+		a := &t.Arcs[i]
+		switch {
+		case a.Callee <= StartFunc || a.Callee >= len(p.Functions):
+			return fmt.Errorf("arc %d: callee %d out of range", i, a.Callee)
+		case !p.funcOrNone(a.Caller):
+			return fmt.Errorf("arc %d: caller %d out of range", i, a.Caller)
+		case a.Calls <= 0:
+			return fmt.Errorf("arc %d: %d calls, want more than 0", i, a.Calls)
+		case i > 0 && compareArcs(t.Arcs[i-1], *a) >= 0:
+			return fmt.Errorf("arc %d: not after arc %d in (callee, caller) order, or the same pair", i, i-1)
+		}
+		if len(t.Members) == 0 {
+			if len(a.Contribs) > 0 {
+				return fmt.Errorf("arc %d: member shares in a thread without members", i)
+			}
+			continue
+		}
+		var sum int64
+		last := -1
+		for _, c := range a.Contribs {
+			if c.Member <= last || c.Member >= len(t.Members) || c.Calls <= 0 {
+				return fmt.Errorf("arc %d: member shares must name members in increasing order, each with calls", i)
+			}
+			last = c.Member
+			sum += c.Calls
+		}
+		if sum != a.Calls {
+			return fmt.Errorf("arc %d: member shares add up to %d calls, the arc has %d", i, sum, a.Calls)
 		}
 	}
 	return nil

@@ -53,6 +53,38 @@ var invariantCases = []invariantCase{
 	{"detail call out of order", func(p *model.Profile) {
 		p.Threads[0].Trees = []model.DetailTree{{Calls: []model.DetailCall{{Func: 1, Depth: 1}}}}
 	}, "depth 1 out of order"},
+	{"arc callee out of range", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: model.None, Callee: 10_000, Calls: 1}}
+	}, "arc 0: callee 10000 out of range"},
+	{"arc callee START", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: 1, Callee: model.StartFunc, Calls: 1}}
+	}, "arc 0: callee 0 out of range"},
+	{"arc caller START", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: model.StartFunc, Callee: 1, Calls: 1}}
+	}, "arc 0: caller 0 out of range"},
+	{"arc caller out of range", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: -2, Callee: 1, Calls: 1}}
+	}, "arc 0: caller -2 out of range"},
+	{"arc without calls", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: model.None, Callee: 1}}
+	}, "arc 0: 0 calls"},
+	{"arcs out of order", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: model.None, Callee: 2, Calls: 1}, {Caller: model.None, Callee: 1, Calls: 1}}
+	}, "arc 1: not after arc 0"},
+	{"arc pair twice", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: 1, Callee: 2, Calls: 1}, {Caller: 1, Callee: 2, Calls: 1}}
+	}, "arc 1: not after arc 0"},
+	{"arc shares in a recorded thread", func(p *model.Profile) {
+		p.Threads[0].Arcs = []model.Arc{{Caller: 1, Callee: 2, Calls: 1, Contribs: []model.ArcContrib{{Member: 0, Calls: 1}}}}
+	}, "arc 0: member shares in a thread without members"},
+	{"arc shares do not add up", func(p *model.Profile) {
+		p.Threads[1].Members = []model.Member{{Pid: 100, Tid: 101, SpawnedBy: model.None, Level: 1}}
+		p.Threads[1].Arcs = []model.Arc{{Caller: 1, Callee: 2, Calls: 3, Contribs: []model.ArcContrib{{Member: 0, Calls: 1}}}}
+	}, "arc 0: member shares add up to 1 calls, the arc has 3"},
+	{"arc share of no member", func(p *model.Profile) {
+		p.Threads[1].Members = []model.Member{{Pid: 100, Tid: 101, SpawnedBy: model.None, Level: 1}}
+		p.Threads[1].Arcs = []model.Arc{{Caller: 1, Callee: 2, Calls: 1, Contribs: []model.ArcContrib{{Member: 1, Calls: 1}}}}
+	}, "arc 0: member shares must name members in increasing order"},
 	{"self times overflow", func(p *model.Profile) {
 		p.Threads[0].Nodes[1].SelfNs, p.Threads[0].Nodes[2].SelfNs = math.MaxInt64/2+1, math.MaxInt64/2+1
 	}, "self times overflow"},
@@ -145,6 +177,8 @@ func validProfiles() map[string]*model.Profile {
 		"composite":         composite(),
 		"sampled":           modeltest.Sampled(),
 		"cpp":               modeltest.CPP(),
+		"counted":           modeltest.Counted(),
+		"counted composite": countedComposite(),
 		"synthetic":         modeltest.Synthetic(20_000, 8, 3),
 		"detail":            detail,
 		"busy":              modeltest.Sample().Busy(),

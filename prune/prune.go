@@ -21,6 +21,11 @@
 // of an interesting call. Ancestors are kept whatever their own values:
 // they are the context of the interesting calls.
 //
+// A function only counted (record --counted: calls in Thread.Arcs, no
+// context, no time measured) is judged on its calls alone: by MinCalls,
+// and by Threshold under the Calls metric; a time threshold cannot judge
+// a time never measured. Its arcs follow the rules of arcs.go.
+//
 // The function and module tables are kept whole (unused entries are valid);
 // Meta, processes and thread descriptions are copied unchanged.
 package prune
@@ -143,12 +148,17 @@ func (o *Options) Check() error {
 // funcValue is a function's values summed over all its contexts.
 type funcValue struct {
 	calls, self, total int64
+	// counted: the function has counted calls (Thread.Arcs) and no
+	// context, so no time was measured for it.
+	counted bool
 }
 
 // Values returns each function's (calls, self ns, total ns) summed over
-// every context of every thread, in-flight activations counted as calls.
+// every context of every thread, in-flight activations and counted calls
+// counted as calls.
 func values(p *model.Profile) (vals []funcValue, tracedNs, calls int64) {
 	vals = make([]funcValue, len(p.Functions))
+	timed := make([]bool, len(p.Functions))
 	for ti := range p.Threads {
 		t := &p.Threads[ti]
 		tracedNs += t.TracedNs
@@ -158,7 +168,14 @@ func values(p *model.Profile) (vals []funcValue, tracedNs, calls int64) {
 			v.calls += n.Calls + n.InFlight
 			v.self += n.SelfNs
 			v.total += n.TotalNs
+			timed[n.Func] = true
 		}
+		for _, a := range t.Arcs {
+			vals[a.Callee].calls += a.Calls
+		}
+	}
+	for f := range vals {
+		vals[f].counted = vals[f].calls > 0 && !timed[f]
 	}
 	for _, v := range vals {
 		calls += v.calls
@@ -173,6 +190,11 @@ func passes(p *model.Profile, opt *Options) []bool {
 	for f, v := range vals {
 		if f == model.StartFunc {
 			ok[f] = true
+			continue
+		}
+		if v.counted && opt.Metric != Calls {
+			// a time threshold cannot judge a time never measured
+			ok[f] = v.calls >= opt.MinCalls
 			continue
 		}
 		val, base := v.total, traced
@@ -223,12 +245,23 @@ func Prune(p *model.Profile, opt Options) (*model.Profile, error) {
 	if p.Threads != nil {
 		out.Threads = make([]model.Thread, len(p.Threads))
 	}
-	var kept []bool
+	var kept, ctx, present []bool
+	if match != nil {
+		ctx, present = make([]bool, len(p.Functions)), make([]bool, len(p.Functions))
+	}
 	for ti := range p.Threads {
 		t := p.Threads[ti]
 		t.Members = slices.Clone(t.Members)
-		kept = keptNodes(t.Nodes, ok, match, kept)
+		var marked []bool // with Keep: where t made interesting counted calls (arcs.go)
+		if match != nil && arcContexts(&t, match, ctx) {
+			marked = ctx
+		}
+		kept = keptNodes(t.Nodes, ok, match, marked, kept)
+		if marked != nil {
+			clear(marked)
+		}
 		t.Nodes = rewrite(t.Nodes, kept)
+		t.Arcs = pruneArcs(&p.Threads[ti], t.Nodes, ok, match, present)
 		out.Threads[ti] = t
 	}
 	return out, nil
@@ -251,8 +284,9 @@ func cloneMeta(m model.Meta) model.Meta {
 
 // keptNodes marks the nodes of one CCT that survive. Without Keep a node
 // survives when its function passes; with Keep when it is an interesting
-// call (match) or an ancestor of one. The root always survives.
-func keptNodes(nodes []model.Node, ok, match []bool, buf []bool) []bool {
+// call (match), a context of the thread's interesting counted calls (ctx,
+// nil if none) or an ancestor of either. The root always survives.
+func keptNodes(nodes []model.Node, ok, match, ctx []bool, buf []bool) []bool {
 	kept := slices.Grow(buf[:0], len(nodes))[:len(nodes)]
 	if match == nil {
 		for i := range nodes {
@@ -261,7 +295,7 @@ func keptNodes(nodes []model.Node, ok, match []bool, buf []bool) []bool {
 	} else {
 		clear(kept)
 		for i := len(nodes) - 1; i > 0; i-- { // children follow parents
-			if kept[i] || match[nodes[i].Func] {
+			if kept[i] || match[nodes[i].Func] || ctx != nil && ctx[nodes[i].Func] {
 				kept[i] = true
 				kept[nodes[i].Parent] = true
 			}
@@ -376,6 +410,12 @@ func checkInput(p *model.Profile) error {
 			n := &t.Nodes[i]
 			if n.Parent < 0 || n.Parent >= i || n.Func <= model.StartFunc || n.Func >= len(p.Functions) {
 				return fmt.Errorf("malformed profile: thread %d node %d: parent or function out of range", ti, i)
+			}
+		}
+		for i, a := range t.Arcs {
+			if a.Callee <= model.StartFunc || a.Callee >= len(p.Functions) ||
+				a.Caller != model.None && (a.Caller <= model.StartFunc || a.Caller >= len(p.Functions)) {
+				return fmt.Errorf("malformed profile: thread %d arc %d: caller or callee out of range", ti, i)
 			}
 		}
 	}

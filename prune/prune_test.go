@@ -256,7 +256,7 @@ func TestSiblingsMerge(t *testing.T) {
 func profiles() map[string]func() *model.Profile {
 	return map[string]func() *model.Profile{
 		"chain": chain, "siblings": siblings, "metrics": metrics, "sample": modeltest.Sample,
-		"spawner": spawner, "composite": composite,
+		"spawner": spawner, "composite": composite, "counted": modeltest.Counted,
 		"synthetic": func() *model.Profile { return modeltest.Synthetic(5000, 4, 3) },
 	}
 }

@@ -535,3 +535,9 @@ func (s *Session) counters(m *model.Meta, c Counters) {
 	}
 	m.Stops, m.TracedCalls, m.Breakpoints = c.Stops, c.TracedCalls, c.Breakpoints
 }
+
+// SetArcs records t's counted calls as they stand (the counting probes'
+// tables only grow): they replace what t had.
+func (s *Session) SetArcs(t *Thread, arcs []model.Arc) {
+	s.prof.Threads[t.Idx].Arcs = arcs
+}

@@ -87,6 +87,8 @@ func reports(t *testing.T) map[string]*summary.Report {
 		"cpp-threads":  {modeltest.CPP(), summary.Options{}},
 		"empty-thread": {modeltest.Sample(), summary.Options{Pid: 200}},
 		"traced-later": {cppTracedLater(), summary.Options{}},
+		"counted":      {modeltest.Counted(), summary.Options{}},
+		"counted-tid":  {modeltest.Counted(), summary.Options{Tid: 101}},
 	} {
 		out[name] = mustCompute(t, c.p, c.opt)
 	}
@@ -191,13 +193,30 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				t.Errorf("totals key %q", s("key"))
 			}
 		case "functions":
-			r.Functions = append(r.Functions, summary.Function{Name: s("name"), Module: s("module"), FuncNumbers: summary.FuncNumbers{
-				Calls: n("calls"), RecursiveCalls: n("recursive_calls"), SelfNs: n("self_ns"), TotalNs: n("total_ns"),
-				SelfPct: f("self_pct"), TotalPct: f("total_pct")}})
+			fn := summary.Function{Name: s("name"), Module: s("module"), FuncNumbers: summary.FuncNumbers{
+				Calls: n("calls"), RecursiveCalls: n("recursive_calls")}}
+			if fn.Counted = counted(t, s("counted")); fn.Counted {
+				for _, c := range []string{"self_ns", "total_ns", "self_pct", "total_pct"} {
+					if s(c) != "" {
+						t.Errorf("counted function %s has %s %q", fn.Name, c, s(c))
+					}
+				}
+			} else {
+				fn.SelfNs, fn.TotalNs, fn.SelfPct, fn.TotalPct = n("self_ns"), n("total_ns"), f("self_pct"), f("total_pct")
+			}
+			r.Functions = append(r.Functions, fn)
 		case "edges":
-			r.Edges = append(r.Edges, summary.Edge{Caller: s("caller"), Callee: s("callee"), CallerModule: s("caller_module"),
+			e := summary.Edge{Caller: s("caller"), Callee: s("callee"), CallerModule: s("caller_module"),
 				CalleeModule: s("callee_module"), Kind: s("kind"), EdgeNumbers: summary.EdgeNumbers{Calls: n("calls"),
-					RecursiveCalls: n("recursive_calls"), TotalNs: n("total_ns"), TotalPct: f("total_pct")}})
+					RecursiveCalls: n("recursive_calls")}}
+			if e.Counted = counted(t, s("counted")); e.Counted {
+				if s("total_ns") != "" || s("total_pct") != "" {
+					t.Errorf("counted edge %s -> %s has a total %q %q", e.Caller, e.Callee, s("total_ns"), s("total_pct"))
+				}
+			} else {
+				e.TotalNs, e.TotalPct = n("total_ns"), f("total_pct")
+			}
+			r.Edges = append(r.Edges, e)
 		case "modules":
 			r.Modules = append(r.Modules, summary.Module{Module: s("module"), SelfNs: n("self_ns"), SelfPct: f("self_pct")})
 		case "threads":
@@ -213,11 +232,20 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 	return r
 }
 
+// counted reads the counted cell: "true" or empty.
+func counted(t *testing.T, cell string) bool {
+	t.Helper()
+	if cell != "" && cell != "true" {
+		t.Errorf("counted cell %q, want true or nothing", cell)
+	}
+	return cell == "true"
+}
+
 func csvColumn(section, column string) bool {
 	cols := map[string]string{
 		"meta": "section key value", "totals": "section key value",
-		"functions": "section name module calls recursive_calls self_ns total_ns self_pct total_pct",
-		"edges":     "section caller callee caller_module callee_module kind calls recursive_calls total_ns total_pct",
+		"functions": "section name module calls recursive_calls self_ns total_ns self_pct total_pct counted",
+		"edges":     "section caller callee caller_module callee_module kind calls recursive_calls total_ns total_pct counted",
 		"modules":   "section module self_ns self_pct",
 		"threads":   "section tid pid name parent_tid spawned_by nesting_level traced_ns",
 		"processes": "section pid parent_pid forked_by exe exit_code signal state",
@@ -457,6 +485,10 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		h("function %d module", i).str(row[1], f.Module)
 		h("function %d calls", i).num(row[2], f.Calls)
 		h("function %d rc", i).num(row[3], f.RecursiveCalls)
+		if f.Counted { // no time measured: none shown
+			h("function %d times", i).str(strings.Join(row[4:8], " "), "counted - - -")
+			continue
+		}
 		h("function %d self", i).dur(row[4], f.SelfNs)
 		h("function %d self%%", i).pct(row[5], f.SelfPct)
 		h("function %d total", i).dur(row[6], f.TotalNs)
@@ -470,6 +502,10 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		h("edge %d kind", i).str(row[2], e.Kind)
 		h("edge %d calls", i).num(row[3], e.Calls)
 		h("edge %d rc", i).num(row[4], e.RecursiveCalls)
+		if e.Counted {
+			h("edge %d times", i).str(strings.Join(row[5:7], " "), "counted -")
+			continue
+		}
 		h("edge %d total", i).dur(row[5], e.TotalNs)
 		h("edge %d total%%", i).pct(row[6], e.TotalPct)
 	}

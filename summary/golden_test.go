@@ -26,7 +26,8 @@ func TestGolden(t *testing.T) {
 		"sampled":            {modeltest.Sampled, summary.Options{}}, // values sampled: no call counts
 		"cpp":                {modeltest.CPP, summary.Options{}},     // short names in the tables
 		"sample-busy":        {modeltest.Sample, summary.Options{Busy: true}},
-		"cpp-traced-later":   {cppTracedLater, summary.Options{}}, // record --auto-expand: a note, traced_since_ns
+		"cpp-traced-later":   {cppTracedLater, summary.Options{}},    // record --auto-expand: a note, traced_since_ns
+		"counted":            {modeltest.Counted, summary.Options{}}, // record --counted: calls, no times, a note
 	}
 	for name, c := range cases {
 		r := mustCompute(t, c.p(), c.opt)

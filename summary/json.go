@@ -262,10 +262,16 @@ func (j *jsonWriter) flush(final bool) error {
 }
 
 // funcNumbers and edgeNumbers write the numbers of a function or an edge,
-// in the scope or in one thread, as fields at depth d.
+// in the scope or in one thread, as fields at depth d: for a counted one,
+// "counted" and no times (counted.go).
 func (j *jsonWriter) funcNumbers(d int, n *FuncNumbers) {
 	j.intField(d, "calls", n.Calls)
 	j.intField(d, "recursive_calls", n.RecursiveCalls)
+	if n.Counted {
+		j.key(d, "counted", false)
+		j.raw("true")
+		return
+	}
 	j.intField(d, "self_ns", n.SelfNs)
 	j.intField(d, "total_ns", n.TotalNs)
 	j.floatField(d, "self_pct", n.SelfPct)
@@ -275,6 +281,11 @@ func (j *jsonWriter) funcNumbers(d int, n *FuncNumbers) {
 func (j *jsonWriter) edgeNumbers(d int, n *EdgeNumbers) {
 	j.intField(d, "calls", n.Calls)
 	j.intField(d, "recursive_calls", n.RecursiveCalls)
+	if n.Counted {
+		j.key(d, "counted", false)
+		j.raw("true")
+		return
+	}
 	j.intField(d, "total_ns", n.TotalNs)
 	j.floatField(d, "total_pct", n.TotalPct)
 }

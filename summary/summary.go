@@ -53,16 +53,19 @@ type Report struct {
 	Threads   []Thread   `json:"threads"`
 	Processes []Process  `json:"processes"`
 
-	Scope       model.Scope `json:"-"`
-	FullNames   bool        `json:"-"` // the tables show names in full (Options.FullNames)
-	ByThread    bool        `json:"-"` // functions, edges and threads carry their thread shares and numbers
-	Values      string      `json:"-"` // where the numbers come from: model.Meta.Values
-	AllFuncs    int         `json:"-"` // functions before Top
-	AllEdges    int         `json:"-"` // edges before Top
-	HottestPath []PathStep  `json:"-"`
-	Recursion   []Recursion `json:"-"` // recursive functions, deepest first
-	Levels      []Level     `json:"-"` // threads per nesting level
-	Blocking    []BlockedFn `json:"-"` // blocking functions, most blocked first
+	Scope     model.Scope `json:"-"`
+	FullNames bool        `json:"-"` // the tables show names in full (Options.FullNames)
+	ByThread  bool        `json:"-"` // functions, edges and threads carry their thread shares and numbers
+	Values    string      `json:"-"` // where the numbers come from: model.Meta.Values
+	AllFuncs  int         `json:"-"` // functions before Top
+	// CountedFuncs are the functions of the scope only counted (before
+	// Top): FuncNumbers.Counted.
+	CountedFuncs int         `json:"-"`
+	AllEdges     int         `json:"-"` // edges before Top
+	HottestPath  []PathStep  `json:"-"`
+	Recursion    []Recursion `json:"-"` // recursive functions, deepest first
+	Levels       []Level     `json:"-"` // threads per nesting level
+	Blocking     []BlockedFn `json:"-"` // blocking functions, most blocked first
 }
 
 // Meta describes the profiled run.
@@ -126,21 +129,29 @@ type Function struct {
 // FuncNumbers are a function's numbers in the scope (Function) or in one
 // thread (FunctionShare).
 type FuncNumbers struct {
-	Calls          int64   `json:"calls"`
-	RecursiveCalls int64   `json:"recursive_calls"`
-	SelfNs         int64   `json:"self_ns"`
-	TotalNs        int64   `json:"total_ns"`
-	SelfPct        float64 `json:"self_pct"`
-	TotalPct       float64 `json:"total_pct"`
+	Calls          int64 `json:"calls"`
+	RecursiveCalls int64 `json:"recursive_calls"`
+	// Counted: every call was counted by a counting probe (record
+	// --counted), none timed: the times were not measured (they are in
+	// the callers' self time). They are 0 here, and left out of the JSON
+	// (counted.go) and the tables.
+	Counted  bool    `json:"counted,omitempty"`
+	SelfNs   int64   `json:"self_ns"`
+	TotalNs  int64   `json:"total_ns"`
+	SelfPct  float64 `json:"self_pct"`
+	TotalPct float64 `json:"total_pct"`
 }
 
 // EdgeNumbers are an edge's numbers in the scope (Edge) or in one thread
 // (EdgeShare).
 type EdgeNumbers struct {
-	Calls          int64   `json:"calls"`
-	RecursiveCalls int64   `json:"recursive_calls"`
-	TotalNs        int64   `json:"total_ns"`
-	TotalPct       float64 `json:"total_pct"`
+	Calls          int64 `json:"calls"`
+	RecursiveCalls int64 `json:"recursive_calls"`
+	// Counted: every call along the edge was counted by a counting probe,
+	// none timed: as FuncNumbers.Counted.
+	Counted  bool    `json:"counted,omitempty"`
+	TotalNs  int64   `json:"total_ns"`
+	TotalPct float64 `json:"total_pct"`
 }
 
 // Edge is one (caller, callee, kind) pair of functions.
@@ -287,6 +298,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 
 	// functions: graph nodes summed over nesting levels
 	fidx := make(map[int]int) // function -> index in r.Functions
+	var counted []int64       // by r.Functions index: the calls of counting probes
 	for _, n := range g.Nodes {
 		i, ok := fidx[n.Key.Func]
 		if !ok {
@@ -295,7 +307,9 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 				TracedSinceNs: fn.TracedSinceNs, TracedUntilNs: fn.TracedUntilNs, Display: p.DisplayName(n.Key.Func, opt.FullNames)})
 			i = len(r.Functions) - 1
 			fidx[n.Key.Func] = i
+			counted = append(counted, 0)
 		}
+		counted[i] += n.CountedCalls
 		f := &r.Functions[i]
 		f.Calls += n.Calls
 		f.RecursiveCalls += n.RecursiveCalls
@@ -310,6 +324,10 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		f := &r.Functions[i]
 		f.SelfPct, f.TotalPct = pct(f.SelfNs), pct(f.TotalNs)
 		r.Totals.Calls += f.Calls
+		if f.Counted = isCounted(counted[i], f.Calls, f.SelfNs+f.TotalNs); f.Counted {
+			r.CountedFuncs++
+			continue // no self time to add to its module's
+		}
 		if f.Module == "" {
 			continue // START
 		}
@@ -350,7 +368,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 	type agg struct {
 		ekey
-		calls, rc, total int64
+		calls, rc, total, counted int64
 	}
 	eidx := make(map[ekey]int)
 	aggs := make([]agg, 0, len(g.Edges))
@@ -372,6 +390,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		ag.calls += e.Calls
 		ag.rc += e.RecursiveCalls
 		ag.total += e.TotalNs
+		ag.counted += e.CountedCalls
 	}
 	// sort (total, index) pairs, then build only the edges listed
 	fn := r.Functions // not yet sorted: agg indices point here
@@ -392,7 +411,9 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 		a, b := &aggs[x.i], &aggs[y.i]
 		fa, fb, ta, tb := &fn[a.from], &fn[b.from], &fn[a.to], &fn[b.to]
-		return cmp.Or(strings.Compare(fa.Name, fb.Name), strings.Compare(ta.Name, tb.Name),
+		ca, cb := isCounted(a.counted, a.calls, a.total), isCounted(b.counted, b.calls, b.total)
+		return cmp.Or(compareCounted(ca, cb, a.calls, b.calls),
+			strings.Compare(fa.Name, fb.Name), strings.Compare(ta.Name, tb.Name),
 			strings.Compare(fa.Module, fb.Module), strings.Compare(ta.Module, tb.Module),
 			strings.Compare(a.kind.String(), b.kind.String()))
 	})
@@ -405,11 +426,12 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		ag := &aggs[o.i]
 		from, to := &fn[ag.from], &fn[ag.to]
 		r.Edges[i] = Edge{Caller: from.Name, Callee: to.Name, CallerModule: from.Module, CalleeModule: to.Module,
-			Kind:          ag.kind.String(),
-			EdgeNumbers:   EdgeNumbers{Calls: ag.calls, RecursiveCalls: ag.rc, TotalNs: ag.total, TotalPct: pct(ag.total)},
+			Kind: ag.kind.String(),
+			EdgeNumbers: EdgeNumbers{Calls: ag.calls, RecursiveCalls: ag.rc, Counted: isCounted(ag.counted, ag.calls, ag.total),
+				TotalNs: ag.total, TotalPct: pct(ag.total)},
 			CallerDisplay: from.Display, CalleeDisplay: to.Display}
 		if shares != nil {
-			r.Edges[i].Threads = shares.edge(ag.from, ag.to, ag.kind)
+			r.Edges[i].Threads = shares.edge(ag.from, ag.to, ag.kind, r.Edges[i].Counted)
 		}
 	}
 
@@ -540,9 +562,31 @@ func processesInScope(p *model.Profile, s model.Scope, refs []model.NumberedThre
 	return out
 }
 
+// isCounted tells a function or edge whose calls (of them counted, by
+// counting probes) were all counted and none timed (no time at all).
+func isCounted(counted, calls, ns int64) bool {
+	return counted > 0 && counted == calls && ns == 0
+}
+
+// compareCounted orders, among equal times, the measured before the
+// counted, which have no time to rank by, and the counted by calls, most
+// first.
+func compareCounted(a, b bool, callsA, callsB int64) int {
+	switch {
+	case a != b && !a:
+		return -1
+	case a != b:
+		return 1
+	case a:
+		return cmp.Compare(callsB, callsA)
+	}
+	return 0
+}
+
 func sortReport(r *Report) {
 	sortBy(r.Functions, func(f *Function) int64 { return f.SelfNs }, func(a, b *Function) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Module, b.Module))
+		return cmp.Or(compareCounted(a.Counted, b.Counted, a.Calls, b.Calls),
+			strings.Compare(a.Name, b.Name), strings.Compare(a.Module, b.Module))
 	})
 	sortBy(r.Modules, func(m *Module) int64 { return m.SelfNs }, func(a, b *Module) int {
 		return strings.Compare(a.Module, b.Module)

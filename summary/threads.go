@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/internal/tables"
 	"github.com/profile-dev/profile/model"
 )
@@ -133,16 +132,25 @@ func (s *threadShares) functions(g *model.Graph, bd *model.Breakdown, refs []mod
 func (s *threadShares) fill(r *Report, refs []model.NumberedThread) {
 	r.ByThread = true
 	for i := range r.Functions {
-		r.Functions[i].Threads = s.fn[i]
+		f := &r.Functions[i]
+		f.Threads = s.fn[i]
+		for k := range f.Threads {
+			f.Threads[k].Counted = f.Counted
+		}
 	}
 	for i, t := range refs {
 		r.Threads[i].Number = &t.Number
 	}
 }
 
-// edge returns the shares of the report's edge k.
-func (s *threadShares) edge(from, to int32, kind model.EdgeKind) []EdgeShare {
-	return s.edges[shareKey{from, to, kind}]
+// edge returns the shares of the report's edge k, marked counted when
+// the edge is.
+func (s *threadShares) edge(from, to int32, kind model.EdgeKind, counted bool) []EdgeShare {
+	shares := s.edges[shareKey{from, to, kind}]
+	for i := range shares {
+		shares[i].Counted = counted
+	}
+	return shares
 }
 
 // threadSections lays the shares out for the human formats; numbered adds
@@ -156,7 +164,6 @@ func threadSections(r *Report, ts tables.Table) (tables.Table, []tables.Table) {
 	if r.Totals.Sampled {
 		calls = func(int64) string { return "-" }
 	}
-	d, pc := human.Duration, human.Percent
 	ts.Header = append([]string{"#"}, ts.Header...)
 	ts.Kinds = append([]tables.Kind{number}, ts.Kinds...)
 	for i, x := range r.Threads {
@@ -167,8 +174,8 @@ func threadSections(r *Report, ts tables.Table) (tables.Table, []tables.Table) {
 		Kinds:  []tables.Kind{symbol, number, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
 		for _, x := range f.Threads {
-			fs.Rows = append(fs.Rows, []string{f.Display, strconv.Itoa(x.Thread), calls(x.Calls), calls(x.RecursiveCalls),
-				d(x.SelfNs), pc(x.SelfPct), d(x.TotalNs), pc(x.TotalPct)})
+			fs.Rows = append(fs.Rows, append([]string{f.Display, strconv.Itoa(x.Thread), calls(x.Calls), calls(x.RecursiveCalls)},
+				funcTimes(&x.FuncNumbers)...))
 		}
 	}
 	es := tables.Table{Title: "Edges by thread (#: the threads table's; A→B: thread A created thread B)",
@@ -180,8 +187,8 @@ func threadSections(r *Report, ts tables.Table) (tables.Table, []tables.Table) {
 			if x.Creator != nil {
 				th = model.CreationLabel(*x.Creator, x.Thread)
 			}
-			es.Rows = append(es.Rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, th, calls(x.Calls),
-				calls(x.RecursiveCalls), d(x.TotalNs), pc(x.TotalPct)})
+			es.Rows = append(es.Rows, append([]string{e.CallerDisplay, e.CalleeDisplay, e.Kind, th, calls(x.Calls),
+				calls(x.RecursiveCalls)}, edgeTimes(&x.EdgeNumbers)...))
 		}
 	}
 	return ts, []tables.Table{fs, es}

@@ -20,6 +20,7 @@ func threadReports(t *testing.T) map[string]*summary.Report {
 		"tid":       mustCompute(t, modeltest.Sample(), summary.Options{Threads: true, Tid: 101}),
 		"top3":      mustCompute(t, modeltest.Sample(), summary.Options{Threads: true, Top: 3}),
 		"synthetic": mustCompute(t, modeltest.Synthetic(5000, 3, 11), summary.Options{Threads: true}),
+		"counted":   mustCompute(t, modeltest.Counted(), summary.Options{Threads: true}),
 	}
 }
 
@@ -28,7 +29,7 @@ func TestThreadsGolden(t *testing.T) {
 		"txt": summary.WriteTable, "md": summary.WriteMarkdown, "json": summary.WriteJSON,
 	}
 	rs := threadReports(t)
-	for _, name := range []string{"sample", "composite"} {
+	for _, name := range []string{"sample", "composite", "counted"} {
 		for ext, w := range writers {
 			var buf bytes.Buffer
 			must(t, w(&buf, rs[name]))

@@ -24,12 +24,14 @@ var CSVHeader = []string{
 	"calls", "recursive_calls", "self_ns", "total_ns", "self_pct", "total_pct",
 	"tid", "pid", "parent_tid", "spawned_by", "nesting_level", "traced_ns",
 	"parent_pid", "forked_by", "exe", "exit_code", "signal", "state",
+	"counted",
 }
 
 // WriteCSV writes r as one CSV: the CSVHeader record, then the records of
 // the sections meta, totals, functions, edges, modules, threads and
 // processes, with the numbers of WriteJSON (meta's command is a JSON
-// array of strings). Quoting follows encoding/csv.
+// array of strings): a counted function or edge has counted "true" and
+// its time cells empty. Quoting follows encoding/csv.
 func WriteCSV(w io.Writer, r *Report) error {
 	c := &csvWriter{w: w, cells: make([][]byte, len(CSVHeader)), col: make(map[string]int, len(CSVHeader))}
 	for i, h := range CSVHeader {
@@ -60,14 +62,19 @@ func WriteCSV(w io.Writer, r *Report) error {
 		c.str(col["module"], f.Module)
 		c.int(col["calls"], f.Calls)
 		c.int(col["recursive_calls"], f.RecursiveCalls)
-		c.int(col["self_ns"], f.SelfNs)
-		c.int(col["total_ns"], f.TotalNs)
-		c.float(col["self_pct"], f.SelfPct)
-		c.float(col["total_pct"], f.TotalPct)
+		if f.Counted {
+			c.str(col["counted"], "true")
+		} else {
+			c.int(col["self_ns"], f.SelfNs)
+			c.int(col["total_ns"], f.TotalNs)
+			c.float(col["self_pct"], f.SelfPct)
+			c.float(col["total_pct"], f.TotalPct)
+		}
 		c.end()
 	}
 	cCaller, cCallee, cCallerMod, cCalleeMod := col["caller"], col["callee"], col["caller_module"], col["callee_module"]
 	cKind, cCalls, cRC, cTotal, cPct := col["kind"], col["calls"], col["recursive_calls"], col["total_ns"], col["total_pct"]
+	cCounted := col["counted"]
 	for i := range r.Edges {
 		e := &r.Edges[i]
 		c.str(0, "edges")
@@ -78,8 +85,12 @@ func WriteCSV(w io.Writer, r *Report) error {
 		c.str(cKind, e.Kind)
 		c.int(cCalls, e.Calls)
 		c.int(cRC, e.RecursiveCalls)
-		c.int(cTotal, e.TotalNs)
-		c.float(cPct, e.TotalPct)
+		if e.Counted {
+			c.str(cCounted, "true")
+		} else {
+			c.int(cTotal, e.TotalNs)
+			c.float(cPct, e.TotalPct)
+		}
 		c.end()
 	}
 	for _, md := range r.Modules {
@@ -277,16 +288,16 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"function", "module", "calls", "rc", "self", "self %", "total", "total %"},
 		Kinds:  []tables.Kind{symbol, text, number, number, number, number, number, number}}
 	for _, f := range r.Functions {
-		fs.Rows = append(fs.Rows, []string{r.shown(f.Name), orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls),
-			d(f.SelfNs), pc(f.SelfPct), d(f.TotalNs), pc(f.TotalPct)})
+		fs.Rows = append(fs.Rows, append([]string{r.shown(f.Name), orDash(f.Module), calls(f.Calls), calls(f.RecursiveCalls)},
+			funcTimes(&f.FuncNumbers)...))
 	}
-	fs.Note = tracedLaterNote(r)
+	fs.Note = countedNote(tracedLaterNote(r), r)
 	es := tables.Table{Title: fmt.Sprintf("Hottest edges (by total time, %d of %d)", len(r.Edges), r.AllEdges),
 		Header: []string{"caller", "callee", "kind", "calls", "rc", "total", "total %"},
 		Kinds:  []tables.Kind{symbol, symbol, text, number, number, number, number}}
 	for _, e := range r.Edges {
-		es.Rows = append(es.Rows, []string{e.CallerDisplay, e.CalleeDisplay, e.Kind, calls(e.Calls), calls(e.RecursiveCalls),
-			d(e.TotalNs), pc(e.TotalPct)})
+		es.Rows = append(es.Rows, append([]string{e.CallerDisplay, e.CalleeDisplay, e.Kind, calls(e.Calls), calls(e.RecursiveCalls)},
+			edgeTimes(&e.EdgeNumbers)...))
 	}
 	hp := tables.Table{Title: "Hottest path (from START, hottest callee by total time)",
 		Header: []string{"step", "function", "calls", "total", "total %"},

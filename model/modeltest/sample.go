@@ -98,7 +98,9 @@ func Exit(dt int64) Step            { return Step{Dt: dt} }
 // a library call through the PLT, a thread spawning a thread (levels 0, 1
 // and 2), a worker called both from main and as a thread root, and a
 // forked child whose in-flight frames were copied from its parent.
-func Sample() *model.Profile {
+func Sample() *model.Profile { return sample().P }
+
+func sample() *Builder {
 	b := NewBuilder("/bin/app")
 	p0 := b.Process(100, model.None, "", 0)
 	b.Thread(p0, 100, 0, "", 0, nil, []Step{
@@ -122,7 +124,7 @@ func Sample() *model.Profile {
 	b.Thread(p1, 200, 0, "", 0, []string{"main", "do_fork"}, []Step{
 		Enter(20, "child_work"), Enter(5, "fib"), Enter(5, "fib"), Exit(10), Exit(10), Exit(80),
 	})
-	return b.P
+	return b
 }
 
 // Synthetic builds a profile of about nodes CCT nodes over threads threads

@@ -759,7 +759,8 @@ type Function struct {
 	// then. 0: to the end.
 	TracedUntilNs int64 `protobuf:"varint,4,opt,name=traced_until_ns,json=tracedUntilNs,proto3" json:"traced_until_ns,omitempty"`
 	// How the tracer saw the function: 0 unknown (older files), 1 an
-	// inline probe, 2 a trap probe, 3 none could be placed.
+	// inline probe, 2 a trap probe, 3 none could be placed, 4 a counting
+	// probe (its calls are in Thread.arcs).
 	Probe int32 `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
 	// Why the function had no inline probe (probe 2 or 3).
 	ProbeNoteStr  int64 `protobuf:"varint,6,opt,name=probe_note_str,json=probeNoteStr,proto3" json:"probe_note_str,omitempty"`
@@ -1078,8 +1079,11 @@ type Thread struct {
 	Nodes          *Nodes                 `protobuf:"bytes,9,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	Trees          []*DetailTree          `protobuf:"bytes,10,rep,name=trees,proto3" json:"trees,omitempty"`
 	DroppedTrees   int64                  `protobuf:"varint,11,opt,name=dropped_trees,json=droppedTrees,proto3" json:"dropped_trees,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Calls seen by counting probes (record --counted); absent in older
+	// files.
+	Arcs          *Arcs `protobuf:"bytes,12,opt,name=arcs,proto3" json:"arcs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Thread) Reset() {
@@ -1189,6 +1193,102 @@ func (x *Thread) GetDroppedTrees() int64 {
 	return 0
 }
 
+func (x *Thread) GetArcs() *Arcs {
+	if x != nil {
+		return x.Arcs
+	}
+	return nil
+}
+
+// Arcs holds a thread's counted calls column-wise, sorted by (callee,
+// caller): entry i of every column is arc i. caller_plus1 is 0 for a call
+// from code of no function of the profile.
+type Arcs struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	CallerPlus1 []int64                `protobuf:"varint,1,rep,packed,name=caller_plus1,json=callerPlus1,proto3" json:"caller_plus1,omitempty"`
+	Callee      []int64                `protobuf:"varint,2,rep,packed,name=callee,proto3" json:"callee,omitempty"`
+	Calls       []int64                `protobuf:"varint,3,rep,packed,name=calls,proto3" json:"calls,omitempty"`
+	// Contributions of member threads, flattened as in Nodes: for arc i,
+	// contrib_count[i] entries follow in the contrib_* columns.
+	ContribCount  []int64 `protobuf:"varint,4,rep,packed,name=contrib_count,json=contribCount,proto3" json:"contrib_count,omitempty"`
+	ContribMember []int64 `protobuf:"varint,5,rep,packed,name=contrib_member,json=contribMember,proto3" json:"contrib_member,omitempty"`
+	ContribCalls  []int64 `protobuf:"varint,6,rep,packed,name=contrib_calls,json=contribCalls,proto3" json:"contrib_calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Arcs) Reset() {
+	*x = Arcs{}
+	mi := &file_profile_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Arcs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Arcs) ProtoMessage() {}
+
+func (x *Arcs) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Arcs.ProtoReflect.Descriptor instead.
+func (*Arcs) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Arcs) GetCallerPlus1() []int64 {
+	if x != nil {
+		return x.CallerPlus1
+	}
+	return nil
+}
+
+func (x *Arcs) GetCallee() []int64 {
+	if x != nil {
+		return x.Callee
+	}
+	return nil
+}
+
+func (x *Arcs) GetCalls() []int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return nil
+}
+
+func (x *Arcs) GetContribCount() []int64 {
+	if x != nil {
+		return x.ContribCount
+	}
+	return nil
+}
+
+func (x *Arcs) GetContribMember() []int64 {
+	if x != nil {
+		return x.ContribMember
+	}
+	return nil
+}
+
+func (x *Arcs) GetContribCalls() []int64 {
+	if x != nil {
+		return x.ContribCalls
+	}
+	return nil
+}
+
 // DetailTree holds one detail tree's calls column-wise, in pre-order;
 // args has six entries per call.
 type DetailTree struct {
@@ -1208,7 +1308,7 @@ type DetailTree struct {
 
 func (x *DetailTree) Reset() {
 	*x = DetailTree{}
-	mi := &file_profile_proto_msgTypes[11]
+	mi := &file_profile_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1220,7 +1320,7 @@ func (x *DetailTree) String() string {
 func (*DetailTree) ProtoMessage() {}
 
 func (x *DetailTree) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[11]
+	mi := &file_profile_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1233,7 +1333,7 @@ func (x *DetailTree) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailTree.ProtoReflect.Descriptor instead.
 func (*DetailTree) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{11}
+	return file_profile_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DetailTree) GetFunc() []int64 {
@@ -1322,7 +1422,7 @@ type Nodes struct {
 
 func (x *Nodes) Reset() {
 	*x = Nodes{}
-	mi := &file_profile_proto_msgTypes[12]
+	mi := &file_profile_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1434,7 @@ func (x *Nodes) String() string {
 func (*Nodes) ProtoMessage() {}
 
 func (x *Nodes) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[12]
+	mi := &file_profile_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1447,7 @@ func (x *Nodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nodes.ProtoReflect.Descriptor instead.
 func (*Nodes) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{12}
+	return file_profile_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Nodes) GetFunc() []int64 {
@@ -1588,7 +1688,7 @@ const file_profile_proto_rawDesc = "" +
 	"parent_tid\x18\x05 \x01(\x03R\tparentTid\x12(\n" +
 	"\x10spawned_by_plus1\x18\x06 \x01(\x03R\x0espawnedByPlus1\x12\x14\n" +
 	"\x05level\x18\a \x01(\x03R\x05level\x12\x1b\n" +
-	"\ttraced_ns\x18\b \x01(\x03R\btracedNs\"\xf5\x02\n" +
+	"\ttraced_ns\x18\b \x01(\x03R\btracedNs\"\x9b\x03\n" +
 	"\x06Thread\x12\x10\n" +
 	"\x03tid\x18\x01 \x01(\x03R\x03tid\x12\x18\n" +
 	"\aprocess\x18\x02 \x01(\x03R\aprocess\x12\x19\n" +
@@ -1602,7 +1702,15 @@ const file_profile_proto_rawDesc = "" +
 	"\x05nodes\x18\t \x01(\v2\x11.profile.v1.NodesR\x05nodes\x12,\n" +
 	"\x05trees\x18\n" +
 	" \x03(\v2\x16.profile.v1.DetailTreeR\x05trees\x12#\n" +
-	"\rdropped_trees\x18\v \x01(\x03R\fdroppedTrees\"\xe5\x01\n" +
+	"\rdropped_trees\x18\v \x01(\x03R\fdroppedTrees\x12$\n" +
+	"\x04arcs\x18\f \x01(\v2\x10.profile.v1.ArcsR\x04arcs\"\xe0\x01\n" +
+	"\x04Arcs\x12%\n" +
+	"\fcaller_plus1\x18\x01 \x03(\x03B\x02\x10\x01R\vcallerPlus1\x12\x1a\n" +
+	"\x06callee\x18\x02 \x03(\x03B\x02\x10\x01R\x06callee\x12\x18\n" +
+	"\x05calls\x18\x03 \x03(\x03B\x02\x10\x01R\x05calls\x12'\n" +
+	"\rcontrib_count\x18\x04 \x03(\x03B\x02\x10\x01R\fcontribCount\x12)\n" +
+	"\x0econtrib_member\x18\x05 \x03(\x03B\x02\x10\x01R\rcontribMember\x12'\n" +
+	"\rcontrib_calls\x18\x06 \x03(\x03B\x02\x10\x01R\fcontribCalls\"\xe5\x01\n" +
 	"\n" +
 	"DetailTree\x12\x16\n" +
 	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12\x18\n" +
@@ -1648,7 +1756,7 @@ func file_profile_proto_rawDescGZIP() []byte {
 	return file_profile_proto_rawDescData
 }
 
-var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_profile_proto_goTypes = []any{
 	(*ProfileFile)(nil), // 0: profile.v1.ProfileFile
 	(*Meta)(nil),        // 1: profile.v1.Meta
@@ -1661,8 +1769,9 @@ var file_profile_proto_goTypes = []any{
 	(*Process)(nil),     // 8: profile.v1.Process
 	(*Member)(nil),      // 9: profile.v1.Member
 	(*Thread)(nil),      // 10: profile.v1.Thread
-	(*DetailTree)(nil),  // 11: profile.v1.DetailTree
-	(*Nodes)(nil),       // 12: profile.v1.Nodes
+	(*Arcs)(nil),        // 11: profile.v1.Arcs
+	(*DetailTree)(nil),  // 12: profile.v1.DetailTree
+	(*Nodes)(nil),       // 13: profile.v1.Nodes
 }
 var file_profile_proto_depIdxs = []int32{
 	1,  // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
@@ -1675,13 +1784,14 @@ var file_profile_proto_depIdxs = []int32{
 	3,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
 	2,  // 8: profile.v1.Meta.detail:type_name -> profile.v1.DetailRule
 	9,  // 9: profile.v1.Thread.members:type_name -> profile.v1.Member
-	12, // 10: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
-	11, // 11: profile.v1.Thread.trees:type_name -> profile.v1.DetailTree
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	13, // 10: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
+	12, // 11: profile.v1.Thread.trees:type_name -> profile.v1.DetailTree
+	11, // 12: profile.v1.Thread.arcs:type_name -> profile.v1.Arcs
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_profile_proto_init() }
@@ -1695,7 +1805,7 @@ func file_profile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_profile_proto_rawDesc), len(file_profile_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -129,3 +129,38 @@ func (r Ring) ResetCounters() {
 		atomic.StoreUint64(r.word(off), 0)
 	}
 }
+
+// Counts hands f each entry of the ring's count table (the counting
+// probe's): a call site's return address, the counted function's id and
+// its calls so far. An entry whose id is not written yet is skipped (its
+// count is 0 until it is).
+func (r Ring) Counts(f func(ret uint64, id uint32, calls uint64)) {
+	for i := range stub.CountEntries {
+		off := stub.RCounts + i*stub.CountSize
+		ret := atomic.LoadUint64(r.word(off))
+		if ret == 0 {
+			continue
+		}
+		id, calls := atomic.LoadUint64(r.word(off+8)), atomic.LoadUint64(r.word(off+16))
+		if id != 0 && calls != 0 {
+			f(ret, uint32(id), calls)
+		}
+	}
+}
+
+// Uncounted is how many counted calls found the table full.
+func (r Ring) Uncounted() int64 { return int64(atomic.LoadUint64(r.word(stub.RUncounted))) }
+
+// ClearCounts empties the count table for the ring's next owner (the
+// tracer reads it first): it returns the calls that found it full.
+func (r Ring) ClearCounts() int64 {
+	n := r.Uncounted()
+	for i := range stub.CountEntries {
+		off := stub.RCounts + i*stub.CountSize
+		if atomic.LoadUint64(r.word(off)) != 0 {
+			clear(r.mem[off : off+stub.CountSize])
+		}
+	}
+	atomic.StoreUint64(r.word(stub.RUncounted), 0)
+	return n
+}

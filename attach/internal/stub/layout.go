@@ -58,17 +58,25 @@ const (
 	RStallTicks = 0x88
 	RStalls     = 0x90
 	RSkipped    = 0x98 // calls outside the context (--context), not recorded
+	RUncounted  = 0xa0 // counted calls the count table had no room for
 	RBeat       = 0xc0 // the tracer's heartbeat: a stub waiting on a full ring gives up on a tracer that stopped beating
 	REvents     = 0x1000
 	RingEvents  = 32768
 	EventSize   = 32
-	RingStride  = REvents + RingEvents*EventSize
-	RingsSize   = MaxSlots * RingStride
+	// The count table (the counting probe's, --counted), after the
+	// events: per entry {return address, id, calls, 0}.
+	RCounts      = REvents + RingEvents*EventSize
+	CountBits    = 13
+	CountEntries = 1 << CountBits
+	CountSize    = 32
+	RingStride   = RCounts + CountEntries*CountSize
+	RingsSize    = MaxSlots * RingStride
 
 	// Stub offsets in probe.bin.
 	Entry   = 0x000
 	RetStub = 0xc60
-	DataPtr = 0xfd0
+	Count   = 0xfce // the counting probe's stub
+	DataPtr = 0x1100
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end

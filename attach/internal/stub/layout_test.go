@@ -30,14 +30,15 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"T_RING": TRing, "T_DEPTH": TDepth, "T_STACK_LO": TStackLo, "T_STACK_HI": TStackHi,
 		"T_CAP": TCap, "T_CTX": TCtx, "T_SIDE": TSide, "T_SHADOW": TShadow,
 		"R_HEAD": RHead, "R_TAIL": RTail, "R_DROPPED": RDropped, "R_STALL_TICKS": RStallTicks,
-		"R_STALLS": RStalls, "R_SKIPPED": RSkipped, "R_BEAT": RBeat, "R_EVENTS": REvents,
+		"R_STALLS": RStalls, "R_SKIPPED": RSkipped, "R_UNCOUNTED": RUncounted,
+		"R_COUNTS": RCounts, "COUNT_BITS": CountBits, "COUNT_MASK": CountEntries - 1, "R_BEAT": RBeat, "R_EVENTS": REvents,
 		"RING_MASK": RingEvents - 1,
 		"F_RESTORE": FlagRestore, "F_DETAIL": FlagDetail, "F_ARGS3": FlagArgs3,
 		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "CTX_MARK": CtxMark, "DETAIL_MARK": 55,
 		"STALL_WORD": StallID << 32, "ARGS_WORD": ArgsID << 32, "ARGS_FOR": ArgsForID,
-		"entry": Entry, "retstub": RetStub, "data_ptr": DataPtr,
+		"entry": Entry, "retstub": RetStub, "count": Count, "data_ptr": DataPtr,
 		"E_R9": ER9, "E_R8": ER8, "E_RDI": ERDI, "E_RSI": ERSI, "E_RDX": ERDX, "E_RCX": ERCX,
 		"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
 		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
-	}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX"})
+	}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
 }

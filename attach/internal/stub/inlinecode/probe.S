@@ -91,10 +91,15 @@
 	.set R_STALL_TICKS, 0x88
 	.set R_STALLS, 0x90
 	.set R_SKIPPED, 0x98         /* calls outside the context, not recorded */
+	.set R_UNCOUNTED, 0xa0       /* counted calls the count table had no room for */
 	.set R_BEAT, 0xc0            /* the tracer's heartbeat, as it drains */
 	.set R_EVENTS, 0x1000
 	.set RING_MASK, 32767
 	.set RING_ROOM, 32768 - 64   /* slack for signal handlers nesting */
+	.set R_COUNTS, 0x101000      /* the count table, after the events: */
+	.set COUNT_BITS, 13          /* 8192 x {return address, id, calls, 0} */
+	.set COUNT_MASK, 8191
+	.set COUNT_PROBES, 64        /* entries looked at before giving up */
 
 	.set F_RESTORE, 0x80000000   /* id flag: an unwinder's entry */
 	.set F_DETAIL, 0x40000000    /* id flag: record the arguments */
@@ -772,6 +777,56 @@ lost:
 	lock inc qword ptr [r8 + D_LOST]
 	ud2
 
-	.org 0xfd0
+/* The counting probe's stub (--counted). [rsp] = into the trampoline,
+ * [rsp+8] = id, [rsp+16] = the caller's return address. One more call of
+ * (return address, id) in the thread's count table, beside its ring: no
+ * tick, no event, no hijack, so the call runs as untraced but for these
+ * few instructions. The table is the thread's own: no lock. An empty
+ * entry is claimed with cmpxchg, atomic against a signal handler on this
+ * thread counting in between (one that finds an entry claimed but its id
+ * not written yet takes another: the tracer adds up duplicates). */
+count:
+	SAVE
+	.set C_ID, 80
+	.set C_RET, 88
+	mov	r8, [rip + data_ptr]
+	LOOKUP
+	test	rsi, rsi
+	jz	44f
+	mov	rdi, [rsi + T_RING]
+	mov	r9, [rsp + C_RET]
+	mov	edx, [rsp + C_ID]
+	mov	rcx, 0x9e3779b97f4a7c15
+	imul	rcx, r9
+	shr	rcx, 64 - COUNT_BITS
+	mov	r10d, COUNT_PROBES
+40:	mov	rsi, rcx
+	shl	rsi, 5
+	add	rsi, rdi
+	mov	rax, [rsi + R_COUNTS]
+	cmp	rax, r9
+	jne	41f
+	cmp	[rsi + R_COUNTS + 8], rdx
+	je	43f
+	jmp	42f
+41:	test	rax, rax
+	jnz	42f
+	cmpxchg	[rsi + R_COUNTS], r9
+	jne	40b                     /* a handler took it: look again */
+	mov	[rsi + R_COUNTS + 8], rdx
+	jmp	43f
+42:	inc	ecx
+	and	ecx, COUNT_MASK
+	dec	r10d
+	jnz	40b
+	inc	qword ptr [rdi + R_UNCOUNTED]
+	jmp	45f
+43:	inc	qword ptr [rsi + R_COUNTS + 16]
+45:	RESTORE
+	ret	8
+44:	lock inc qword ptr [r8 + D_UNREGISTERED]
+	jmp	45b
+
+	.org 0x1100
 data_ptr:
 	.quad 0

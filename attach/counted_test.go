@@ -1,0 +1,159 @@
+package attach
+
+import (
+	"maps"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/internal/proctext"
+	"github.com/profile-dev/profile/model"
+)
+
+// countedRE gives the counted workload's leaf and twig the counting probe.
+var countedRE = regexp.MustCompile(`^(leaf|twig)$`)
+
+// threadArcs is each thread's arcs as "caller>callee" -> calls, by the
+// thread's nesting level and tid (the main thread is level 0).
+func threadArcs(p *model.Profile) map[int]map[string]int64 {
+	out := map[int]map[string]int64{}
+	for _, th := range p.Threads {
+		m := map[string]int64{}
+		for _, a := range th.Arcs {
+			caller := "?"
+			if a.Caller != model.None {
+				caller = p.FuncName(a.Caller)
+			}
+			m[caller+">"+p.FuncName(a.Callee)] += a.Calls
+		}
+		out[th.Tid] = m
+	}
+	return out
+}
+
+// nodeCalls is each function's calls in the threads' trees.
+func nodeCalls(p *model.Profile) map[string]int64 {
+	got := map[string]int64{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			got[p.FuncName(n.Func)] += n.Calls
+		}
+	}
+	return got
+}
+
+// counted 20000 2: leaf and twig take the counting probe; every thread's
+// arcs are the workload's own calls per caller (mid calls leaf three times
+// and twig once per iteration, twig leaf once; main calls leaf through a
+// pointer), leaf and twig have no node in any tree, the timed functions
+// keep their exact counts, and the program's output is an untraced run's.
+// Under trap probes (no inline code, so nothing counts) the same calls are
+// timed.
+func TestCountedExact(t *testing.T) {
+	const n = 20000
+	args := []string{strconv.Itoa(n), "2"}
+	for _, kind := range []string{ProbesAuto, ProbesInline, ProbesTrap} {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			opt.Probes, opt.Counted = kind, countedRE
+			r, out := recordWorkload(t, "counted", opt, args...)
+			if want, _ := untraced(t, "counted", args...); out != want {
+				t.Errorf("stdout %q, untraced %q", out, want)
+			}
+			p := r.Profile
+			calls := nodeCalls(p)
+			if calls["mid"] != 3*n || calls["work"] != 3 {
+				t.Errorf("timed calls: mid %d work %d, want %d and 3", calls["mid"], calls["work"], 3*n)
+			}
+			if kind == ProbesTrap {
+				if calls["leaf"] != 13*n || calls["twig"] != 3*n || probeOf(p, "leaf") != "trap" {
+					t.Errorf("trap probes: leaf %d (%s), twig %d, want %d and %d timed", calls["leaf"], probeOf(p, "leaf"), calls["twig"], 13*n, 3*n)
+				}
+				return
+			}
+			for f, want := range map[string]string{"leaf": "counted", "twig": "counted", "mid": "inline", "work": "inline"} {
+				if got := probeOf(p, f); got != want {
+					t.Errorf("%s: probe %q, want %q", f, got, want)
+				}
+			}
+			if calls["leaf"] != 0 || calls["twig"] != 0 {
+				t.Errorf("counted functions in the trees: leaf %d, twig %d calls", calls["leaf"], calls["twig"])
+			}
+			if r.Stats.Probes.Counted != 2 {
+				t.Errorf("Stats.Probes.Counted = %d, want 2", r.Stats.Probes.Counted)
+			}
+			worker := map[string]int64{"mid>leaf": 3 * n, "twig>leaf": n, "mid>twig": n}
+			main := maps.Clone(worker)
+			main["main>leaf"] = n
+			got := threadArcs(p)
+			if len(got) != 3 {
+				t.Fatalf("%d threads, want 3", len(got))
+			}
+			for _, th := range p.Threads {
+				want := worker
+				if th.Level == 0 {
+					want = main
+				}
+				if !maps.Equal(got[th.Tid], want) {
+					t.Errorf("thread %d (level %d) arcs %v, want %v", th.Tid, th.Level, got[th.Tid], want)
+				}
+			}
+		})
+	}
+}
+
+// Attached to a running counted, its counting probes count from then on:
+// per thread, leaf's calls from mid are three times twig's (give or take
+// the iteration in flight at each end), twig's calls of leaf are its own,
+// and mid's timed calls match. The detach leaves the text equal to the
+// file's. Profilers with counted functions SIGKILLed while attached leave
+// the program running (the counting stub needs no tracer), and the next
+// attach counts again and puts every byte back.
+func TestCountedAttachAndKilled(t *testing.T) {
+	target, out := startWorkload(t, "counted", "1000", "2", "8")
+	pid := target.Process.Pid
+	before := profilerAreas(t, pid, nil)
+	time.Sleep(200 * time.Millisecond)
+	opt := defaultOptions(t)
+	opt.Probes, opt.Counted = ProbesAuto, countedRE
+	check := func(what string, r *Result) {
+		t.Helper()
+		p := r.Profile
+		if probeOf(p, "leaf") != "counted" || probeOf(p, "twig") != "counted" {
+			t.Errorf("%s: leaf %s, twig %s", what, probeOf(p, "leaf"), probeOf(p, "twig"))
+		}
+		arcs := threadArcs(p)
+		var total int64
+		for _, th := range p.Threads {
+			a := arcs[th.Tid]
+			var mid int64
+			for _, nd := range th.Nodes {
+				if p.FuncName(nd.Func) == "mid" {
+					mid += nd.Calls
+				}
+			}
+			total += a["mid>twig"]
+			if abs(a["mid>leaf"]-3*a["mid>twig"]) > 3 || abs(a["twig>leaf"]-a["mid>twig"]) > 1 || abs(mid-a["mid>twig"]) > 1 {
+				t.Errorf("%s: thread %d: arcs %v, mid timed %d", what, th.Tid, a, mid)
+			}
+		}
+		if total == 0 {
+			t.Errorf("%s: no counted call", what)
+		}
+	}
+	check("attached", attachForOpt(t, pid, 500*time.Millisecond, opt))
+	if err := proctext.FileBytes(pid); err != nil {
+		t.Fatalf("after the detach: %v", err)
+	}
+	for range 2 {
+		tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+ProbesAuto,
+			"PROFILE_TEST_COUNTED="+countedRE.String())
+		time.Sleep(500 * time.Millisecond)
+		tracer.Process.Kill()
+		tracer.Wait()
+		time.Sleep(200 * time.Millisecond)
+	}
+	check("after the kills", attachForOpt(t, pid, 500*time.Millisecond, opt))
+	endsClean(t, target, out, before, "rounds ")
+}
