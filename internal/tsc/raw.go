@@ -1,0 +1,95 @@
+package tsc
+
+import (
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RawMap converts CLOCK_MONOTONIC_RAW times, the clock of the CPU-time
+// samples (attach/internal/perfsample), to ticks, the clock of the probes'
+// events, so that a sample can be placed among them. The raw clock is
+// not slewed by NTP: with the tsc clocksource it is linear in the
+// counter, so a line through two readings far apart is exact to their
+// bracketing error. Safe for concurrent use.
+type RawMap struct {
+	first pair
+	line  atomic.Pointer[rawLine]
+}
+
+// pair is a raw time and the tick read beside it.
+type pair struct {
+	ns   int64
+	tick uint64
+}
+
+// rawLine converts from the latest pair at the rate measured since the
+// first.
+type rawLine struct {
+	at         pair
+	ticksPerNs float64
+}
+
+// NewRawMap measures the rate over about d; Refine lengthens the
+// measurement.
+func NewRawMap(d time.Duration) *RawMap {
+	m := &RawMap{first: readPair()}
+	for t0 := time.Now(); time.Since(t0) < d; {
+	}
+	p := readPair()
+	if p.ns <= m.first.ns || p.tick <= m.first.tick {
+		// The raw clock cannot be read (no rate) or did not move: a
+		// nominal rate keeps Tick defined.
+		m.line.Store(&rawLine{at: p, ticksPerNs: 1})
+		return m
+	}
+	m.line.Store(&rawLine{at: p, ticksPerNs: m.rate(p)})
+	return m
+}
+
+// Refine reads a new pair and measures the rate from the first pair to
+// it: the longer the span, the smaller the pairs' errors weigh.
+// Conversions of times near the new pair then carry its error only.
+func (m *RawMap) Refine() {
+	p := readPair()
+	if p.ns <= m.first.ns || p.tick <= m.first.tick {
+		return
+	}
+	m.line.Store(&rawLine{at: p, ticksPerNs: m.rate(p)})
+}
+
+func (m *RawMap) rate(p pair) float64 {
+	return float64(p.tick-m.first.tick) / float64(p.ns-m.first.ns)
+}
+
+// Tick converts a CLOCK_MONOTONIC_RAW time in nanoseconds to a tick.
+func (m *RawMap) Tick(rawNs int64) uint64 {
+	l := m.line.Load()
+	return l.at.tick + uint64(int64(float64(rawNs-l.at.ns)*l.ticksPerNs))
+}
+
+// pairTries is how many readings readPair takes: an interrupt or a
+// preemption inside one widens its bracket, rarely several in a row.
+const pairTries = 8
+
+// readPair reads the raw clock between two ticks, a few times, and keeps
+// the reading with the narrowest bracket, timed at its middle.
+func readPair() pair {
+	var best pair
+	bracket := ^uint64(0)
+	for range pairTries {
+		var ts unix.Timespec
+		k0 := Read()
+		err := unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts)
+		k1 := Read()
+		if err != nil {
+			return pair{}
+		}
+		if k1-k0 < bracket {
+			bracket = k1 - k0
+			best = pair{ns: ts.Nano(), tick: k0 + (k1-k0)/2}
+		}
+	}
+	return best
+}
