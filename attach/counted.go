@@ -78,6 +78,10 @@ func (e *engine) profileNow() *model.Profile {
 	for _, is := range e.inl {
 		e.takeArcs(is)
 	}
+	for _, t := range e.threads {
+		e.flushAll(t)
+	}
+	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
 	return e.s.Snapshot(e.now(), e.counters())
 }
 

@@ -48,6 +48,16 @@ type Options struct {
 	// for in time (Detail, Context, the checkpoint, waiting calls) stay
 	// timed.
 	Counted *regexp.Regexp
+	// SamplePeriod, when positive, samples each traced thread's CPU time
+	// every SamplePeriod of it (perf_event_open) and gives each sample to
+	// the calling context running then: busy times come from the samples
+	// (model.CPUSamples).
+	SamplePeriod time.Duration
+	// Timed, when set, keeps the functions it matches (name or
+	// module:name) timed: with SamplePeriod a function whose calls are
+	// too short to time moves to the counting probe (adapt.go) unless
+	// the user asked to see it timed.
+	Timed *regexp.Regexp
 
 	// Compensate takes the probes' cost per call out of the profile's
 	// times, with the time the tracer held threads to set up
@@ -155,6 +165,9 @@ type Stats struct {
 	Context  ContextStats
 	Expand   ExpandStats
 	Leftover LeftoverStats
+	// CPUSamples: the threads' CPU samples (Options.SamplePeriod), nil
+	// if not asked for.
+	CPUSamples *model.CPUSamples
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int
@@ -165,8 +178,10 @@ type Stats struct {
 type ProbeStats struct {
 	Inline int
 	Trap   int
-	// Counted: inline probes that only count (Options.Counted).
+	// Counted: inline probes that only count (Options.Counted), Moved of
+	// them timed first, moved to counting live (adapt.go).
 	Counted int
+	Moved   int
 	// Demoted: trap probes taken out of functions found hot (auto).
 	Demoted int
 	// Sites: inline probes at a function's call sites, its first bytes
@@ -287,6 +302,9 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		}
 		if opt.Expand.Top > 0 && opt.Expand.Every > 0 {
 			go e.expandLoop(stop)
+		}
+		if e.adaptive() {
+			go e.adaptLoop(stop)
 		}
 		r, err := e.loop()
 		e.drainDone = true

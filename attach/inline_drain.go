@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
@@ -17,7 +18,9 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 	if t == nil || is.Mem == nil {
 		return 0
 	}
+	e.readSamples(t)
 	n := is.Ring(slot).Drain(func(ev *inline.Event) { e.inlineEvent(t, ev) })
+	e.flushSamples(t, math.MaxInt64) // taken after every event drained
 	e.stats.Rings.Events += int64(n)
 	return n
 }
@@ -38,6 +41,7 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
+	e.flushSamples(t, now) // the samples taken before it, in the context it changes
 	if ev.ID == stub.StallID {
 		// The thread waited for room in its ring from now to its end:
 		// the tracer's doing, taken out like a hold.
@@ -166,6 +170,9 @@ func (e *engine) drainLoop() {
 		n, most := e.drainPass()
 		if time.Since(refined) > every {
 			e.clock.Refine()
+			if e.raw != nil {
+				e.raw.Refine()
+			}
 			refined = time.Now()
 		}
 		e.mu.Unlock()

@@ -24,6 +24,9 @@ func (e *engine) loop() (*Result, error) {
 		if e.expandDue.Swap(false) {
 			e.autoExpand()
 		}
+		if e.adaptDue.Swap(false) {
+			e.adapt()
+		}
 		tid, ws, err := e.nextStop()
 		if errors.Is(err, unix.ECHILD) {
 			if len(e.threads) > 0 {
@@ -300,6 +303,8 @@ func (e *engine) finish() *Result {
 		e.lastArcs(is)
 	}
 	e.countsLost()
+	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
+	e.stats.CPUSamples = e.s.Profile().Meta.CPUSamples
 	prof := e.s.Finish(e.now(), e.counters())
 	e.stats.TracedCalls = e.s.TracedCalls()
 	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}

@@ -38,7 +38,7 @@ type probeKind interface {
 
 // newProbeKinds returns the kinds of engine e in the order they are told.
 func newProbeKinds(e *engine) []probeKind {
-	return []probeKind{contextGate{e}, inlineProbes{e}, trapProbes{e}}
+	return []probeKind{contextGate{e}, inlineProbes{e}, trapProbes{e}, samplers{e}}
 }
 
 // spaceReady tells every kind that process p (thread tid stopped) can
@@ -144,3 +144,28 @@ func (k trapProbes) detach(tid int, as *space) {
 }
 
 func (trapProbes) finish() {}
+
+// samplers sample the threads' CPU time (sampling.go). Last: a thread's
+// ring is drained (its events placed) before its samples are.
+type samplers struct{ e *engine }
+
+func (k samplers) ready(int, *process)                  {}
+func (k samplers) appeared(t *thread)                   { k.e.startSampling(t) }
+func (k samplers) stopped(t *thread, _ unix.WaitStatus) { k.e.flushAll(t) }
+func (k samplers) gone(t *thread)                       { k.e.stopSampling(t) }
+func (samplers) forked(*thread, *thread, bool)          {}
+func (samplers) released(*space)                        {}
+
+func (k samplers) detach(_ int, as *space) {
+	for _, t := range k.e.threads {
+		if t.proc.as == as {
+			k.e.stopSampling(t)
+		}
+	}
+}
+
+func (k samplers) finish() {
+	for _, t := range k.e.threads {
+		k.e.stopSampling(t)
+	}
+}

@@ -39,6 +39,8 @@ type engine struct {
 	expanding // auto-expand (expand.go)
 	demoting  // trap probes found hot (demote.go)
 	counting  // counting probes and their tables (counted.go)
+	sampling  // the threads' CPU time sampled (sampling.go)
+	adapting  // short functions moved to counting (adapt.go)
 }
 
 // tracees is the stop loop's state: the threads it holds and how it is
@@ -99,6 +101,8 @@ type thread struct {
 	// it execs or exits; the parent cannot stop meanwhile, so detach lets
 	// the child run there rather than stop it.
 	vforkOf *thread
+
+	smp *threadSamples // its CPU samples (sampling.go), nil if not sampled
 
 	stopState   // where the loop has it
 	signalState // its signals while code of ours runs in it

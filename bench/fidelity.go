@@ -39,14 +39,20 @@ type fidelity struct {
 	setting          string
 	perfN            [2]int  // samples of the two perf runs given to the executable's functions
 	floor, raw, comp float64 // perf vs perf; the profile (--no-compensate, default) vs perf
+	sampled          float64 // the profile with --sample vs perf
 	untraced, traced time.Duration
+	sampledWall      time.Duration
 	rows             []fidelityRow // functions with at least 1% of perf's first run or of the profile's
 }
 
 type fidelityRow struct {
-	name                   string
-	perf, perf2, raw, comp float64
+	name                            string
+	perf, perf2, raw, comp, sampled float64
 }
+
+// samplePeriod is the profile's --sample in the fidelity rows: perf's
+// rate (perfHz) in CPU time.
+const samplePeriod = "250us"
 
 // buildLua builds the Lua driver in dir; "" and why when it cannot.
 func buildLua(dir string) (string, string) {
@@ -108,28 +114,32 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 		}
 		f.untraced = time.Duration(median(walls))
 		perfArgv := []string{lua, script, fidelityPerfRounds}
-		p1, n1, err := perfShares(c, s, lua, perfArgv)
+		p1, p1CPU, n1, err := perfShares(c, s, lua, perfArgv)
 		if err != nil {
 			return nil, "", err
 		}
-		p2, n2, err := perfShares(c, s, lua, perfArgv)
+		p2, _, n2, err := perfShares(c, s, lua, perfArgv)
 		if err != nil {
 			return nil, "", err
 		}
 		f.perfN = [2]int{n1, n2}
-		raw, _, err := profileShares(c, s, lua, false, argv)
+		raw, _, err := profileShares(c, s, lua, "--no-compensate", argv)
 		if err != nil {
 			return nil, "", err
 		}
-		comp, wall, err := profileShares(c, s, lua, true, argv)
+		comp, wall, err := profileShares(c, s, lua, "", argv)
 		if err != nil {
 			return nil, "", err
 		}
-		f.traced = wall
-		f.floor, f.raw, f.comp = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1)
-		f.rows = shareRows(p1, p2, raw, comp)
-		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f; traced %.2fx untraced\n",
-			f.floor, f.raw, f.comp, float64(f.traced)/float64(f.untraced))
+		sampled, swall, err := profileShares(c, s, lua, "--sample="+samplePeriod, argv)
+		if err != nil {
+			return nil, "", err
+		}
+		f.traced, f.sampledWall = wall, swall
+		f.floor, f.raw, f.comp, f.sampled = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1), tvd(sampled, p1CPU)
+		f.rows = shareRows(p1, p2, raw, comp, sampled)
+		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; traced %.2fx untraced\n",
+			f.floor, f.raw, f.comp, f.sampled, float64(f.traced)/float64(f.untraced))
 		out = append(out, f)
 	}
 	return out, "", nil
@@ -137,14 +147,14 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 
 // shareRows are the functions with at least 1% in any of the shares,
 // perf's first run's largest first.
-func shareRows(p1, p2, raw, comp map[string]float64) []fidelityRow {
+func shareRows(p1, p2, raw, comp, sampled map[string]float64) []fidelityRow {
 	var rows []fidelityRow
 	seen := map[string]bool{}
-	for _, m := range []map[string]float64{p1, raw, comp} {
+	for _, m := range []map[string]float64{p1, raw, comp, sampled} {
 		for name, v := range m {
 			if v >= 0.01 && !seen[name] {
 				seen[name] = true
-				rows = append(rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name]})
+				rows = append(rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name], sampled[name]})
 			}
 		}
 	}
@@ -173,22 +183,29 @@ func perfRecord(prefix []string, data string, target ...string) []string {
 }
 
 // perfShares samples argv untraced with perf and gives each sample to the
-// innermost frame in exe: each function's share of those samples.
-func perfShares(c config, s setting, exe string, argv []string) (map[string]float64, int, error) {
+// innermost frame in exe: each function's share of those samples (busy,
+// then on CPU: perfScriptShares).
+func perfShares(c config, s setting, exe string, argv []string) (busy, onCPU map[string]float64, n int, err error) {
 	data := filepath.Join(c.tmp, "perf.data")
 	rec := perfRecord(s.prefix, data, append([]string{"--"}, argv...)...)
 	cmd := exec.Command(rec[0], rec[1:]...)
 	cmd.Dir = c.tmp
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("%s: %v: %s", strings.Join(rec, " "), err, lastLine(string(b)))
+		return nil, nil, 0, fmt.Errorf("%s: %v: %s", strings.Join(rec, " "), err, lastLine(string(b)))
 	}
-	return perfScriptShares(c, data, exe)
+	if busy, n, err = perfScriptShares(c, data, exe, true); err != nil {
+		return nil, nil, 0, err
+	}
+	onCPU, _, err = perfScriptShares(c, data, exe, false)
+	return busy, onCPU, n, err
 }
 
 // perfScriptShares reads perf's data: each function of exe's share of the
-// samples given to exe's functions, and their number. Samples inside a
-// waiting call are left out, as the profile's busy time leaves it out.
-func perfScriptShares(c config, data, exe string) (map[string]float64, int, error) {
+// samples given to exe's functions, and their number. With busy, samples
+// inside a waiting call are left out, as the profile's measured busy time
+// leaves it out; without, they stay, as sampled busy time keeps a thread's
+// time on a CPU inside one (the kernel copying its data).
+func perfScriptShares(c config, data, exe string, busy bool) (map[string]float64, int, error) {
 	sc := exec.Command("perf", "script", "-i", data, "-F", "tid,ip,sym,dso", "--no-inline")
 	sc.Dir = c.tmp
 	stdout, err := sc.StdoutPipe()
@@ -200,6 +217,9 @@ func perfScriptShares(c config, data, exe string) (map[string]float64, int, erro
 	}
 	// perf names libc's internal aliases: __GI___libc_write is write.
 	waiting := func(sym string) bool { return model.IsWaitingCall(strings.TrimPrefix(sym, "__GI_")) }
+	if !busy {
+		waiting = nil
+	}
 	counts, n := innermostIn(stdout, exe, waiting)
 	if err := sc.Wait(); err != nil {
 		return nil, 0, fmt.Errorf("perf script: %w", err)
@@ -265,14 +285,14 @@ func innermostIn(r io.Reader, exe string, waiting func(sym string) bool) (map[st
 	return counts, n
 }
 
-// profileShares records argv with profile (default probes, compensated or
-// not): each of exe's functions' share of the busy self time of exe's
+// profileShares records argv with profile (default probes, with flag if
+// not ""): each of exe's functions' share of the busy self time of exe's
 // functions, and the traced run's wall time.
-func profileShares(c config, s setting, exe string, compensate bool, argv []string) (map[string]float64, time.Duration, error) {
+func profileShares(c config, s setting, exe, flag string, argv []string) (map[string]float64, time.Duration, error) {
 	out := filepath.Join(c.tmp, "fidelity.data")
 	args := []string{c.profile, "record", "-o", out}
-	if !compensate {
-		args = append(args, "--no-compensate")
+	if flag != "" {
+		args = append(args, flag)
 	}
 	o, err := timed(c.tmp, s.prefix, append(append(args, "--"), argv...)...)
 	if err != nil {
@@ -354,12 +374,15 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "Lua: not measured: %s.\n\n", r.luaSkipped)
 	} else {
 		fmt.Fprintf(&b, "Lua: testdata/lua/cpu.lua, %s rounds traced, %s sampled by perf at %s Hz. Distance in points "+
-			"against perf's first run (goal: at most 10).\n\n", fidelityRounds, fidelityPerfRounds, perfHz)
-		b.WriteString("| setting | perf vs perf | profile raw | profile compensated | traced ÷ untraced wall | perf samples |\n")
-		b.WriteString("|---|---|---|---|---|---|\n")
+			"against perf's first run (goal: at most 10); profile sampled is `record --sample %s` (short functions move to "+
+			"counting), against the same run's samples with those inside waiting calls kept, as sampled busy time keeps them.\n\n",
+			fidelityRounds, fidelityPerfRounds, perfHz, samplePeriod)
+		b.WriteString("| setting | perf vs perf | profile raw | profile compensated | profile sampled | traced ÷ untraced wall (sampled) | perf samples |\n")
+		b.WriteString("|---|---|---|---|---|---|---|\n")
 		for _, f := range r.lua {
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s) | %d, %d |\n", f.setting, f.floor, f.raw, f.comp,
-				float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(), f.perfN[0], f.perfN[1])
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s); %.1f× | %d, %d |\n", f.setting, f.floor, f.raw, f.comp, f.sampled,
+				float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(),
+				float64(f.sampledWall)/float64(f.untraced), f.perfN[0], f.perfN[1])
 		}
 		for _, f := range r.lua {
 			shareTable(&b, fmt.Sprintf("Lua, %s", f.setting), f.rows)
@@ -368,10 +391,11 @@ func fidelitySection(r fidelityResults, when string) section {
 	if r.redisSkipped != "" {
 		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
 	} else if f := r.redis; f != nil {
-		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out).\n\n", redisRequests)
-		b.WriteString("| perf vs perf | profile raw | profile compensated | GET requests/s attached ÷ untraced | SET | perf samples |\n")
-		b.WriteString("|---|---|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f) | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp,
+		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
+			"kept for profile sampled, `attach --sample %s`).\n\n", redisRequests, samplePeriod)
+		b.WriteString("| perf vs perf | profile raw | profile compensated | profile sampled | GET requests/s attached ÷ untraced | SET | perf samples |\n")
+		b.WriteString("|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f) | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
 			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"],
 			100*f.traced["SET"]/f.untraced["SET"], f.traced["SET"], f.untraced["SET"], f.perfN[0], f.perfN[1])
 		shareTable(&b, "redis", f.rows)
@@ -383,8 +407,8 @@ func fidelitySection(r fidelityResults, when string) section {
 // shareTable writes the rows of one program's shares.
 func shareTable(b *strings.Builder, title string, rows []fidelityRow) {
 	fmt.Fprintf(b, "\n%s: functions with at least 1%% of perf's samples or of a profile's busy self time (shares):\n\n", title)
-	b.WriteString("| function | perf | perf again | profile raw | profile compensated |\n|---|---|---|---|---|\n")
+	b.WriteString("| function | perf | perf again | profile raw | profile compensated | profile sampled |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp)
+		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp, 100*r.sampled)
 	}
 }

@@ -27,6 +27,7 @@ const redisRequests = "300000"
 type redisFidelity struct {
 	perfN            [2]int
 	floor, raw, comp float64
+	sampled          float64            // attached with --sample
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
 	rows             []fidelityRow
 }
@@ -145,39 +146,42 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	if f.untraced, err = s.benchmark(); err != nil {
 		return nil, "", err
 	}
-	var perf [2]map[string]float64
+	var perf, onCPU [2]map[string]float64
 	for i := range perf {
 		data := filepath.Join(c.tmp, "perf.data")
 		if _, err := s.during(perfRecord(nil, data, "-p", strconv.Itoa(s.cmd.Process.Pid)), 500*time.Millisecond); err != nil {
 			return nil, "", err
 		}
-		shares, n, err := perfScriptShares(c, data, s.exe)
+		shares, n, err := perfScriptShares(c, data, s.exe, true)
 		if err != nil {
+			return nil, "", err
+		}
+		if onCPU[i], _, err = perfScriptShares(c, data, s.exe, false); err != nil {
 			return nil, "", err
 		}
 		perf[i], f.perfN[i] = shares, n
 	}
-	var prof [2]map[string]float64
-	for i, compensate := range []bool{false, true} {
+	var prof [3]map[string]float64
+	for i, flag := range []string{"--no-compensate", "", "--sample=" + samplePeriod} {
 		out := filepath.Join(c.tmp, "redis.data")
 		argv := []string{c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "-o", out}
-		if !compensate {
-			argv = append(argv, "--no-compensate")
+		if flag != "" {
+			argv = append(argv, flag)
 		}
 		rps, err := s.during(argv, 2*time.Second)
 		if err != nil {
 			return nil, "", err
 		}
-		if compensate {
+		if i == 1 {
 			f.traced = rps
 		}
 		if prof[i], err = readShares(out, s.exe); err != nil {
 			return nil, "", err
 		}
 	}
-	f.floor, f.raw, f.comp = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0])
-	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1])
-	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f; GET %.0f/s traced, %.0f/s untraced\n",
-		f.floor, f.raw, f.comp, f.traced["GET"], f.untraced["GET"])
+	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
+	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
+	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced, %.0f/s untraced\n",
+		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.untraced["GET"])
 	return f, "", nil
 }

@@ -82,6 +82,10 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 			m.Stops, m.TracedCalls, m.Breakpoints, time.Duration(m.StopOverheadNs))
 	}
 	fmt.Fprintf(w, "probe cost\t%s\n", calibrationLine(m.Calibration))
+	if c := m.CPUSamples; c != nil {
+		// What summary and render show as busy time: said with the probes' cost.
+		fmt.Fprintf(w, "busy times\tsampled: %s\n", c)
+	}
 	if m.Detail != nil {
 		fmt.Fprintf(w, "detail\t%s\n", detailLine(p))
 	}

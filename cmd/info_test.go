@@ -167,3 +167,35 @@ func TestInfoNotInline(t *testing.T) {
 		t.Errorf("stats list:\n%q\nwant\n%q", buf.String(), want)
 	}
 }
+
+// A profile with CPU samples says how its busy times were sampled, after
+// the probes' cost; one without says nothing of it.
+func TestInfoBusyTimes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    *model.Profile
+		want string // the line; "" = none
+	}{
+		{"sampled", modeltest.CPUSampled(), "busy times    sampled: 26 samples every 10ns (kernel too) — 3.70% in the probes' code\n"},
+		{"not sampled", modeltest.Sample(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf strings.Builder
+			if err := writeInfo(&buf, tc.p); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			i := strings.Index(out, "\nbusy times")
+			if tc.want == "" {
+				if i >= 0 {
+					t.Fatalf("unexpected busy times line:\n%s", out)
+				}
+				return
+			}
+			cost := strings.Index(out, "\nprobe cost")
+			if i < 0 || cost < 0 || cost > i || !strings.HasPrefix(out[i+1:], tc.want) {
+				t.Errorf("no line %q after the probe cost in\n%s", tc.want, out)
+			}
+		})
+	}
+}

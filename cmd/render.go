@@ -37,7 +37,9 @@ calls and total time, "recursive" or rc=N for recursive calls. Only the
 draw whole, the call edges carrying at least --edgefraction of the time (0.1%)
 are drawn; the title says what was left out. Times are busy time (--scope busy): the time in waiting calls
 (pthread_cond_wait, read, epoll_wait, ...) is left out and those calls are
-filled blue-grey; --scope wall keeps it. Nodes are filled pale to red by their
+filled blue-grey; --scope wall keeps it. A profile recorded with --sample has
+its busy times from the CPU samples, waiting calls' CPU time included (the
+title says how they were sampled). Nodes are filled pale to red by their
 self share (red from --hot, orange from --warm), with larger fonts; --share
 thread makes shares of one thread's time. Spawn edges are dashed, fork
 edges dotted, elided edges of a pruned profile bold with a leading "…".
@@ -52,8 +54,9 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.
 
 --flame draws an SVG flame graph instead (docs/flame.md): one frame per
 calling context, callees above their callers, widths by --value total (the
-default), self or calls, colours by module. In a browser, click a frame to
-zoom into it, Search highlights frames matching a regular expression.
+default), self or calls, of measured times (not CPU samples), colours by
+module. In a browser, click a frame to zoom into it, Search highlights
+frames matching a regular expression.
 --threads gives each thread its own frame ("name-tid"), --title heads it.
 It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		Example: `  profile render profile.data --svg
@@ -156,7 +159,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the time in their own code orange (the scale's middle)")
 	fl.IntVar(&nodeCount, "nodecount", render.DefaultNodeCount, "draw the `N` functions of largest total time, 0 for all")
 	fl.StringVar(&edgeFrac, "edgefraction", "0.1%", "drop call edges under `PCT` of the time, 0 for none (by default only when functions were left out)")
-	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out) or wall")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' of --sample) or wall")
 	fl.StringVar(&shareKind, "share", "scope", "shares of `KIND` scope (all threads' time) or thread (one thread's, the largest)")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "label nodes and frames with full function names (tooltips always have them)")

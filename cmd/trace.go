@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -38,6 +39,8 @@ type traceFlags struct {
 	detailIf     string
 	detailLimit  int
 	counted      string         // --counted REGEX (record and attach)
+	sample       time.Duration  // --sample D (record and attach)
+	timed        string         // --timed REGEX (record and attach)
 	expand       []string       // --expand FUNC (expand.go)
 	expandDepth  int            // --depth N; 0: not given (1)
 	context      string         // --context A>B (expand.go)
@@ -133,9 +136,12 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
 }
 
-// registerCounted adds --counted (record and attach: top shows times).
+// registerCounted adds --counted and --sample (record and attach: top
+// shows measured times).
 func (f *traceFlags) registerCounted(c *cobra.Command) {
 	c.Flags().StringVar(&f.counted, "counted", "", "count, not time, the calls of traced functions matching `REGEX` (name or module:name): exact calls per caller for a few ns a call, their time left in their callers' self time")
+	c.Flags().DurationVar(&f.sample, "sample", 0, "sample each traced thread's CPU every `D` of its CPU time (e.g. 250us; perf_event_open) and take busy times from the samples, each given to the call running then; functions whose calls are too short to time then move to counting")
+	c.Flags().StringVar(&f.timed, "timed", "", "with --sample, keep the functions matching `REGEX` (name or module:name) timed however short their calls")
 }
 
 // registerAutoExpand adds --auto-expand and --interval (record and
@@ -181,6 +187,13 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 			return attach.Options{}, usagef("--counted: %v", err)
 		}
 		opt.Counted = re
+	}
+	if f.sample < 0 || f.sample > 0 && f.sample < 10*time.Microsecond {
+		return attach.Options{}, usagef("--sample must be at least 10us, not %s", f.sample)
+	}
+	opt.SamplePeriod = f.sample
+	if err := f.timedOptions(&opt); err != nil {
+		return attach.Options{}, err
 	}
 	if err := f.expandOptions(&opt, command, pid, os.Stderr); err != nil {
 		return attach.Options{}, err
@@ -310,7 +323,7 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
 	if s.Probes.Counted > 0 {
-		fmt.Fprintf(w, "counting probes:     %d functions (--counted: calls counted, not timed)\n", s.Probes.Counted)
+		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)
 	}
 	fmt.Fprintf(w, "trap probes:         %d functions\n", s.Probes.Trap)
 	reasons := make([]string, 0, len(s.Probes.Refused))
@@ -330,6 +343,13 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "ring stalls:         %d (%s waiting)\n", s.Rings.Stalls, time.Duration(s.Rings.StallNs).Truncate(time.Microsecond))
 	fmt.Fprintf(w, "events dropped:      %d\n", s.Rings.Dropped)
 	fmt.Fprintf(w, "calls not traced:    %d (threads without a ring)\n", s.Rings.Unregistered)
+	if c := s.CPUSamples; c != nil {
+		if c.NotSampled != "" {
+			fmt.Fprintf(w, "cpu samples:         not every thread: %s\n", c.NotSampled)
+		}
+		fmt.Fprintf(w, "cpu samples:         %d every %s (%d in the kernel, %d in the probes' code, %d lost)\n",
+			c.Samples, time.Duration(c.PeriodNs), c.Kernel, c.InProbes, c.Lost)
+	}
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
 	if s.Expand.Taken > 0 {
 		fmt.Fprintf(w, "auto-expand:         %d functions taken, %d callees added\n", s.Expand.Taken, s.Expand.Added)
@@ -341,4 +361,26 @@ func writeStats(w io.Writer, s attach.Stats) {
 		fmt.Fprintf(w, "  calls outside it:  %d let go by inline probes (no event)\n", s.Context.OutsideCalls)
 		fmt.Fprintf(w, "  stops outside it:  %d at trap probes\n", s.Context.OutsideStops)
 	}
+}
+
+// timedOptions reads --timed: with the --expand roots, the functions
+// --sample never moves to counting.
+func (f *traceFlags) timedOptions(opt *attach.Options) error {
+	if f.timed != "" && f.sample == 0 {
+		return usagef("--timed keeps functions timed that --sample would move to counting: give --sample")
+	}
+	var alts []string
+	if f.timed != "" {
+		if _, err := regexp.Compile(f.timed); err != nil {
+			return usagef("--timed: %v", err)
+		}
+		alts = append(alts, "(?:"+f.timed+")")
+	}
+	for _, root := range f.expand {
+		alts = append(alts, "^"+regexp.QuoteMeta(root)+"$")
+	}
+	if f.sample > 0 && len(alts) > 0 {
+		opt.Timed = regexp.MustCompile(strings.Join(alts, "|"))
+	}
+	return nil
 }

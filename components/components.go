@@ -15,6 +15,10 @@
 // The root of every thread's path is START (the thread's time outside any
 // traced function): it is a component of its own, the root of the tree.
 //
+// Times are the measured ones: a profile's CPU samples (record --sample)
+// are not used, and a context they alone made (model.Node.SampleOnly),
+// which has no measured number, starts no step.
+//
 // Compute is a pure function of the profile; Write* and DOT format the
 // Report.
 package components
@@ -108,6 +112,10 @@ func addThread(root *Node, nodes []model.Node, comp *namer) {
 	for i := range nodes {
 		n := &nodes[i]
 		tn := root
+		if i > 0 && n.DroppedNs == 0 && n.SampleOnly(model.None) {
+			at[i], name[i] = at[n.Parent], name[n.Parent] // nothing measured
+			continue
+		}
 		if i > 0 {
 			name[i] = comp.of(n.Func, name[n.Parent])
 			tn = at[n.Parent]

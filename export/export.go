@@ -12,7 +12,10 @@
 // whose own time (a thread's time outside any traced function) is the
 // one-frame stack "START", as summary lists it. The self time of contexts
 // removed by prune is a "[pruned]" frame under the node that kept it, so
-// that self times still add up to the traced time.
+// that self times still add up to the traced time. The values are the
+// measured ones: CPU samples (record --sample) are not exported, and a
+// context they alone made (model.Node.SampleOnly), which has no measured
+// value, is no stack.
 package export
 
 import (
@@ -90,6 +93,9 @@ func stacks(t *model.Thread, f func(s stack)) {
 	var buf []int
 	for ni := range t.Nodes {
 		n := &t.Nodes[ni]
+		if n.DroppedNs == 0 && n.SampleOnly(model.None) {
+			continue
+		}
 		buf = buf[:0]
 		for i := ni; i > 0; i = t.Nodes[i].Parent {
 			buf = append(buf, t.Nodes[i].Func)

@@ -97,6 +97,10 @@ func comments(p *model.Profile) []string {
 	if m.Detached {
 		c = append(c, "detached: the target went on running")
 	}
+	if m.CPUSamples != nil {
+		// not in the values, which are measured: summary and render show them
+		c = append(c, "cpu samples (not exported): "+m.CPUSamples.String())
+	}
 	for _, w := range m.Warnings {
 		c = append(c, "warning: "+w)
 	}

@@ -11,7 +11,9 @@
 // contexts removed by prune is a "[pruned]" frame under the context that
 // kept it. Identical paths of different threads are one frame with the sum
 // of their values, unless Options.Threads makes every thread ("name-tid")
-// a top-level frame of its own.
+// a top-level frame of its own. The times are the measured ones: a
+// profile's CPU samples (record --sample) are not drawn, nor the contexts
+// they alone made (model.Node.SampleOnly).
 package flame
 
 import (

@@ -95,8 +95,17 @@ func buildFrames(p *model.Profile, opt Options) *frame {
 			})
 		}
 		at = at[:0]
+		parent := make([]bool, len(t.Nodes))
+		for ni := 1; ni < len(t.Nodes); ni++ {
+			parent[t.Nodes[ni].Parent] = true
+		}
 		for ni := range t.Nodes {
 			n := &t.Nodes[ni]
+			if !parent[ni] && n.DroppedNs == 0 && n.SampleOnly(model.None) {
+				// made by CPU samples alone: nothing measured to draw
+				at = append(at, nil)
+				continue
+			}
 			var f *frame
 			switch {
 			case ni == 0:

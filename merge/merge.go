@@ -58,6 +58,14 @@
 // Sampled inputs (model.Sampling) merge only with sampled inputs of the
 // same type (model.CompatibleValues); Sampling is kept, its Period cleared
 // when the inputs' periods differ.
+// CPUSamples (record --sample) is set when any input has it: its counts
+// summed over those inputs, PeriodNs theirs when they all agree and 0
+// (mixed) otherwise, WithKernel only if every one sampled the kernel, and
+// NotSampled the sorted union of their reasons, with "some runs were not
+// sampled" when an input has none: model.Profile.Busy then takes a
+// member thread without any sample for one that was not sampled and
+// keeps its measured times. Nodes sum SampledNs and DroppedSampledNs like
+// their times, each split by member in Contribs.
 package merge
 
 import (
@@ -542,13 +550,17 @@ func mergeNodes(srcs []*source) ([]model.Node, error) {
 			a.PLTCalls += n.PLTCalls
 			a.InFlight += n.InFlight
 			a.DroppedNs += n.DroppedNs
+			a.SampledNs += n.SampledNs
+			a.DroppedSampledNs += n.DroppedSampledNs
 			a.Elided = a.Elided || n.Elided
 			if !s.in.composite {
 				contribs = append(contribs, flatContrib{at, model.Contrib{Member: s.members[0],
-					Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs}})
+					Calls: n.Calls, RecursiveCalls: n.RecursiveCalls, SelfNs: n.SelfNs, TotalNs: n.TotalNs,
+					SampledNs: n.SampledNs, DroppedSampledNs: n.DroppedSampledNs}})
 				continue
 			}
-			if len(n.Contribs) == 0 && (n.Calls != 0 || n.RecursiveCalls != 0 || n.SelfNs != 0 || n.TotalNs != 0) {
+			if len(n.Contribs) == 0 && (n.Calls != 0 || n.RecursiveCalls != 0 || n.SelfNs != 0 || n.TotalNs != 0 ||
+				n.SampledNs != 0 || n.DroppedSampledNs != 0) {
 				return nil, fmt.Errorf("composite thread %q node %d has numbers but no member contributions", s.t.Name, i)
 			}
 			for _, c := range n.Contribs {
@@ -642,6 +654,8 @@ func combine(cs []model.Contrib) []model.Contrib {
 			cs[w].RecursiveCalls += cs[r].RecursiveCalls
 			cs[w].SelfNs += cs[r].SelfNs
 			cs[w].TotalNs += cs[r].TotalNs
+			cs[w].SampledNs += cs[r].SampledNs
+			cs[w].DroppedSampledNs += cs[r].DroppedSampledNs
 			continue
 		}
 		w++
@@ -719,9 +733,46 @@ func mergeMeta(out *model.Profile, ins []*input) {
 	if len(m.Command) == 0 {
 		m.Command = nil
 	}
+	m.CPUSamples = mergeCPUSamples(ins)
 	m.PartialReason = strings.Join(sortedSet(mapKeys(reasons)), "; ")
 	m.Filters, m.Excludes, m.Libs = sortedSet(filters), sortedSet(excludes), sortedSet(libs)
 	m.Warnings = sortedSet(warnings)
+}
+
+// notSampledRuns is the NotSampled reason of a merge in which some runs
+// were not sampled: a fixed text, so that merging stays associative.
+const notSampledRuns = "some runs were not sampled"
+
+// mergeCPUSamples combines the inputs' CPU samples (see the package doc);
+// nil when no input was sampled.
+func mergeCPUSamples(ins []*input) *model.CPUSamples {
+	var out *model.CPUSamples
+	var reasons []string
+	for _, in := range ins {
+		c := in.p.Meta.CPUSamples
+		if c == nil {
+			reasons = append(reasons, notSampledRuns)
+			continue
+		}
+		if out == nil {
+			out = &model.CPUSamples{PeriodNs: c.PeriodNs, WithKernel: true}
+		}
+		if c.PeriodNs != out.PeriodNs {
+			out.PeriodNs = 0 // mixed
+		}
+		out.Samples += c.Samples
+		out.Kernel += c.Kernel
+		out.InProbes += c.InProbes
+		out.Lost += c.Lost
+		out.WithKernel = out.WithKernel && c.WithKernel
+		if c.NotSampled != "" {
+			reasons = append(reasons, strings.Split(c.NotSampled, "; ")...)
+		}
+	}
+	if out != nil {
+		out.NotSampled = strings.Join(sortedSet(reasons), "; ")
+	}
+	return out
 }
 
 func agree(a, b string) string {

@@ -35,11 +35,18 @@ type NodeShare struct {
 	Wait NodeWait // the same thread's waiting time inside the node
 }
 
-// Breakdown breaks down graph g of scope s (g = p.Graph(s)).
+// Breakdown breaks down graph g of scope s (g = p.Graph(s)) by p's
+// waiting calls (WaitingFuncs).
 func (p *Profile) Breakdown(g *Graph, s Scope) *Breakdown {
+	return p.BreakdownBy(g, s, p.WaitingFuncs())
+}
+
+// BreakdownBy is Breakdown with waiting (by function) marking the waiting
+// functions: none where no time is blocked time, as in the busy times of
+// CPU samples (Busy), where a waiting call's time is CPU time.
+func (p *Profile) BreakdownBy(g *Graph, s Scope, waiting []bool) *Breakdown {
 	b := &Breakdown{Threads: p.ScopeThreads(s), Nodes: make([]NodeWait, len(g.Nodes)), Edges: make([]int64, len(g.Edges))}
 	b.ThreadWaitNs = make([]int64, len(b.Threads))
-	waiting := p.WaitingFuncs()
 	var w threadWalk
 	for ti, v := range b.Threads {
 		b.ThreadWaitNs[ti] = w.run(p, g, v.ThreadRef, waiting, b, ti)

@@ -119,6 +119,9 @@ func TestReadsFileWithoutSampling(t *testing.T) {
 	if p.Meta.Sampled() || p.Meta.Values() != "exact (traced calls)" {
 		t.Errorf("an old file reads as sampled: %+v", p.Meta.Sampling)
 	}
+	if p.Meta.BusySampled() {
+		t.Errorf("an old file reads as CPU sampled: %+v", p.Meta.CPUSamples)
+	}
 	if want := modeltest.Sample(); !reflect.DeepEqual(p, want) {
 		t.Errorf("old file differs:\n got %+v\nwant %+v", p, want)
 	}

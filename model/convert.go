@@ -61,6 +61,10 @@ func encode(p *Profile) *pb.ProfileFile {
 			TrapInNs: c.Trap.InNs, TrapOutNs: c.Trap.OutNs, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs,
 			Stops: c.Stops, StopNs: c.StopNs}
 	}
+	if c := m.CPUSamples; c != nil {
+		f.Meta.CpuSamples = &pb.CPUSamples{PeriodNs: c.PeriodNs, Samples: c.Samples, Kernel: c.Kernel, InProbes: c.InProbes,
+			Lost: c.Lost, WithKernel: c.WithKernel, NotSampledStr: st.id(c.NotSampled)}
+	}
 	if r := m.Detail; r != nil {
 		f.Meta.Detail = &pb.DetailRule{FuncsStr: st.id(r.Funcs), SlowNs: r.SlowNs, IfStr: st.id(r.If), Limit: int64(r.Limit)}
 	}
@@ -107,7 +111,7 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 		DirectCalls: make([]int64, n), IndirectCalls: make([]int64, n), PltCalls: make([]int64, n),
 		InFlight: make([]int64, n), Elided: make([]bool, n), DroppedNs: make([]int64, n),
 	}
-	composite := false
+	composite, sampled := false, false
 	for i := range t.Nodes {
 		nd := &t.Nodes[i]
 		c.Func[i], c.ParentPlus1[i], c.Calls[i] = int64(nd.Func), plus1(nd.Parent), nd.Calls
@@ -115,6 +119,15 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 		c.DirectCalls[i], c.IndirectCalls[i], c.PltCalls[i] = nd.DirectCalls, nd.IndirectCalls, nd.PLTCalls
 		c.InFlight[i], c.Elided[i], c.DroppedNs[i] = nd.InFlight, nd.Elided, nd.DroppedNs
 		composite = composite || len(nd.Contribs) > 0
+		sampled = sampled || nd.SampledNs != 0 || nd.DroppedSampledNs != 0
+	}
+	if sampled {
+		// Columns written only when something was sampled: a file
+		// without samples is as before.
+		c.SampledNs, c.DroppedSampledNs = make([]int64, n), make([]int64, n)
+		for i := range t.Nodes {
+			c.SampledNs[i], c.DroppedSampledNs[i] = t.Nodes[i].SampledNs, t.Nodes[i].DroppedSampledNs
+		}
 	}
 	if composite {
 		c.ContribCount = make([]int64, n)
@@ -126,6 +139,10 @@ func encodeThread(t *Thread, st *strtab) *pb.Thread {
 				c.ContribRecursiveCalls = append(c.ContribRecursiveCalls, x.RecursiveCalls)
 				c.ContribSelfNs = append(c.ContribSelfNs, x.SelfNs)
 				c.ContribTotalNs = append(c.ContribTotalNs, x.TotalNs)
+				if sampled {
+					c.ContribSampledNs = append(c.ContribSampledNs, x.SampledNs)
+					c.ContribDroppedSampledNs = append(c.ContribDroppedSampledNs, x.DroppedSampledNs)
+				}
 			}
 		}
 	}
@@ -240,6 +257,10 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 			p.Meta.Calibration = &Calibration{Host: d.str(c.HostStr), Inline: ProbeCost{InNs: c.InlineInNs, OutNs: c.InlineOutNs},
 				Trap: ProbeCost{InNs: c.TrapInNs, OutNs: c.TrapOutNs}, Compensated: c.Compensated, SubtractedNs: c.SubtractedNs, HeldNs: c.HeldNs,
 				Stops: c.Stops, StopNs: c.StopNs}
+		}
+		if c := m.CpuSamples; c != nil {
+			p.Meta.CPUSamples = &CPUSamples{PeriodNs: c.PeriodNs, Samples: c.Samples, Kernel: c.Kernel, InProbes: c.InProbes,
+				Lost: c.Lost, WithKernel: c.WithKernel, NotSampled: d.str(c.NotSampledStr)}
 		}
 		if r := m.Detail; r != nil {
 			p.Meta.Detail = &DetailRule{Funcs: d.str(r.FuncsStr), SlowNs: r.SlowNs, If: d.str(r.IfStr), Limit: d.small(r.Limit)}
@@ -359,13 +380,20 @@ func (d *decoder) nodes(c *pb.Nodes) []Node {
 		d.fail("node columns of different lengths")
 		return nil
 	}
+	// The sampled columns are absent (all 0) in older files and when
+	// nothing was sampled.
+	sampled, dropped := optionalColumn(c.SampledNs, n), optionalColumn(c.DroppedSampledNs, n)
+	if sampled == nil || dropped == nil {
+		d.fail("node columns of different lengths")
+		return nil
+	}
 	nodes := make([]Node, n)
 	for i := range nodes {
 		nodes[i] = Node{
 			Func: d.small(c.Func[i]), Parent: d.small(c.ParentPlus1[i]) - 1, Calls: c.Calls[i],
 			RecursiveCalls: c.RecursiveCalls[i], SelfNs: c.SelfNs[i], TotalNs: c.TotalNs[i],
 			DirectCalls: c.DirectCalls[i], IndirectCalls: c.IndirectCalls[i], PLTCalls: c.PltCalls[i], InFlight: c.InFlight[i],
-			Elided: c.Elided[i], DroppedNs: c.DroppedNs[i],
+			Elided: c.Elided[i], DroppedNs: c.DroppedNs[i], SampledNs: sampled[i], DroppedSampledNs: dropped[i],
 		}
 	}
 	if len(c.ContribCount) == 0 {
@@ -382,6 +410,11 @@ func (d *decoder) nodes(c *pb.Nodes) []Node {
 			return nil
 		}
 	}
+	sampledShares, droppedShares := optionalColumn(c.ContribSampledNs, m), optionalColumn(c.ContribDroppedSampledNs, m)
+	if sampledShares == nil || droppedShares == nil {
+		d.fail("contribution columns of different lengths")
+		return nil
+	}
 	at := 0
 	for i := range nodes {
 		k := c.ContribCount[i]
@@ -392,7 +425,8 @@ func (d *decoder) nodes(c *pb.Nodes) []Node {
 		for j := at; j < at+int(k); j++ {
 			nodes[i].Contribs = append(nodes[i].Contribs, Contrib{
 				Member: d.small(c.ContribMember[j]), Calls: c.ContribCalls[j], RecursiveCalls: c.ContribRecursiveCalls[j],
-				SelfNs: c.ContribSelfNs[j], TotalNs: c.ContribTotalNs[j],
+				SelfNs: c.ContribSelfNs[j], TotalNs: c.ContribTotalNs[j], SampledNs: sampledShares[j],
+				DroppedSampledNs: droppedShares[j],
 			})
 		}
 		at += int(k)
@@ -401,6 +435,18 @@ func (d *decoder) nodes(c *pb.Nodes) []Node {
 		d.fail("contributions left over after the last node")
 	}
 	return nodes
+}
+
+// optionalColumn is a column that may be absent: col itself when it has
+// n entries, n zeros when it is empty, nil when its length is wrong.
+func optionalColumn(col []int64, n int) []int64 {
+	switch len(col) {
+	case 0:
+		return make([]int64, n) // not nil, even for n == 0
+	case n:
+		return col
+	}
+	return nil
 }
 
 // oldDetachReason is how files written before Meta.Detached said that the

@@ -216,11 +216,12 @@ func nodeVec(n *Node, member int) Vec {
 }
 
 // RootFunc returns the function of a thread's first subroutine: the
-// earliest child of START, or StartFunc when the thread ran none.
+// earliest child of START that the thread called (not one only its CPU
+// samples made), or StartFunc when the thread ran none.
 func (t *Thread) RootFunc() int {
 	for i := 1; i < len(t.Nodes); i++ {
-		if t.Nodes[i].Parent == 0 {
-			return t.Nodes[i].Func
+		if n := &t.Nodes[i]; n.Parent == 0 && !n.SampleOnly(None) {
+			return n.Func
 		}
 	}
 	return StartFunc
@@ -434,7 +435,7 @@ func (t *Thread) MemberRootFunc(m int) int {
 		return t.RootFunc()
 	}
 	for i := 1; i < len(t.Nodes); i++ {
-		if n := &t.Nodes[i]; n.Parent == 0 && nodeVec(n, m) != (Vec{}) {
+		if n := &t.Nodes[i]; n.Parent == 0 && nodeVec(n, m) != (Vec{}) && !n.SampleOnly(m) {
 			return n.Func
 		}
 	}

@@ -73,12 +73,18 @@ func (g *refGraph) refAddThread(p *Profile, ref ThreadRef, perThread map[int]map
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		v := nodeVec(n, ref.Member)
+		// a context only CPU samples made: no call, no in-flight frame
+		samplesOnly := n.Calls == 0 && n.InFlight == 0 && n.SampledNs > 0
 		if ref.Member != None && v == (Vec{}) && i > 0 {
 			gi[i] = -1 // this member never reached the context
 			continue
 		}
+		if v == (Vec{}) && i > 0 && samplesOnly {
+			gi[i] = -1 // nothing measured there
+			continue
+		}
 		k := Key{n.Func, None}
-		if i > 0 && n.Parent == 0 {
+		if i > 0 && n.Parent == 0 && !samplesOnly {
 			k.Level = level
 		}
 		gi[i] = g.refNode(k)
@@ -188,6 +194,20 @@ func graphProfiles() map[string]*Profile {
 			nd.Elided = rng.Intn(10) == 0
 			nd.DroppedNs = int64(rng.Intn(3))
 		}
+		// some leaves made by CPU samples alone (Recorder.Sample of a
+		// function without frames)
+		parent := make([]bool, len(t.Nodes))
+		for i := 1; i < len(t.Nodes); i++ {
+			parent[t.Nodes[i].Parent] = true
+		}
+		rootLeaf := false // one at least below START, where a called function is a thread root
+		for i := 1; i < len(t.Nodes); i++ {
+			first := !rootLeaf && t.Nodes[i].Parent == 0
+			if nd := &t.Nodes[i]; !parent[i] && (first || rng.Intn(8) == 0) {
+				rootLeaf = rootLeaf || first
+				*nd = Node{Func: nd.Func, Parent: nd.Parent, SampledNs: int64(1 + rng.Intn(50))}
+			}
+		}
 		return t.Nodes
 	}
 	add := func(tid, proc, ptid, spawned, level int, members int) {
@@ -226,6 +246,9 @@ func graphProfiles() map[string]*Profile {
 	add(14, 0, 13, funcs[4], 2, 2)
 	add(11, 1, 0, None, 0, 0)
 	out["mixed"] = p
+	sampled := *p
+	sampled.Meta.CPUSamples = &CPUSamples{PeriodNs: 1}
+	out["mixed busy"] = sampled.Busy() // the sample-only contexts reached, with their samples
 	return out
 }
 

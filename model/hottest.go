@@ -16,7 +16,8 @@ type FuncSelf struct {
 // leaving out START, the functions skip names and those with no self
 // time. It is how record --auto-expand picks the functions whose callees
 // to trace next: their time is spent in code no probe sees. Called on
-// p.Busy(), it ranks what computes.
+// p.Busy(), it ranks what computes (by CPU samples' time when p has them,
+// a counted function's sample-only contexts included).
 func (p *Profile) HottestSelf(n int, skip func(fn int) bool) []FuncSelf {
 	self := make([]int64, len(p.Functions))
 	for i := range p.Threads {

@@ -61,6 +61,9 @@ type Meta struct {
 	// Calibration is the probes' measured cost per call and what was
 	// taken out of the times (see Compensate); nil when not measured.
 	Calibration *Calibration
+	// CPUSamples is set when the tracer sampled the traced threads' CPU
+	// time (Node.SampledNs); nil when it did not.
+	CPUSamples *CPUSamples
 	// Detail is the rule of the threads' detail trees; nil when no
 	// detail was asked for.
 	Detail *DetailRule
@@ -199,6 +202,14 @@ type Node struct {
 	// DroppedNs is the self time of pruned-away descendant contexts,
 	// folded here so that a thread's time still adds up.
 	DroppedNs int64
+	// SampledNs is the thread's CPU time sampled while this context was
+	// the innermost traced one running (Meta.CPUSamples): in its own code
+	// or in code of no traced function it called. A counted function
+	// sampled there has a node below it with no calls.
+	SampledNs int64
+	// DroppedSampledNs is the sampled time of pruned-away descendant
+	// contexts, folded here as their self time is into DroppedNs.
+	DroppedSampledNs int64
 	// Contribs splits a composite node by member thread (merge only).
 	Contribs []Contrib
 }
@@ -210,6 +221,11 @@ type Contrib struct {
 	RecursiveCalls int64
 	SelfNs         int64
 	TotalNs        int64
+	// The member's shares of Node.SampledNs and Node.DroppedSampledNs:
+	// unlike DroppedNs, sampled time prune folds away is split by member,
+	// as Busy takes each member's totals from its own samples.
+	SampledNs        int64
+	DroppedSampledNs int64
 }
 
 // New returns an empty profile with START in place.

@@ -142,6 +142,19 @@ func (r *Recorder) Hold(from, to int64) int64 {
 	return r.start - start
 }
 
+// Sample adds ns of sampled CPU time to the innermost open activation's
+// context or, when fn (the traced function the sample's instruction lies
+// in; None: none) is another function (a counted one, which has no
+// frames), to fn's context below it, made with no calls if new.
+func (r *Recorder) Sample(fn int, ns int64) {
+	top := r.stack[len(r.stack)-1]
+	n := top.node
+	if fn > StartFunc && fn != top.fn {
+		n = r.tree.Child(n, fn)
+	}
+	r.tree.Nodes[n].SampledNs += ns
+}
+
 // Last is the latest time the recorder was given (held time included).
 func (r *Recorder) Last() int64 { return r.last }
 

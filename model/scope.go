@@ -48,12 +48,36 @@ func (p *Profile) ScopeThreads(s Scope) []ThreadView {
 
 // NodeVec is CCT node i of thread r as that (member) thread saw it: the
 // whole node for a recorded thread, the member's contribution in a
-// composite. ok is false for a context the member never reached; the root
-// always is.
+// composite. ok is false for a context the member never reached, and for
+// one CPU samples alone made (Node.SampleOnly) while its numbers are the
+// measured ones: it has none. The root is always reached.
 func (p *Profile) NodeVec(r ThreadRef, i int) (v Vec, ok bool) {
 	n := &p.Threads[r.Thread].Nodes[i]
 	v = nodeVec(n, r.Member)
-	return v, r.Member == None || i == 0 || v != (Vec{})
+	if i == 0 || v != (Vec{}) {
+		return v, true
+	}
+	return v, r.Member == None && !n.SampleOnly(None)
+}
+
+// SampleOnly reports whether node n (member m's share of it, or the whole
+// node for None) was made by CPU samples alone: sampled time but no
+// activation, as Recorder.Sample makes for a function without frames (a
+// counted one). Busy gives it a self time; measured, it has none. A root
+// (START) is never one: it has the thread's time outside any function.
+func (n *Node) SampleOnly(m int) bool {
+	if n.Func == StartFunc || n.InFlight != 0 {
+		return false
+	}
+	if m == None {
+		return n.Calls == 0 && n.SampledNs+n.DroppedSampledNs > 0
+	}
+	for _, c := range n.Contribs {
+		if c.Member == m {
+			return c.Calls == 0 && c.SampledNs+c.DroppedSampledNs > 0
+		}
+	}
+	return false
 }
 
 // Context is one CCT node of a (member) thread.
@@ -65,10 +89,11 @@ type Context struct {
 }
 
 // ContextKey is the graph key of node i of thread t: a thread's first
-// subroutine is keyed with the thread's nesting level.
+// subroutine is keyed with the thread's nesting level (a function only
+// sampled there, never called, is none).
 func (t *Thread) ContextKey(i int) Key {
 	n := &t.Nodes[i]
-	if i > 0 && n.Parent == 0 {
+	if i > 0 && n.Parent == 0 && !n.SampleOnly(None) {
 		return Key{n.Func, t.Level}
 	}
 	return Key{n.Func, None}

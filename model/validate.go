@@ -50,6 +50,9 @@ func (p *Profile) validateStructure() error {
 	if err := p.validateProcesses(); err != nil {
 		return err
 	}
+	if err := p.Meta.validateCPUSamples(); err != nil {
+		return err
+	}
 	for i := range p.Threads {
 		if err := p.validateThread(i); err != nil {
 			return err
@@ -156,19 +159,29 @@ func (p *Profile) validateThread(ti int) error {
 	if len(t.Nodes) == 0 || t.Nodes[0].Func != StartFunc || t.Nodes[0].Parent != None {
 		return broken(where, "node 0 must be the START root")
 	}
-	var self int64
+	var self, sampled int64
 	kids := make(map[uint64]bool, len(t.Nodes))
 	for ni := range t.Nodes {
+		n := &t.Nodes[ni]
 		if err := p.validateNode(t, ni, kids); err != nil {
 			return err
 		}
 		// Both are non-negative here: only an overflow can wrap the sum,
 		// and Repair must never set the traced time to a wrapped one.
-		x := t.Nodes[ni].SelfNs + t.Nodes[ni].DroppedNs
+		x := n.SelfNs + n.DroppedNs
 		if x < 0 || self > math.MaxInt64-x {
 			return broken(where, "self times overflow 64 bits")
 		}
 		self += x
+		// Busy makes the sampled times self times: the same holds.
+		x = n.SampledNs + n.DroppedSampledNs
+		if x < 0 || sampled > math.MaxInt64-x {
+			return broken(where, "sampled times overflow 64 bits")
+		}
+		sampled += x
+	}
+	if sampled > 0 && p.Meta.CPUSamples == nil {
+		return broken(where, "sampled times in a profile without CPU samples")
 	}
 	if t.DroppedTrees < 0 {
 		return broken(where, "negative dropped tree count")
@@ -258,7 +271,8 @@ func (p *Profile) validateNode(t *Thread, ni int, kids map[uint64]bool) error {
 	}
 	switch {
 	case n.Calls < 0 || n.RecursiveCalls < 0 || n.SelfNs < 0 || n.TotalNs < 0 ||
-		n.DirectCalls < 0 || n.IndirectCalls < 0 || n.PLTCalls < 0 || n.InFlight < 0 || n.DroppedNs < 0:
+		n.DirectCalls < 0 || n.IndirectCalls < 0 || n.PLTCalls < 0 || n.InFlight < 0 || n.DroppedNs < 0 ||
+		n.SampledNs < 0 || n.DroppedSampledNs < 0:
 		return broken(where, "negative value")
 	case n.RecursiveCalls > n.Calls:
 		return broken(where, "recursive calls %d exceed calls %d", n.RecursiveCalls, n.Calls)
@@ -266,6 +280,24 @@ func (p *Profile) validateNode(t *Thread, ni int, kids map[uint64]bool) error {
 		return broken(where, "call kinds add up to more than the calls")
 	}
 	return validateContribs(n, len(t.Members), where)
+}
+
+// validateCPUSamples checks how the CPU time was sampled: no negative
+// count, and a period, which only a merge of runs sampled at different
+// periods lacks (0: mixed).
+func (m *Meta) validateCPUSamples() error {
+	c := m.CPUSamples
+	switch {
+	case c == nil:
+		return nil
+	case c.Samples < 0 || c.Kernel < 0 || c.InProbes < 0 || c.Lost < 0 || c.PeriodNs < 0:
+		return broken("cpu samples", "negative value")
+	case c.Kernel > c.Samples:
+		return broken("cpu samples", "%d samples in the kernel of %d", c.Kernel, c.Samples)
+	case c.PeriodNs == 0 && m.Mode != "merge":
+		return broken("cpu samples", "no sampling period (only a merge of runs with different periods has none)")
+	}
+	return nil
 }
 
 // nodeWhere names a node lazily: formatting it for every node of a
@@ -289,8 +321,11 @@ func validateContribs(n *Node, members int, where nodeWhere) error {
 		c.RecursiveCalls += x.RecursiveCalls
 		c.SelfNs += x.SelfNs
 		c.TotalNs += x.TotalNs
+		c.SampledNs += x.SampledNs
+		c.DroppedSampledNs += x.DroppedSampledNs
 	}
-	if c.Calls != n.Calls || c.RecursiveCalls != n.RecursiveCalls || c.SelfNs != n.SelfNs || c.TotalNs != n.TotalNs {
+	if c.Calls != n.Calls || c.RecursiveCalls != n.RecursiveCalls || c.SelfNs != n.SelfNs || c.TotalNs != n.TotalNs ||
+		c.SampledNs != n.SampledNs || c.DroppedSampledNs != n.DroppedSampledNs {
 		return broken(where, "member contributions do not add up to the node")
 	}
 	return nil

@@ -183,6 +183,8 @@ func validProfiles() map[string]*model.Profile {
 		"detail":            detail,
 		"busy":              modeltest.Sample().Busy(),
 		"busy composite":    modeltest.SampleComposite().Busy(),
+		"cpu sampled":       modeltest.CPUSampled(),
+		"cpu sampled busy":  modeltest.CPUSampled().Busy(),
 		"compensated":       compensated,
 		"sample-v1.data":    mustRead("testdata/sample-v1.data"),
 		"read after repair": mustRead(defectFile),

@@ -24,7 +24,16 @@
 // A function only counted (record --counted: calls in Thread.Arcs, no
 // context, no time measured) is judged on its calls alone: by MinCalls,
 // and by Threshold under the Calls metric; a time threshold cannot judge
-// a time never measured. Its arcs follow the rules of arcs.go.
+// a time never measured. Its arcs follow the rules of arcs.go. The
+// contexts CPU samples alone made for it (model.Node.SampleOnly) do not
+// make it timed.
+//
+// CPU samples (model.Node.SampledNs) do not decide: functions are judged
+// on their measured values. They are kept as times are: a dropped
+// context's sampled time (and what was dropped below it) goes to the
+// DroppedSampledNs of its nearest kept ancestor, member by member in a
+// composite thread, so that each (member) thread's sampled time is
+// unchanged.
 //
 // The function and module tables are kept whole (unused entries are valid);
 // Meta, processes and thread descriptions are copied unchanged.
@@ -168,7 +177,7 @@ func values(p *model.Profile) (vals []funcValue, tracedNs, calls int64) {
 			v.calls += n.Calls + n.InFlight
 			v.self += n.SelfNs
 			v.total += n.TotalNs
-			timed[n.Func] = true
+			timed[n.Func] = timed[n.Func] || !n.SampleOnly(model.None)
 		}
 		for _, a := range t.Arcs {
 			vals[a.Callee].calls += a.Calls
@@ -323,6 +332,7 @@ func rewrite(nodes []model.Node, kept []bool) []model.Node {
 		if !kept[i] {
 			at[i] = pa
 			out[pa].DroppedNs += n.SelfNs + n.DroppedNs
+			dropSampled(&out[pa], n)
 			continue
 		}
 		elided := n.Elided || !kept[n.Parent]
@@ -366,6 +376,8 @@ func add(o *model.Node, n *model.Node) {
 	o.PLTCalls += n.PLTCalls
 	o.InFlight += n.InFlight
 	o.DroppedNs += n.DroppedNs
+	o.SampledNs += n.SampledNs
+	o.DroppedSampledNs += n.DroppedSampledNs
 	if len(n.Contribs) == 0 {
 		return
 	}
@@ -383,10 +395,30 @@ func add(o *model.Node, n *model.Node) {
 			c.RecursiveCalls += b[0].RecursiveCalls
 			c.SelfNs += b[0].SelfNs
 			c.TotalNs += b[0].TotalNs
+			c.SampledNs += b[0].SampledNs
+			c.DroppedSampledNs += b[0].DroppedSampledNs
 			merged, a, b = append(merged, c), a[1:], b[1:]
 		}
 	}
 	o.Contribs = merged
+}
+
+// dropSampled folds the sampled time of dropped node n (its own and what
+// was dropped below it) into o's DroppedSampledNs, member by member: a
+// member with no share of o yet gets one holding only that.
+func dropSampled(o, n *model.Node) {
+	o.DroppedSampledNs += n.SampledNs + n.DroppedSampledNs
+	for _, c := range n.Contribs {
+		x := c.SampledNs + c.DroppedSampledNs
+		if x == 0 {
+			continue
+		}
+		k, ok := slices.BinarySearchFunc(o.Contribs, c.Member, func(a model.Contrib, m int) int { return a.Member - m })
+		if !ok {
+			o.Contribs = slices.Insert(o.Contribs, k, model.Contrib{Member: c.Member})
+		}
+		o.Contribs[k].DroppedSampledNs += x
+	}
 }
 
 // checkInput checks what pruning relies on, so that a malformed profile is

@@ -26,7 +26,7 @@ func (d *drawer) legend() {
 		size, boxWidth(l, size), strings.Join(l, `\l`))
 	if d.opt.Diff == nil {
 		// the heat scale: one swatch per step, on one rank below the note
-		sw := heatSwatches(d.opt.Warm, d.opt.Hot)
+		sw := heatSwatches(d.opt.Warm, d.opt.Hot, d.v.cpu == nil)
 		var names []string
 		for i, s := range sw {
 			attrs := fmt.Sprintf(`label=%s, fillcolor="%s", fontsize=%d, width=%.2f, height=0.25`,
@@ -46,8 +46,11 @@ func (d *drawer) legend() {
 // legendText is the legend's lines, the first "Legend".
 func (d *drawer) legendText(inScope []model.NumberedThread) []string {
 	basis := "busy time (waiting left out)"
-	if d.opt.Wall {
+	switch {
+	case d.opt.Wall:
 		basis = "wall time"
+	case d.v.cpu != nil:
+		basis = "busy time (CPU samples)"
 	}
 	l := []string{"node: function (a library's: module:name)"}
 	if d.v.shortened() {
@@ -77,12 +80,21 @@ func (d *drawer) legendText(inScope []model.NumberedThread) []string {
 	} else {
 		l = append(l,
 			fmt.Sprintf("fill: self share, pale to red: warm ≥ %s, hot ≥ %s", pct(d.opt.Warm), pct(d.opt.Hot)),
-			"    font size: self share",
-			"blue-grey: waiting calls (sleep, I/O, locks, conditions):",
-			"    blocked time, never hot")
+			"    font size: self share")
+		if d.v.cpu == nil {
+			l = append(l, "blue-grey: waiting calls (sleep, I/O, locks, conditions):",
+				"    blocked time, never hot")
+		} else {
+			l = append(l, "waiting calls (sleep, I/O, locks, conditions):",
+				"    their CPU time sampled, busy like any other")
+		}
 	}
 	if d.opt.Threads {
-		l = append(l, "threads: T: (calls, total, %) per thread, wall time",
+		times := "wall time"
+		if d.v.cpu != nil {
+			times = "sampled CPU time"
+		}
+		l = append(l, "threads: T: (calls, total, %) per thread, "+times,
 			"    A→B: thread A created thread B")
 		for i, t := range inScope {
 			if i == maxLegendThreads {
@@ -106,8 +118,8 @@ type swatch struct {
 }
 
 // heatSwatches are the heat scale's steps with the self share each
-// starts at, and the waiting colour.
-func heatSwatches(warm, hot float64) []swatch {
+// starts at, and the waiting colour when waiting calls have it.
+func heatSwatches(warm, hot float64, waiting bool) []swatch {
 	var out []swatch
 	for step, fill := range heatScale {
 		var from float64
@@ -120,6 +132,9 @@ func heatSwatches(warm, hot float64) []swatch {
 			from = hot + (1-hot)*float64(step-hotStep)/3
 		}
 		out = append(out, swatch{fill: fill, text: "≥" + human.Percent(100*from), dark: darkFill(step)})
+	}
+	if !waiting {
+		return out
 	}
 	return append(out, swatch{fill: waitFill, text: "waiting"})
 }

@@ -24,7 +24,10 @@
 //     epoll_wait, ...) and the waiting inside callers' totals are taken
 //     out, and shares are of the scope's busy time; with Wall, of its
 //     traced wall time. Waiting calls are filled blue-grey and never take
-//     the heat colours;
+//     the heat colours. A profile with CPU samples (record --sample) has
+//     its busy times from them (model.Profile.Busy): every time is CPU
+//     time, a waiting call's too, which takes the heat colours like any
+//     other, and the title says how the samples were taken;
 //   - nodes are filled on a heat scale from pale to dark red by their self
 //     share, Warm and Hot marking its middle and its red end, with a font
 //     growing with the self share (heat.go); with ThreadShare the shares
@@ -37,7 +40,8 @@
 //     fork edges dotted ("fork ×N"); elided edges (prune reconnected a
 //     function to its nearest kept ancestor) bold with a leading "…";
 //   - with Threads, every call edge lists one line per thread
-//     "T: (calls, total, %)" (wall time) and spawn and fork edges the
+//     "T: (calls, total, %)" (wall time; the sampled CPU time with CPU
+//     samples) and spawn and fork edges the
 //     "0→1" (thread T0 spawned thread T1), where thread numbers are
 //     model.ThreadNumbers'; the legend maps numbers to tids and names;
 //   - with Diff, nodes are coloured by change from a base profile instead
@@ -95,7 +99,8 @@ type Options struct {
 	// which is drawn whole.
 	EdgeFraction float64
 	// Wall makes times and shares wall time, waiting included; by
-	// default they are busy time (the waiting calls' time taken out).
+	// default they are busy time (the waiting calls' time taken out, or
+	// the CPU samples' times when the profile has them).
 	Wall bool
 	// ThreadShare makes a node's shares those of one thread's time: the
 	// (member) thread where its share is largest, named by its number.
@@ -288,7 +293,7 @@ func (d *drawer) header(inScope []model.NumberedThread, rankdir string) {
 		if exe == "" && len(m.Command) > 0 {
 			exe = m.Command[0]
 		}
-		title = fmt.Sprintf("%s: traced %s in %d thread", orDash(exe), human.Duration(d.v.g.TracedNs), len(inScope))
+		title = fmt.Sprintf("%s: traced %s in %d thread", orDash(exe), human.Duration(d.v.tracedNs), len(inScope))
 		if len(inScope) != 1 {
 			title += "s"
 		}
@@ -424,7 +429,8 @@ func (d *drawer) prepareEdges() {
 }
 
 // threadLines dissects call edge e by thread: "T: (calls, total, %)",
-// wall time and shares of the scope's traced time.
+// times of the drawn graph (wall, or sampled CPU time) and shares of its
+// traced time.
 func (d *drawer) threadLines(e *vedge) []string {
 	var ls []string
 	for _, tv := range e.threads {

@@ -12,7 +12,9 @@ import (
 
 // What is drawn, pprof-like (-nodecount, -edgefraction): the NodeCount
 // functions of largest total time, ranked by wall time so that waiting
-// stays in the picture whatever the basis, and the call edges between
+// stays in the picture whatever the basis (by sampled CPU time when the
+// busy times drawn are CPU samples': there nothing waits), and the call
+// edges between
 // them that carry at least EdgeFraction of the traced time. Recursive
 // edges (their time is inside the outer call) and spawn and fork edges
 // are kept whatever their time. By default edges are dropped only from a

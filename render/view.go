@@ -12,17 +12,25 @@ import (
 // Threads, a library function's per-level copies folded into one node (a
 // libc call at the root of threads of several levels is one function to
 // the reader), its waiting time (model.Breakdown) and the shares of the
-// chosen basis.
+// chosen basis. Busy times from CPU samples (model.Meta.BusySampled) are
+// drawn from the profile's Busy: there a waiting call's time is CPU time,
+// so nothing is waiting.
 type view struct {
-	p       *model.Profile
+	p       *model.Profile // the profile drawn: Busy's with CPU samples
 	g       *model.Graph
 	bd      *model.Breakdown
 	wall    bool
 	full    bool  // labels with full names (Options.FullNames)
 	base    int64 // busy or wall time of the scope: what shares are of
 	sampled bool
-	nodes   []vnode
-	edges   []vedge
+	// cpu says how the busy times drawn were sampled; nil when they are
+	// measured (or wall times are drawn). blockedNs is then the wall
+	// time blocked in waiting calls, which the drawing leaves out.
+	cpu       *model.CPUSamples
+	blockedNs int64
+	tracedNs  int64 // the scope's traced wall time
+	nodes     []vnode
+	edges     []vedge
 }
 
 // vnode is one drawn function: one graph node, or a library function's
@@ -52,13 +60,22 @@ type vedge struct {
 }
 
 func newView(p *model.Profile, opt Options, threads *model.ThreadNumbers) *view {
+	v := &view{wall: opt.Wall, full: opt.FullNames, sampled: p.Meta.Sampled()}
+	waiting := p.WaitingFuncs()
+	if !opt.Wall && p.Meta.BusySampled() {
+		wall := p.Graph(opt.Scope)
+		v.tracedNs, v.blockedNs, v.cpu = wall.TracedNs, p.Breakdown(wall, opt.Scope).WaitNs, p.Meta.CPUSamples
+		p, waiting = p.Busy(), make([]bool, len(p.Functions))
+	}
 	g := p.Graph(opt.Scope)
-	v := &view{p: p, g: g, bd: p.Breakdown(g, opt.Scope), wall: opt.Wall, full: opt.FullNames, sampled: p.Meta.Sampled()}
+	v.p, v.g, v.bd = p, g, p.BreakdownBy(g, opt.Scope, waiting)
+	if v.cpu == nil {
+		v.tracedNs = g.TracedNs
+	}
 	v.base = g.TracedNs
 	if !v.wall {
 		v.base -= v.bd.WaitNs
 	}
-	waiting := p.WaitingFuncs()
 	of := v.fold(!opt.Threads)
 	for gi, gn := range g.Nodes {
 		n := &v.nodes[of[gi]]
@@ -222,6 +239,13 @@ func (v *view) share(ns int64) float64 {
 
 // basisLine says what the times are.
 func (v *view) basisLine() string {
+	if v.cpu != nil {
+		s := fmt.Sprintf("busy time %s, sampled: %s", human.Duration(v.base), v.cpu)
+		if v.blockedNs > 0 {
+			s += fmt.Sprintf("; %s blocked in waiting calls left out", human.Duration(v.blockedNs))
+		}
+		return s
+	}
 	if v.wall {
 		if v.bd.WaitNs > 0 {
 			return fmt.Sprintf("wall time, %s of it waiting (blue-grey)", human.Duration(v.bd.WaitNs))
@@ -297,6 +321,13 @@ func (v *view) tooltip(n *vnode) []string {
 	}
 	if n.key.Level != model.None {
 		ls = append(ls, fmt.Sprintf("first function of threads at nesting level %d", n.key.Level))
+	}
+	if v.cpu != nil {
+		ls = append(ls, fmt.Sprintf("self %s, total %s: sampled CPU time", human.Duration(n.SelfNs), human.Duration(n.TotalNs)))
+		if c := callsText(n.Calls, n.RecursiveCalls, v.sampled); c != "" {
+			ls = append(ls, c)
+		}
+		return ls
 	}
 	ls = append(ls,
 		fmt.Sprintf("self %s busy, %s waiting", human.Duration(n.SelfNs-n.wait.SelfNs), human.Duration(n.wait.SelfNs)),

@@ -541,3 +541,9 @@ func (s *Session) counters(m *model.Meta, c Counters) {
 func (s *Session) SetArcs(t *Thread, arcs []model.Arc) {
 	s.prof.Threads[t.Idx].Arcs = arcs
 }
+
+// Sample gives ns of t's sampled CPU time to its context now: fn is the
+// traced function the sample's instruction lies in (model.None: none).
+func (s *Session) Sample(t *Thread, fn int, ns int64) {
+	t.rec.Sample(fn, ns)
+}

@@ -14,6 +14,10 @@ import (
 // shows it as a measured 0. The JSON leaves the times out and says
 // "counted": true; the tables say "counted" in the self (or total) column
 // and "-" in the other time columns; CSV leaves the time cells empty.
+// With busy times from CPU samples (Totals.BusySampled) a counted
+// function that was sampled has its sampled times (the contexts the
+// samples made for it, model.Node.SampleOnly) and is not counted: only
+// one with neither measured nor sampled time is.
 
 // countedCell is the self (or total) cell of a counted function or edge.
 const countedCell = "counted"
@@ -43,7 +47,12 @@ func countedNote(note []tables.Span, r *Report) []tables.Span {
 		return note
 	}
 	text := strconv.Itoa(n) + " functions only counted (--counted): exact calls, their time is in their callers' self time"
-	if n == 1 {
+	switch {
+	case r.Totals.BusySampled && n == 1:
+		text = "1 function only counted (--counted): exact calls, no CPU sample in its code"
+	case r.Totals.BusySampled:
+		text = strconv.Itoa(n) + " functions only counted (--counted): exact calls, no CPU sample in their code"
+	case n == 1:
 		text = "1 function only counted (--counted): exact calls, its time is in its callers' self time"
 	}
 	if note != nil {

@@ -89,6 +89,9 @@ func reports(t *testing.T) map[string]*summary.Report {
 		"traced-later": {cppTracedLater(), summary.Options{}},
 		"counted":      {modeltest.Counted(), summary.Options{}},
 		"counted-tid":  {modeltest.Counted(), summary.Options{Tid: 101}},
+		"cpu-sampled":  {modeltest.CPUSampled(), summary.Options{Busy: true}},
+		"cpu-wall":     {modeltest.CPUSampled(), summary.Options{}},
+		"cpu-merged":   {cpuMerged(t), summary.Options{Busy: true}},
 	} {
 		out[name] = mustCompute(t, c.p, c.opt)
 	}
@@ -164,6 +167,8 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				m.Stops, _ = strconv.ParseInt(v, 10, 64)
 			case "traced_calls":
 				m.TracedCalls, _ = strconv.ParseInt(v, 10, 64)
+			case "cpu_samples":
+				must(t, json.Unmarshal([]byte(v), &m.CPUSamples))
 			default:
 				t.Errorf("meta key %q", s("key"))
 			}
@@ -173,9 +178,9 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				tt.Times = s("value")
 				continue
 			}
-			if s("key") == "sampled" {
+			if b := map[string]*bool{"sampled": &tt.Sampled, "busy_sampled": &tt.BusySampled}[s("key")]; b != nil {
 				var err error
-				tt.Sampled, err = strconv.ParseBool(s("value"))
+				*b, err = strconv.ParseBool(s("value"))
 				must(t, err)
 				continue
 			}
@@ -183,7 +188,8 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 			ptr := map[string]any{"nodes": &tt.Nodes, "edges": &tt.Edges, "calls": &tt.Calls,
 				"direct_calls": &tt.DirectCalls, "indirect_calls": &tt.IndirectCalls, "plt_calls": &tt.PLTCalls,
 				"threads": &tt.Threads, "processes": &tt.Processes, "max_nesting_level": &tt.MaxNestingLevel,
-				"max_recursion_depth": &tt.MaxRecursionDepth, "traced_ns": &tt.TracedNs, "blocked_ns": &tt.BlockedNs}[s("key")]
+				"max_recursion_depth": &tt.MaxRecursionDepth, "traced_ns": &tt.TracedNs, "blocked_ns": &tt.BlockedNs,
+				"wall_ns": &tt.WallNs}[s("key")]
 			switch p := ptr.(type) {
 			case *int:
 				*p = int(v)
@@ -457,7 +463,11 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	h := func(format string, a ...any) humanChecker {
 		return humanChecker{t, name + ": " + fmt.Sprintf(format, a...)}
 	}
-	p := kv(get("Profile", 10))
+	rows := 10
+	if r.Meta.CPUSamples != nil {
+		rows++
+	}
+	p := kv(get("Profile", rows))
 	h("command").str(p["command"], strings.Join(r.Meta.Command, " "))
 	h("exe").str(p["exe"], r.Meta.Exe)
 	h("pid").num(p["pid"], int64(r.Meta.Pid))
@@ -467,6 +477,9 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	h("detached").str(p["detached"], map[bool]string{true: "yes (the target went on running)", false: "no"}[r.Meta.Detached])
 	h("stops").num(p["stops"], r.Meta.Stops)
 	h("traced calls").num(p["traced calls"], r.Meta.TracedCalls)
+	if c := r.Meta.CPUSamples; c != nil {
+		h("busy times").str(p["busy times"], busyTimesText(c, r.Totals.Times == "busy"))
+	}
 	tt := kv(get("Totals", 13))
 	for k, v := range map[string]int64{"nodes": int64(r.Totals.Nodes), "edges": int64(r.Totals.Edges),
 		"calls": r.Totals.Calls, "direct calls": r.Totals.DirectCalls, "indirect calls": r.Totals.IndirectCalls,
@@ -474,9 +487,13 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		"max nesting level": int64(r.Totals.MaxNestingLevel), "max recursion depth": int64(r.Totals.MaxRecursionDepth)} {
 		h("totals %s", k).num(tt[k], v)
 	}
-	h("traced").dur(tt["traced time"], r.Totals.TracedNs)
+	timeRow := map[string]string{"wall": "traced time", "busy": "busy time (blocked taken out)"}[r.Totals.Times]
+	if r.Totals.BusySampled {
+		timeRow = "busy time (sampled CPU)"
+	}
+	h("traced").dur(tt[timeRow], r.Totals.TracedNs)
 	h("blocked").dur(tt["blocked time"], r.Totals.BlockedNs)
-	h("blocked share").pct(tt["blocked share"], pctOf(r.Totals.BlockedNs, r.Totals.TracedNs))
+	h("blocked share").pct(tt["blocked share"], pctOf(r.Totals.BlockedNs, r.Totals.WallNs))
 
 	fs := get("Hottest functions", len(r.Functions))
 	for i, f := range r.Functions {

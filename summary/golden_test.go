@@ -28,6 +28,9 @@ func TestGolden(t *testing.T) {
 		"sample-busy":        {modeltest.Sample, summary.Options{Busy: true}},
 		"cpp-traced-later":   {cppTracedLater, summary.Options{}},    // record --auto-expand: a note, traced_since_ns
 		"counted":            {modeltest.Counted, summary.Options{}}, // record --counted: calls, no times, a note
+		// record --sample: busy times sampled, a counted function's too
+		"cpu-sampled": {modeltest.CPUSampled, summary.Options{Busy: true}},
+		"cpu-wall":    {modeltest.CPUSampled, summary.Options{}}, // the same, measured
 	}
 	for name, c := range cases {
 		r := mustCompute(t, c.p(), c.opt)

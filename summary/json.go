@@ -37,6 +37,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.intField(2, "traced_calls", m.TracedCalls)
 	j.key(2, "warnings", false)
 	j.strings(2, m.Warnings)
+	j.key(2, "cpu_samples", false)
+	j.cpuSamples(m.CPUSamples)
 	j.end(1, '}')
 	t := r.Totals
 	j.key(1, "totals", false)
@@ -47,7 +49,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	}{{"nodes", int64(t.Nodes)}, {"edges", int64(t.Edges)}, {"calls", t.Calls}, {"direct_calls", t.DirectCalls},
 		{"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls}, {"threads", int64(t.Threads)},
 		{"processes", int64(t.Processes)}, {"max_nesting_level", int64(t.MaxNestingLevel)},
-		{"max_recursion_depth", int64(t.MaxRecursionDepth)}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs}} {
+		{"max_recursion_depth", int64(t.MaxRecursionDepth)}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
+		{"wall_ns", t.WallNs}} {
 		j.key(2, kv.k, i == 0)
 		j.int(kv.v)
 	}
@@ -55,6 +58,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.str(t.Times)
 	j.key(2, "sampled", false)
 	j.raw(strconv.FormatBool(t.Sampled))
+	j.key(2, "busy_sampled", false)
+	j.raw(strconv.FormatBool(t.BusySampled))
 	j.end(1, '}')
 	array(j, "functions", r.Functions, func(f *Function) {
 		j.key(3, "name", true)
@@ -259,6 +264,27 @@ func (j *jsonWriter) flush(final bool) error {
 		j.b = j.b[:0]
 	}
 	return j.err
+}
+
+// cpuSamples writes meta's cpu_samples: null when not sampled.
+func (j *jsonWriter) cpuSamples(c *CPUSamples) {
+	if c == nil {
+		j.raw("null")
+		return
+	}
+	j.raw("{")
+	j.key(3, "period_ns", true)
+	j.int(c.PeriodNs)
+	j.intField(3, "samples", c.Samples)
+	j.intField(3, "kernel", c.Kernel)
+	j.intField(3, "in_probes", c.InProbes)
+	j.floatField(3, "in_probes_pct", c.InProbesPct)
+	j.intField(3, "lost", c.Lost)
+	j.key(3, "with_kernel", false)
+	j.raw(strconv.FormatBool(c.WithKernel))
+	j.key(3, "not_sampled", false)
+	j.str(c.NotSampled)
+	j.end(2, '}')
 }
 
 // funcNumbers and edgeNumbers write the numbers of a function or an edge,

@@ -31,8 +31,10 @@ type Options struct {
 	// Threads breaks every function and edge down by thread (threads.go).
 	Threads bool
 	// Busy takes the time blocked in waiting calls out of every time and
-	// percentage (model.Profile.Busy): the tables rank what computes. The
-	// blocked time itself is still reported, as a share of wall time.
+	// percentage (model.Profile.Busy): the tables rank what computes.
+	// With CPU samples the busy times are the samples' instead
+	// (Totals.BusySampled). The blocked time itself is still reported, as
+	// a share of wall time.
 	Busy bool
 	// FullNames shows function names in full in the tables; by default
 	// they are shortened (names.Short). JSON and CSV, which carry Name,
@@ -80,6 +82,40 @@ type Meta struct {
 	Stops       int64    `json:"stops"`
 	TracedCalls int64    `json:"traced_calls"`
 	Warnings    []string `json:"warnings"`
+	// CPUSamples says how the threads' CPU time was sampled (record
+	// --sample); nil when it was not.
+	CPUSamples *CPUSamples `json:"cpu_samples"`
+}
+
+// CPUSamples is how the threads' CPU time was sampled (model.CPUSamples):
+// with it, the busy times are the samples' (Totals.BusySampled).
+type CPUSamples struct {
+	PeriodNs int64 `json:"period_ns"` // 0: runs sampled at different periods, merged
+	Samples  int64 `json:"samples"`   // given to calling contexts
+	Kernel   int64 `json:"kernel"`    // of Samples, taken in the kernel
+	InProbes int64 `json:"in_probes"` // in the probes' own code: given to none
+	// InProbesPct is InProbes in percent of Samples + InProbes: the
+	// probes' share of the sampled CPU time.
+	InProbesPct float64 `json:"in_probes_pct"`
+	Lost        int64   `json:"lost"`        // dropped by the kernel
+	WithKernel  bool    `json:"with_kernel"` // the kernel sampled too, else user mode only
+	// NotSampled says why some threads' busy times are measured, not
+	// sampled ("" when every thread was sampled).
+	NotSampled string `json:"not_sampled"`
+}
+
+func cpuSamples(c *model.CPUSamples) *CPUSamples {
+	if c == nil {
+		return nil
+	}
+	return &CPUSamples{PeriodNs: c.PeriodNs, Samples: c.Samples, Kernel: c.Kernel, InProbes: c.InProbes,
+		InProbesPct: c.InProbesPct(), Lost: c.Lost, WithKernel: c.WithKernel, NotSampled: c.NotSampled}
+}
+
+// model is c as the model has it, to describe it as the model does.
+func (c *CPUSamples) model() *model.CPUSamples {
+	return &model.CPUSamples{PeriodNs: c.PeriodNs, Samples: c.Samples, Kernel: c.Kernel, InProbes: c.InProbes,
+		Lost: c.Lost, WithKernel: c.WithKernel, NotSampled: c.NotSampled}
 }
 
 // Totals are the scope's counts and times.
@@ -96,12 +132,19 @@ type Totals struct {
 	MaxRecursionDepth int   `json:"max_recursion_depth"`
 	TracedNs          int64 `json:"traced_ns"`
 	BlockedNs         int64 `json:"blocked_ns"`
+	// WallNs is the scope's traced wall time, whatever Times: the base
+	// of the blocked share.
+	WallNs int64 `json:"wall_ns"`
 	// Times says what the times are: "wall", or "busy" (Options.Busy:
 	// blocked time taken out, traced_ns the busy time).
 	Times string `json:"times"`
 	// Sampled: the values are sampled (an imported pprof profile), not
 	// traced; there are no call counts (every calls field is 0).
 	Sampled bool `json:"sampled"`
+	// BusySampled: the times are busy ones taken from CPU samples
+	// (Meta.CPUSamples, model.Profile.Busy): a self time is the CPU time
+	// sampled in the function's own code, waiting calls included.
+	BusySampled bool `json:"busy_sampled"`
 }
 
 // Function is one function, all its calling contexts and nesting levels
@@ -291,7 +334,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 
 	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
 		Partial: p.Meta.Partial, Detached: p.Meta.Detached, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
-		Warnings: nonNil(slices.Clone(p.Meta.Warnings))}
+		Warnings: nonNil(slices.Clone(p.Meta.Warnings)), CPUSamples: cpuSamples(p.Meta.CPUSamples)}
 	if len(p.Processes) > 0 {
 		r.Meta.Pid = p.Processes[0].Pid
 	}
@@ -445,9 +488,9 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		gw = wall.Graph(scope)
 		bdw = wall.Breakdown(gw, scope)
 	}
-	r.Totals.BlockedNs, r.Totals.Times = bdw.WaitNs, "wall"
+	r.Totals.BlockedNs, r.Totals.WallNs, r.Totals.Times = bdw.WaitNs, gw.TracedNs, "wall"
 	if opt.Busy {
-		r.Totals.Times = "busy"
+		r.Totals.Times, r.Totals.BusySampled = "busy", p.Meta.BusySampled()
 	}
 	for f, d := range w.depth {
 		if fn := r.Functions[fidx[f]]; d > 1 || fn.RecursiveCalls > 0 {

@@ -296,7 +296,8 @@ func check(t *testing.T, p *model.Profile, s model.Scope, r *summary.Report) {
 	}
 	want := summary.Totals{Nodes: tot.Nodes, Edges: tot.Edges, Calls: x.calls, DirectCalls: x.direct,
 		IndirectCalls: x.indirect, PLTCalls: x.plt, Threads: len(x.threads), Processes: len(x.processes),
-		MaxNestingLevel: x.maxLevel, MaxRecursionDepth: x.maxDepth, TracedNs: x.traced, BlockedNs: x.blocked, Times: "wall"}
+		MaxNestingLevel: x.maxLevel, MaxRecursionDepth: x.maxDepth, TracedNs: x.traced, BlockedNs: x.blocked, WallNs: x.traced,
+		Times: "wall"}
 	if tot != want {
 		t.Errorf("totals\n got %+v\nwant %+v", tot, want)
 	}

@@ -30,8 +30,9 @@ var CSVHeader = []string{
 // WriteCSV writes r as one CSV: the CSVHeader record, then the records of
 // the sections meta, totals, functions, edges, modules, threads and
 // processes, with the numbers of WriteJSON (meta's command is a JSON
-// array of strings): a counted function or edge has counted "true" and
-// its time cells empty. Quoting follows encoding/csv.
+// array of strings, its cpu_samples a JSON object or null): a counted
+// function or edge has counted "true" and its time cells empty. Quoting
+// follows encoding/csv.
 func WriteCSV(w io.Writer, r *Report) error {
 	c := &csvWriter{w: w, cells: make([][]byte, len(CSVHeader)), col: make(map[string]int, len(CSVHeader))}
 	for i, h := range CSVHeader {
@@ -41,9 +42,13 @@ func WriteCSV(w io.Writer, r *Report) error {
 	c.end()
 	cmd, _ := json.Marshal(r.Meta.Command)
 	m := r.Meta
+	samples, err := json.Marshal(m.CPUSamples)
+	if err != nil {
+		return err
+	}
 	for _, kv := range [][2]any{{"format", r.Format}, {"command", string(cmd)}, {"exe", m.Exe}, {"pid", m.Pid},
 		{"mode", m.Mode}, {"duration_ns", m.DurationNs}, {"partial", m.Partial}, {"detached", m.Detached}, {"stops", m.Stops},
-		{"traced_calls", m.TracedCalls}} {
+		{"traced_calls", m.TracedCalls}, {"cpu_samples", string(samples)}} {
 		c.rec("meta", "key", kv[0], "value", kv[1])
 	}
 	t := r.Totals
@@ -51,7 +56,7 @@ func WriteCSV(w io.Writer, r *Report) error {
 		{"direct_calls", t.DirectCalls}, {"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls},
 		{"threads", t.Threads}, {"processes", t.Processes}, {"max_nesting_level", t.MaxNestingLevel},
 		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
-		{"times", t.Times}, {"sampled", t.Sampled}} {
+		{"wall_ns", t.WallNs}, {"times", t.Times}, {"sampled", t.Sampled}, {"busy_sampled", t.BusySampled}} {
 		c.rec("totals", "key", kv[0], "value", kv[1])
 	}
 	col := c.col
@@ -260,9 +265,12 @@ func sections(r *Report) []tables.Table {
 	case r.Scope.Tid != 0:
 		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
 	}
-	timeRow, wallNs := []string{"traced time", d(t.TracedNs)}, t.TracedNs
-	if t.Times == "busy" {
-		timeRow, wallNs = []string{"busy time (blocked taken out)", d(t.TracedNs)}, t.TracedNs+t.BlockedNs
+	timeRow := []string{"traced time", d(t.TracedNs)}
+	switch {
+	case t.BusySampled:
+		timeRow = []string{"busy time (sampled CPU)", d(t.TracedNs)}
+	case t.Times == "busy":
+		timeRow = []string{"busy time (blocked taken out)", d(t.TracedNs)}
 	}
 	out := []tables.Table{
 		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
@@ -275,11 +283,14 @@ func sections(r *Report) []tables.Table {
 			{"direct calls", calls(t.DirectCalls)}, {"indirect calls", calls(t.IndirectCalls)}, {"PLT calls", calls(t.PLTCalls)},
 			{"threads", i(t.Threads)}, {"processes", i(t.Processes)}, {"max nesting level", i(t.MaxNestingLevel)},
 			{"max recursion depth", i(t.MaxRecursionDepth)}, timeRow,
-			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, wallNs))},
+			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.WallNs))},
 		}},
 	}
 	if t.Sampled {
 		out[0].Rows = append(out[0].Rows, []string{"values", r.Values})
+	}
+	if c := m.CPUSamples; c != nil {
+		out[0].Rows = append(out[0].Rows, []string{"busy times", busyTimesText(c, t.Times == "busy")})
 	}
 	for _, w := range m.Warnings {
 		out[0].Rows = append(out[0].Rows, []string{"warning", w})
@@ -345,6 +356,15 @@ func sections(r *Report) []tables.Table {
 	}
 	ts, byThread := threadSections(r, ts)
 	return append(append(out, fs, es, hp, rs, bs, ms, ts, ls, ps), byThread...)
+}
+
+// busyTimesText is the profile table's "busy times" row of a profile
+// with CPU samples: sampled, how, and whether these tables show them.
+func busyTimesText(c *CPUSamples, busy bool) string {
+	if busy {
+		return "sampled: " + c.model().String()
+	}
+	return "sampled (not shown: --scope wall): " + c.model().String()
 }
 
 // tracedLaterNote is the note under the functions table when some listed

@@ -11,11 +11,15 @@ import (
 )
 
 // Script drives one thread's Recorder: each step enters (a function name)
-// or exits ("") after Dt nanoseconds.
+// or exits ("") after Dt nanoseconds, or gives CPU samples (CPU).
 type Step struct {
 	Dt   int64
 	Func string // "" exits the innermost activation
 	Kind model.CallKind
+	// Samples, when positive, makes the step that many CPU samples of
+	// Builder.Period each, given as Recorder.Sample gives them: to the
+	// innermost activation, or to Func's context below it.
+	Samples int64
 }
 
 // Builder assembles a profile thread by thread from scripts.
@@ -24,6 +28,10 @@ type Builder struct {
 	in     *model.Interner
 	exe    int
 	modIdx map[string]int
+	// Period is the CPU sampling period of CPU steps; Samples counts the
+	// samples they gave.
+	Period  int64
+	Samples int64
 }
 
 // NewBuilder starts a profile whose main executable is exe.
@@ -70,6 +78,18 @@ func (b *Builder) Thread(proc, tid, parentTid int, spawnedBy string, level int, 
 	}
 	for _, s := range script {
 		now += s.Dt
+		if s.Samples > 0 {
+			if b.Period <= 0 {
+				panic("modeltest: CPU samples without a Builder.Period")
+			}
+			fn := model.None
+			if s.Func != "" {
+				fn = b.Func(s.Func)
+			}
+			r.Sample(fn, s.Samples*b.Period)
+			b.Samples += s.Samples
+			continue
+		}
 		if s.Func == "" {
 			if !r.Exit(now) {
 				panic("modeltest: exit with nothing open")
@@ -93,6 +113,11 @@ func (b *Builder) Thread(proc, tid, parentTid int, spawnedBy string, level int, 
 func Enter(dt int64, f string) Step { return Step{Dt: dt, Func: f, Kind: model.KindDirect} }
 func PLT(dt int64, f string) Step   { return Step{Dt: dt, Func: f, Kind: model.KindPLT} }
 func Exit(dt int64) Step            { return Step{Dt: dt} }
+
+// CPU is a step giving n CPU samples to the innermost activation or, with
+// fn, to fn's context below it (a function without frames: a counted
+// one).
+func CPU(n int64, fn string) Step { return Step{Func: fn, Samples: n} }
 
 // Sample is a small profile with every feature: recursion (fib, depth 3),
 // a library call through the PLT, a thread spawning a thread (levels 0, 1

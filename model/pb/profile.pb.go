@@ -147,7 +147,11 @@ type Meta struct {
 	// --duration, Ctrl-C): complete for its window, not partial. Older files
 	// said partial = true with partial_reason "detached before the target
 	// ended" instead; readers take that as detached.
-	Detached      bool `protobuf:"varint,23,opt,name=detached,proto3" json:"detached,omitempty"`
+	Detached bool `protobuf:"varint,23,opt,name=detached,proto3" json:"detached,omitempty"`
+	// Set when the tracer sampled the traced threads' CPU time (record
+	// --sample): the nodes' sampled_ns columns hold it. Absent in older
+	// files and without --sample: times are measured only.
+	CpuSamples    *CPUSamples `protobuf:"bytes,24,opt,name=cpu_samples,json=cpuSamples,proto3" json:"cpu_samples,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +347,112 @@ func (x *Meta) GetDetached() bool {
 	return false
 }
 
+func (x *Meta) GetCpuSamples() *CPUSamples {
+	if x != nil {
+		return x.CpuSamples
+	}
+	return nil
+}
+
+// CPUSamples is how the threads' CPU time was sampled: a sample every
+// period_ns of a thread's time on a CPU. samples were given to calling
+// contexts (kernel of them taken in the kernel); in_probes fell in the
+// probes' own code (given to none); lost were dropped by the kernel.
+// period_ns is 0 only in a merge of runs sampled at different periods.
+type CPUSamples struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PeriodNs int64                  `protobuf:"varint,1,opt,name=period_ns,json=periodNs,proto3" json:"period_ns,omitempty"`
+	Samples  int64                  `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
+	Kernel   int64                  `protobuf:"varint,3,opt,name=kernel,proto3" json:"kernel,omitempty"`
+	InProbes int64                  `protobuf:"varint,4,opt,name=in_probes,json=inProbes,proto3" json:"in_probes,omitempty"`
+	Lost     int64                  `protobuf:"varint,5,opt,name=lost,proto3" json:"lost,omitempty"`
+	// Time in the kernel was sampled too (else user mode only).
+	WithKernel bool `protobuf:"varint,6,opt,name=with_kernel,json=withKernel,proto3" json:"with_kernel,omitempty"`
+	// Why some threads were not sampled ("" if every thread was).
+	NotSampledStr int64 `protobuf:"varint,7,opt,name=not_sampled_str,json=notSampledStr,proto3" json:"not_sampled_str,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CPUSamples) Reset() {
+	*x = CPUSamples{}
+	mi := &file_profile_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CPUSamples) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CPUSamples) ProtoMessage() {}
+
+func (x *CPUSamples) ProtoReflect() protoreflect.Message {
+	mi := &file_profile_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CPUSamples.ProtoReflect.Descriptor instead.
+func (*CPUSamples) Descriptor() ([]byte, []int) {
+	return file_profile_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CPUSamples) GetPeriodNs() int64 {
+	if x != nil {
+		return x.PeriodNs
+	}
+	return 0
+}
+
+func (x *CPUSamples) GetSamples() int64 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *CPUSamples) GetKernel() int64 {
+	if x != nil {
+		return x.Kernel
+	}
+	return 0
+}
+
+func (x *CPUSamples) GetInProbes() int64 {
+	if x != nil {
+		return x.InProbes
+	}
+	return 0
+}
+
+func (x *CPUSamples) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *CPUSamples) GetWithKernel() bool {
+	if x != nil {
+		return x.WithKernel
+	}
+	return false
+}
+
+func (x *CPUSamples) GetNotSampledStr() int64 {
+	if x != nil {
+		return x.NotSampledStr
+	}
+	return 0
+}
+
 // DetailRule is how the detail trees were selected (record --detail).
 type DetailRule struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -356,7 +466,7 @@ type DetailRule struct {
 
 func (x *DetailRule) Reset() {
 	*x = DetailRule{}
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +478,7 @@ func (x *DetailRule) String() string {
 func (*DetailRule) ProtoMessage() {}
 
 func (x *DetailRule) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[2]
+	mi := &file_profile_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +491,7 @@ func (x *DetailRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailRule.ProtoReflect.Descriptor instead.
 func (*DetailRule) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{2}
+	return file_profile_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DetailRule) GetFuncsStr() int64 {
@@ -433,7 +543,7 @@ type Calibration struct {
 
 func (x *Calibration) Reset() {
 	*x = Calibration{}
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +555,7 @@ func (x *Calibration) String() string {
 func (*Calibration) ProtoMessage() {}
 
 func (x *Calibration) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[3]
+	mi := &file_profile_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +568,7 @@ func (x *Calibration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Calibration.ProtoReflect.Descriptor instead.
 func (*Calibration) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{3}
+	return file_profile_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Calibration) GetHostStr() int64 {
@@ -546,7 +656,7 @@ type Sampling struct {
 
 func (x *Sampling) Reset() {
 	*x = Sampling{}
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +668,7 @@ func (x *Sampling) String() string {
 func (*Sampling) ProtoMessage() {}
 
 func (x *Sampling) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[4]
+	mi := &file_profile_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +681,7 @@ func (x *Sampling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Sampling.ProtoReflect.Descriptor instead.
 func (*Sampling) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{4}
+	return file_profile_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Sampling) GetTypeStr() int64 {
@@ -622,7 +732,7 @@ type Crash struct {
 
 func (x *Crash) Reset() {
 	*x = Crash{}
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +744,7 @@ func (x *Crash) String() string {
 func (*Crash) ProtoMessage() {}
 
 func (x *Crash) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[5]
+	mi := &file_profile_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +757,7 @@ func (x *Crash) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Crash.ProtoReflect.Descriptor instead.
 func (*Crash) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{5}
+	return file_profile_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Crash) GetPid() int64 {
@@ -696,7 +806,7 @@ type Module struct {
 
 func (x *Module) Reset() {
 	*x = Module{}
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +818,7 @@ func (x *Module) String() string {
 func (*Module) ProtoMessage() {}
 
 func (x *Module) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[6]
+	mi := &file_profile_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +831,7 @@ func (x *Module) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Module.ProtoReflect.Descriptor instead.
 func (*Module) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{6}
+	return file_profile_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Module) GetPathStr() int64 {
@@ -770,7 +880,7 @@ type Function struct {
 
 func (x *Function) Reset() {
 	*x = Function{}
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +892,7 @@ func (x *Function) String() string {
 func (*Function) ProtoMessage() {}
 
 func (x *Function) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[7]
+	mi := &file_profile_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +905,7 @@ func (x *Function) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Function.ProtoReflect.Descriptor instead.
 func (*Function) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{7}
+	return file_profile_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Function) GetModule() int64 {
@@ -861,7 +971,7 @@ type Process struct {
 
 func (x *Process) Reset() {
 	*x = Process{}
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +983,7 @@ func (x *Process) String() string {
 func (*Process) ProtoMessage() {}
 
 func (x *Process) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[8]
+	mi := &file_profile_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +996,7 @@ func (x *Process) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Process.ProtoReflect.Descriptor instead.
 func (*Process) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{8}
+	return file_profile_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Process) GetPid() int64 {
@@ -982,7 +1092,7 @@ type Member struct {
 
 func (x *Member) Reset() {
 	*x = Member{}
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1104,7 @@ func (x *Member) String() string {
 func (*Member) ProtoMessage() {}
 
 func (x *Member) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[9]
+	mi := &file_profile_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1117,7 @@ func (x *Member) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Member.ProtoReflect.Descriptor instead.
 func (*Member) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{9}
+	return file_profile_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Member) GetRun() int64 {
@@ -1088,7 +1198,7 @@ type Thread struct {
 
 func (x *Thread) Reset() {
 	*x = Thread{}
-	mi := &file_profile_proto_msgTypes[10]
+	mi := &file_profile_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1210,7 @@ func (x *Thread) String() string {
 func (*Thread) ProtoMessage() {}
 
 func (x *Thread) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[10]
+	mi := &file_profile_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1223,7 @@ func (x *Thread) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Thread.ProtoReflect.Descriptor instead.
 func (*Thread) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{10}
+	return file_profile_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Thread) GetTid() int64 {
@@ -1219,7 +1329,7 @@ type Arcs struct {
 
 func (x *Arcs) Reset() {
 	*x = Arcs{}
-	mi := &file_profile_proto_msgTypes[11]
+	mi := &file_profile_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1341,7 @@ func (x *Arcs) String() string {
 func (*Arcs) ProtoMessage() {}
 
 func (x *Arcs) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[11]
+	mi := &file_profile_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1354,7 @@ func (x *Arcs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Arcs.ProtoReflect.Descriptor instead.
 func (*Arcs) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{11}
+	return file_profile_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Arcs) GetCallerPlus1() []int64 {
@@ -1308,7 +1418,7 @@ type DetailTree struct {
 
 func (x *DetailTree) Reset() {
 	*x = DetailTree{}
-	mi := &file_profile_proto_msgTypes[12]
+	mi := &file_profile_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1430,7 @@ func (x *DetailTree) String() string {
 func (*DetailTree) ProtoMessage() {}
 
 func (x *DetailTree) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[12]
+	mi := &file_profile_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1443,7 @@ func (x *DetailTree) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailTree.ProtoReflect.Descriptor instead.
 func (*DetailTree) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{12}
+	return file_profile_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DetailTree) GetFunc() []int64 {
@@ -1416,13 +1526,20 @@ type Nodes struct {
 	ContribTotalNs        []int64 `protobuf:"varint,16,rep,packed,name=contrib_total_ns,json=contribTotalNs,proto3" json:"contrib_total_ns,omitempty"`
 	Elided                []bool  `protobuf:"varint,17,rep,packed,name=elided,proto3" json:"elided,omitempty"`
 	DroppedNs             []int64 `protobuf:"varint,18,rep,packed,name=dropped_ns,json=droppedNs,proto3" json:"dropped_ns,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// CPU time sampled in the context (meta.cpu_samples), and of contexts
+	// prune folded into it, with its member shares: each column absent
+	// (all 0) in older files and when nothing was sampled.
+	SampledNs               []int64 `protobuf:"varint,19,rep,packed,name=sampled_ns,json=sampledNs,proto3" json:"sampled_ns,omitempty"`
+	DroppedSampledNs        []int64 `protobuf:"varint,20,rep,packed,name=dropped_sampled_ns,json=droppedSampledNs,proto3" json:"dropped_sampled_ns,omitempty"`
+	ContribSampledNs        []int64 `protobuf:"varint,21,rep,packed,name=contrib_sampled_ns,json=contribSampledNs,proto3" json:"contrib_sampled_ns,omitempty"`
+	ContribDroppedSampledNs []int64 `protobuf:"varint,22,rep,packed,name=contrib_dropped_sampled_ns,json=contribDroppedSampledNs,proto3" json:"contrib_dropped_sampled_ns,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *Nodes) Reset() {
 	*x = Nodes{}
-	mi := &file_profile_proto_msgTypes[13]
+	mi := &file_profile_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1551,7 @@ func (x *Nodes) String() string {
 func (*Nodes) ProtoMessage() {}
 
 func (x *Nodes) ProtoReflect() protoreflect.Message {
-	mi := &file_profile_proto_msgTypes[13]
+	mi := &file_profile_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1564,7 @@ func (x *Nodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Nodes.ProtoReflect.Descriptor instead.
 func (*Nodes) Descriptor() ([]byte, []int) {
-	return file_profile_proto_rawDescGZIP(), []int{13}
+	return file_profile_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Nodes) GetFunc() []int64 {
@@ -1576,6 +1693,34 @@ func (x *Nodes) GetDroppedNs() []int64 {
 	return nil
 }
 
+func (x *Nodes) GetSampledNs() []int64 {
+	if x != nil {
+		return x.SampledNs
+	}
+	return nil
+}
+
+func (x *Nodes) GetDroppedSampledNs() []int64 {
+	if x != nil {
+		return x.DroppedSampledNs
+	}
+	return nil
+}
+
+func (x *Nodes) GetContribSampledNs() []int64 {
+	if x != nil {
+		return x.ContribSampledNs
+	}
+	return nil
+}
+
+func (x *Nodes) GetContribDroppedSampledNs() []int64 {
+	if x != nil {
+		return x.ContribDroppedSampledNs
+	}
+	return nil
+}
+
 var File_profile_proto protoreflect.FileDescriptor
 
 const file_profile_proto_rawDesc = "" +
@@ -1588,7 +1733,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xbe\x06\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xf7\x06\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1618,7 +1763,19 @@ const file_profile_proto_rawDesc = "" +
 	"\bsampling\x18\x14 \x01(\v2\x14.profile.v1.SamplingR\bsampling\x129\n" +
 	"\vcalibration\x18\x15 \x01(\v2\x17.profile.v1.CalibrationR\vcalibration\x12.\n" +
 	"\x06detail\x18\x16 \x01(\v2\x16.profile.v1.DetailRuleR\x06detail\x12\x1a\n" +
-	"\bdetached\x18\x17 \x01(\bR\bdetached\"o\n" +
+	"\bdetached\x18\x17 \x01(\bR\bdetached\x127\n" +
+	"\vcpu_samples\x18\x18 \x01(\v2\x16.profile.v1.CPUSamplesR\n" +
+	"cpuSamples\"\xd5\x01\n" +
+	"\n" +
+	"CPUSamples\x12\x1b\n" +
+	"\tperiod_ns\x18\x01 \x01(\x03R\bperiodNs\x12\x18\n" +
+	"\asamples\x18\x02 \x01(\x03R\asamples\x12\x16\n" +
+	"\x06kernel\x18\x03 \x01(\x03R\x06kernel\x12\x1b\n" +
+	"\tin_probes\x18\x04 \x01(\x03R\binProbes\x12\x12\n" +
+	"\x04lost\x18\x05 \x01(\x03R\x04lost\x12\x1f\n" +
+	"\vwith_kernel\x18\x06 \x01(\bR\n" +
+	"withKernel\x12&\n" +
+	"\x0fnot_sampled_str\x18\a \x01(\x03R\rnotSampledStr\"o\n" +
 	"\n" +
 	"DetailRule\x12\x1b\n" +
 	"\tfuncs_str\x18\x01 \x01(\x03R\bfuncsStr\x12\x17\n" +
@@ -1721,7 +1878,7 @@ const file_profile_proto_rawDesc = "" +
 	"\x03ret\x18\x06 \x03(\x04B\x02\x10\x01R\x03ret\x12\x18\n" +
 	"\x05flags\x18\a \x03(\rB\x02\x10\x01R\x05flags\x12#\n" +
 	"\vnargs_plus1\x18\b \x03(\x03B\x02\x10\x01R\n" +
-	"nargsPlus1\"\xaf\x05\n" +
+	"nargsPlus1\"\xf7\x06\n" +
 	"\x05Nodes\x12\x16\n" +
 	"\x04func\x18\x01 \x03(\x03B\x02\x10\x01R\x04func\x12%\n" +
 	"\fparent_plus1\x18\x02 \x03(\x03B\x02\x10\x01R\vparentPlus1\x12\x18\n" +
@@ -1742,7 +1899,12 @@ const file_profile_proto_rawDesc = "" +
 	"\x10contrib_total_ns\x18\x10 \x03(\x03B\x02\x10\x01R\x0econtribTotalNs\x12\x1a\n" +
 	"\x06elided\x18\x11 \x03(\bB\x02\x10\x01R\x06elided\x12!\n" +
 	"\n" +
-	"dropped_ns\x18\x12 \x03(\x03B\x02\x10\x01R\tdroppedNsB)Z'github.com/profile-dev/profile/model/pbb\x06proto3"
+	"dropped_ns\x18\x12 \x03(\x03B\x02\x10\x01R\tdroppedNs\x12!\n" +
+	"\n" +
+	"sampled_ns\x18\x13 \x03(\x03B\x02\x10\x01R\tsampledNs\x120\n" +
+	"\x12dropped_sampled_ns\x18\x14 \x03(\x03B\x02\x10\x01R\x10droppedSampledNs\x120\n" +
+	"\x12contrib_sampled_ns\x18\x15 \x03(\x03B\x02\x10\x01R\x10contribSampledNs\x12?\n" +
+	"\x1acontrib_dropped_sampled_ns\x18\x16 \x03(\x03B\x02\x10\x01R\x17contribDroppedSampledNsB)Z'github.com/profile-dev/profile/model/pbb\x06proto3"
 
 var (
 	file_profile_proto_rawDescOnce sync.Once
@@ -1756,42 +1918,44 @@ func file_profile_proto_rawDescGZIP() []byte {
 	return file_profile_proto_rawDescData
 }
 
-var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_profile_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_profile_proto_goTypes = []any{
 	(*ProfileFile)(nil), // 0: profile.v1.ProfileFile
 	(*Meta)(nil),        // 1: profile.v1.Meta
-	(*DetailRule)(nil),  // 2: profile.v1.DetailRule
-	(*Calibration)(nil), // 3: profile.v1.Calibration
-	(*Sampling)(nil),    // 4: profile.v1.Sampling
-	(*Crash)(nil),       // 5: profile.v1.Crash
-	(*Module)(nil),      // 6: profile.v1.Module
-	(*Function)(nil),    // 7: profile.v1.Function
-	(*Process)(nil),     // 8: profile.v1.Process
-	(*Member)(nil),      // 9: profile.v1.Member
-	(*Thread)(nil),      // 10: profile.v1.Thread
-	(*Arcs)(nil),        // 11: profile.v1.Arcs
-	(*DetailTree)(nil),  // 12: profile.v1.DetailTree
-	(*Nodes)(nil),       // 13: profile.v1.Nodes
+	(*CPUSamples)(nil),  // 2: profile.v1.CPUSamples
+	(*DetailRule)(nil),  // 3: profile.v1.DetailRule
+	(*Calibration)(nil), // 4: profile.v1.Calibration
+	(*Sampling)(nil),    // 5: profile.v1.Sampling
+	(*Crash)(nil),       // 6: profile.v1.Crash
+	(*Module)(nil),      // 7: profile.v1.Module
+	(*Function)(nil),    // 8: profile.v1.Function
+	(*Process)(nil),     // 9: profile.v1.Process
+	(*Member)(nil),      // 10: profile.v1.Member
+	(*Thread)(nil),      // 11: profile.v1.Thread
+	(*Arcs)(nil),        // 12: profile.v1.Arcs
+	(*DetailTree)(nil),  // 13: profile.v1.DetailTree
+	(*Nodes)(nil),       // 14: profile.v1.Nodes
 }
 var file_profile_proto_depIdxs = []int32{
 	1,  // 0: profile.v1.ProfileFile.meta:type_name -> profile.v1.Meta
-	6,  // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
-	7,  // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
-	8,  // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
-	10, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
-	5,  // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
-	4,  // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
-	3,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
-	2,  // 8: profile.v1.Meta.detail:type_name -> profile.v1.DetailRule
-	9,  // 9: profile.v1.Thread.members:type_name -> profile.v1.Member
-	13, // 10: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
-	12, // 11: profile.v1.Thread.trees:type_name -> profile.v1.DetailTree
-	11, // 12: profile.v1.Thread.arcs:type_name -> profile.v1.Arcs
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	7,  // 1: profile.v1.ProfileFile.modules:type_name -> profile.v1.Module
+	8,  // 2: profile.v1.ProfileFile.functions:type_name -> profile.v1.Function
+	9,  // 3: profile.v1.ProfileFile.processes:type_name -> profile.v1.Process
+	11, // 4: profile.v1.ProfileFile.threads:type_name -> profile.v1.Thread
+	6,  // 5: profile.v1.Meta.crash:type_name -> profile.v1.Crash
+	5,  // 6: profile.v1.Meta.sampling:type_name -> profile.v1.Sampling
+	4,  // 7: profile.v1.Meta.calibration:type_name -> profile.v1.Calibration
+	3,  // 8: profile.v1.Meta.detail:type_name -> profile.v1.DetailRule
+	2,  // 9: profile.v1.Meta.cpu_samples:type_name -> profile.v1.CPUSamples
+	10, // 10: profile.v1.Thread.members:type_name -> profile.v1.Member
+	14, // 11: profile.v1.Thread.nodes:type_name -> profile.v1.Nodes
+	13, // 12: profile.v1.Thread.trees:type_name -> profile.v1.DetailTree
+	12, // 13: profile.v1.Thread.arcs:type_name -> profile.v1.Arcs
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_profile_proto_init() }
@@ -1805,7 +1969,7 @@ func file_profile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_profile_proto_rawDesc), len(file_profile_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,183 @@
+package attach
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
+	"github.com/profile-dev/profile/model"
+)
+
+// Adaptive probes: with sampled times (Options.SamplePeriod) every
+// function starts timed, and one whose calls are too short for a timed
+// probe to measure moves to the counting probe, live: its calls stay
+// exact, its time comes from the samples either way, and the probe no
+// longer costs more than the call (docs/design.md, Adaptive probes).
+const (
+	adaptFirst    = 20 * time.Millisecond // the first look; each next one twice as late,
+	adaptEvery    = 2 * time.Second       // up to this: a look takes a snapshot
+	adaptMinCalls = 2000                  // calls seen before a function is judged
+	adaptBelow    = time.Microsecond      // a timed call shorter than this on average moves
+)
+
+// adapting: the tick.
+type adapting struct {
+	adaptDue atomic.Bool
+}
+
+// adaptive tells whether the session moves short functions to counting.
+func (e *engine) adaptive() bool {
+	return e.opt.SamplePeriod > 0 && e.clock != nil
+}
+
+// adaptLoop asks the tracer to look at the timed functions, soon (a
+// short call costs most while it is timed) then less and less often,
+// until stop is closed.
+func (e *engine) adaptLoop(stop <-chan struct{}) {
+	for wait := adaptFirst; ; wait = min(2*wait, adaptEvery) {
+		select {
+		case <-stop:
+			return
+		case <-time.After(wait):
+			e.adaptDue.Store(true)
+			e.wake()
+		}
+	}
+}
+
+// shortCall is a function's calls so far and their mean time: its
+// recursion-aware total over all its calls, so that a recursive
+// function's many short inner calls count as what they cost.
+type shortCall struct {
+	calls int64
+	mean  time.Duration
+}
+
+// shortCalls are the inline-timed functions whose calls so far are too
+// short to time.
+func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
+	type acc struct{ calls, total int64 }
+	by := map[int]*acc{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.Calls == 0 {
+				continue
+			}
+			a := by[n.Func]
+			if a == nil {
+				a = &acc{}
+				by[n.Func] = a
+			}
+			a.calls += n.Calls
+			a.total += n.TotalNs
+		}
+	}
+	out := map[int]shortCall{}
+	for fn, a := range by {
+		if a.calls < adaptMinCalls || !e.movable(fn, p) {
+			continue
+		}
+		if mean := time.Duration(a.total / a.calls); mean < adaptBelow {
+			out[fn] = shortCall{a.calls, mean}
+		}
+	}
+	return out
+}
+
+// movable tells whether fn, timed by an inline probe, may move to
+// counting: not what the user asked to see in time (--timed, --detail,
+// the calling context, the checkpoint), not a waiting or creating call.
+func (e *engine) movable(fn int, p *model.Profile) bool {
+	f := p.Functions[fn]
+	if f.Probe != model.ProbeInline || e.counted[fn] || e.s.Selected(fn) {
+		return false
+	}
+	key := p.FuncName(fn)
+	if re := e.opt.Timed; re != nil && (re.MatchString(f.Name) || re.MatchString(key)) {
+		return false
+	}
+	if model.IsWaitingCall(f.Name) || model.IsCreationCall(f.Name) || f.Name == e.opt.Live.Checkpoint || key == e.opt.Live.Checkpoint {
+		return false
+	}
+	if e.opt.Context != nil {
+		if comp, gated := e.opt.Context.Role(p.Modules[f.Module].Path, f.Name); comp >= 0 || gated {
+			return false
+		}
+	}
+	return true
+}
+
+// adapt moves the functions whose timed calls are too short to the
+// counting probe: every thread stopped, each trampoline's call of the
+// entry stub re-aimed at the counting stub of the same copy. A frame of
+// such a function already open still returns through the return stub.
+func (e *engine) adapt() {
+	if e.detaching || len(e.threads) == 0 || !e.adaptive() {
+		return
+	}
+	e.drainAll()
+	snap := e.profileNow()
+	short := e.shortCalls(snap)
+	if len(short) == 0 {
+		return
+	}
+	from, ok := e.pauseAll()
+	if !ok {
+		return // a vfork in progress: the next tick tries again
+	}
+	moved := map[int]bool{}
+	done := map[*space]bool{}
+	for _, t := range e.threads {
+		as := t.proc.as
+		if done[as] || !t.stopped || as.inl == nil {
+			continue
+		}
+		done[as] = true
+		for _, p := range as.inl.Patches {
+			if _, ok := short[p.Fn]; ok && e.toCounting(t.tid, as.inl, p.TrampAt) {
+				moved[p.Fn] = true
+			}
+		}
+	}
+	now := e.now()
+	e.resumeAll(from)
+	prof := e.s.Profile()
+	for fn := range moved {
+		if e.counted == nil {
+			e.counted = map[int]bool{}
+		}
+		e.counted[fn], e.countTaken = true, true
+		e.stats.Probes.Inline--
+		e.stats.Probes.Counted++
+		e.stats.Probes.Moved++
+		f := &prof.Functions[fn]
+		f.Probe = model.ProbeCounted
+		f.ProbeNote = fmt.Sprintf("counted from %s: %d calls of %s each, too short to time", model.FormatOffset(now),
+			short[fn].calls, short[fn].mean)
+	}
+}
+
+// toCounting re-aims the trampoline at tramp (push id; call entry) at its
+// stub copy's counting stub, if it calls an entry stub of is: every thread
+// of the space stopped, as a 4-byte write into an instruction must be.
+func (e *engine) toCounting(tid int, is *inlineSpace, tramp uint64) bool {
+	var b [10]byte
+	if ptrace.ReadMem(tid, tramp, b[:]) != nil || b[0] != 0x68 || b[5] != 0xe8 {
+		return false
+	}
+	target := tramp + 10 + uint64(int64(int32(binary.LittleEndian.Uint32(b[6:]))))
+	copyAt := target - stub.Entry
+	known := false
+	for _, s := range is.Stubs {
+		known = known || s == copyAt
+	}
+	if !known {
+		return false
+	}
+	var rel [4]byte
+	binary.LittleEndian.PutUint32(rel[:], uint32(int32(int64(copyAt+stub.Count)-int64(tramp+10))))
+	return ptrace.WriteMem(tid, tramp+6, rel[:]) == nil
+}

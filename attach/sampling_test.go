@@ -1,0 +1,121 @@
+package attach
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/profile-dev/profile/model"
+)
+
+// sampled is each function's sampled CPU time over every thread's tree,
+// and its nodes that have no calls (sample-only nodes) by parent function.
+func sampled(p *model.Profile) (ns map[string]int64, only map[string]string) {
+	ns, only = map[string]int64{}, map[string]string{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			f := p.FuncName(n.Func)
+			ns[f] += n.SampledNs
+			if n.Parent != model.None && n.Calls == 0 && n.InFlight == 0 && n.SampledNs > 0 {
+				only[f] = p.FuncName(th.Nodes[n.Parent].Func)
+			}
+		}
+	}
+	return ns, only
+}
+
+// cpusplit spins three units in heavy for each unit in light: sampled
+// every 100µs of its CPU time, heavy's samples are three times light's
+// (the machine's load does not change a thread's CPU time); tiny, counted,
+// gets its own samples in a node below light with no calls, beside its
+// exact calls; and the samples add up to no more than the run's traced
+// time. Trap probes alone keep measured times and say so.
+func TestSampledTimes(t *testing.T) {
+	for _, kind := range []string{ProbesAuto, ProbesTrap} {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			opt.Probes, opt.Counted, opt.SamplePeriod = kind, regexp.MustCompile(`^tiny$`), 100*time.Microsecond
+			rounds := "300"
+			if kind == ProbesTrap {
+				rounds = "3" // two stops a call of tiny
+			}
+			r, _ := recordWorkload(t, "cpusplit", opt, rounds)
+			p := r.Profile
+			cs := p.Meta.CPUSamples
+			if cs == nil {
+				t.Fatal("no CPUSamples in the profile")
+			}
+			if kind == ProbesTrap {
+				if cs.NotSampled == "" || cs.Samples != 0 {
+					t.Errorf("trap probes: %+v, want not sampled, with the reason", *cs)
+				}
+				return
+			}
+			if cs.NotSampled != "" || cs.Samples < 1000 || cs.PeriodNs != 100000 {
+				t.Fatalf("CPUSamples %+v: want over 1,000 samples every 100µs", *cs)
+			}
+			ns, only := sampled(p)
+			ratio := float64(ns["heavy"]) / float64(ns["light"])
+			if ratio < 2.6 || ratio > 3.5 {
+				t.Errorf("heavy %v, light %v sampled: ratio %.2f, want 3", time.Duration(ns["heavy"]), time.Duration(ns["light"]), ratio)
+			}
+			if only["tiny"] != "light" || ns["tiny"] == 0 {
+				t.Errorf("tiny: %v sampled, sample-only node under %q, want some under light", time.Duration(ns["tiny"]), only["tiny"])
+			}
+			var total, traced int64
+			for _, v := range ns {
+				total += v
+			}
+			for _, th := range p.Threads {
+				traced += th.TracedNs
+			}
+			if total > traced*11/10 || total < traced/4 {
+				t.Errorf("%v sampled in all, %v traced", time.Duration(total), time.Duration(traced))
+			}
+			arcs := threadArcs(p)
+			for _, th := range p.Threads {
+				if got := arcs[th.Tid]["light>tiny"]; got != 300*1000 {
+					t.Errorf("light>tiny %d calls, want 300000", got)
+				}
+			}
+		})
+	}
+}
+
+// With sampled times, tiny (1,000 calls of some tens of ns per round) is
+// too short to time: after a second it moves to the counting probe, live.
+// Its calls stay exact — those timed before in the tree, those counted
+// after in the arcs, light's 1,000 a round in all — and the profile marks
+// it; heavy and light, whose calls last milliseconds, stay timed.
+func TestShortFunctionsMoveToCounting(t *testing.T) {
+	const rounds = 1500
+	opt := defaultOptions(t)
+	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	r, _ := recordWorkload(t, "cpusplit", opt, strconv.Itoa(rounds))
+	p := r.Profile
+	if probeOf(p, "tiny") != "counted" || probeOf(p, "heavy") != "inline" || probeOf(p, "light") != "inline" {
+		t.Fatalf("probes: tiny %s, heavy %s, light %s; want tiny moved to counting", probeOf(p, "tiny"), probeOf(p, "heavy"), probeOf(p, "light"))
+	}
+	if r.Stats.Probes.Moved != 1 {
+		t.Errorf("Stats.Probes.Moved = %d, want 1", r.Stats.Probes.Moved)
+	}
+	timed := map[string]int64{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.Parent != model.None && p.FuncName(n.Func) == "tiny" {
+				timed[p.FuncName(th.Nodes[n.Parent].Func)] += n.Calls
+			}
+		}
+	}
+	counted := threadArcs(p)[p.Threads[0].Tid]
+	if timed["light"] == 0 || counted["light>tiny"] == 0 || timed["light"]+counted["light>tiny"] != rounds*1000 || len(timed) != 1 || len(counted) != 1 {
+		t.Errorf("tiny: timed %v, counted %v; want light's %d calls split between them", timed, counted, rounds*1000)
+	}
+	for _, f := range p.Functions {
+		if f.Name == "tiny" && !strings.HasPrefix(f.ProbeNote, "counted from ") {
+			t.Errorf("tiny's note %q", f.ProbeNote)
+		}
+	}
+}

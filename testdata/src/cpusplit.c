@@ -1,0 +1,51 @@
+/*
+ * cpusplit - CPU time split in known proportions: the sampled times'
+ * workload. Usage: cpusplit ROUNDS
+ *
+ * Each round, heavy spins 3 units and light 1 unit of the same loop, and
+ * light calls tiny (a short function: the one tests count, not time)
+ * 1,000 times. So heavy's CPU time is three times light's own, whatever
+ * the machine; tiny's (40 steps a call) is some tenth of light's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline, noclone, noipa))
+#define UNIT 200000
+
+volatile long sink;
+
+NOINLINE long tiny(long x)
+{
+	for (int i = 0; i < 40; i++)
+		x ^= x >> 3;
+	return x;
+}
+
+static inline void spin(long units)
+{
+	for (long i = 0; i < units * UNIT; i++)
+		sink += i;
+}
+
+NOINLINE void heavy(void) { spin(3); }
+
+NOINLINE void light(void)
+{
+	spin(1);
+	long s = 0;
+	for (long i = 0; i < 1000; i++)
+		s += tiny(i);
+	sink += s;
+}
+
+int main(int argc, char **argv)
+{
+	long rounds = argc > 1 ? atol(argv[1]) : 100;
+	for (long r = 0; r < rounds; r++) {
+		heavy();
+		light();
+	}
+	printf("cpusplit: %ld rounds\n", rounds);
+	return 0;
+}
