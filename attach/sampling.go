@@ -1,11 +1,15 @@
 package attach
 
 import (
+	"cmp"
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/perfsample"
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
 	"github.com/profile-dev/profile/model"
 )
@@ -27,11 +31,25 @@ type threadSamples struct {
 	pending []pendingSample
 }
 
+// pendingSample is a sample read, placed in time and in code (sampleFunc)
+// but not in a context yet.
 type pendingSample struct {
-	ns   int64
-	ip   uint64
-	user bool
+	ns       int64
+	fn       int
+	inProbes bool
+	kernel   bool
 }
+
+// sampleStack is how much of a thread's stack each sample carries: enough
+// to unwind from a library (malloc, printf) or the kernel's entry to the
+// first traced caller, as perf's DWARF call chains do.
+const sampleStack = 4096
+
+// sampleFrames bounds that unwinding.
+const sampleFrames = 16
+
+// errOffStack: the unwinder asked for memory the sample did not copy.
+var errOffStack = errors.New("outside the sampled stack")
 
 // startSampling opens thread t's sampler, if sampling is asked for and
 // allowed. The first refusal is kept for the profile; the others follow
@@ -51,11 +69,11 @@ func (e *engine) startSampling(t *thread) {
 		e.raw = tsc.NewRawMap(2 * time.Millisecond) // refined with the clock
 		e.sampleKernel = true
 	}
-	s, err := perfsample.Open(t.tid, int64(period), e.sampleKernel)
+	s, err := perfsample.Open(t.tid, int64(period), e.sampleKernel, sampleStack)
 	if err != nil && e.sampleKernel && errors.Is(err, perfsample.ErrNotPermitted) {
 		// The kernel's part needs perf_event_paranoid <= 1 (or
 		// CAP_PERFMON): user mode alone then.
-		if s, err = perfsample.Open(t.tid, int64(period), false); err == nil {
+		if s, err = perfsample.Open(t.tid, int64(period), false, sampleStack); err == nil {
 			e.sampleKernel = false
 		}
 	}
@@ -73,15 +91,15 @@ func (e *engine) readSamples(t *thread) {
 		return
 	}
 	t.smp.s.Read(func(x perfsample.Sample) {
-		ns := e.clock.Ns(e.raw.Tick(x.TimeNs))
-		t.smp.pending = append(t.smp.pending, pendingSample{ns: ns, ip: x.IP, user: x.User})
+		fn, inProbes := e.sampleFunc(t, x)
+		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, inProbes: inProbes, kernel: !x.User})
 	})
 }
 
 // flushSamples gives t's pending samples taken up to upTo to the context
-// running on t: the function the sample's instruction lies in, if traced,
-// below the innermost open frame, else that frame. A sample in the
-// probes' own code is their cost, not the program's.
+// running on t: their function's (sampleFunc) below the innermost open
+// frame, else that frame. A sample in the probes' own code is their
+// cost, not the program's.
 func (e *engine) flushSamples(t *thread, upTo int64) {
 	if t.smp == nil || len(t.smp.pending) == 0 {
 		return
@@ -93,18 +111,15 @@ func (e *engine) flushSamples(t *thread, upTo int64) {
 			break
 		}
 		k++
-		fn := model.None
-		if x.user {
-			var inProbes bool
-			if fn, inProbes = e.sampledAt(t.proc.as, x.ip); inProbes {
-				e.cpu.InProbes++
-				continue
-			}
-		} else {
+		if x.inProbes {
+			e.cpu.InProbes++
+			continue
+		}
+		if x.kernel {
 			e.cpu.Kernel++
 		}
 		e.cpu.Samples++
-		e.s.Sample(t.st, fn, period)
+		e.s.Sample(t.st, x.fn, period)
 	}
 	t.smp.pending = t.smp.pending[:copy(t.smp.pending, t.smp.pending[k:])]
 }
@@ -121,11 +136,49 @@ func (e *engine) flushAll(t *thread) {
 func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 	for _, a := range as.areas {
 		if ip >= a.base && ip < a.base+a.size {
+			// A trampoline's relocated instructions are its function's
+			// first ones, run there: the function's time, not the probe's.
+			if fn := relocatedAt(as, ip); fn != model.None {
+				return fn, false
+			}
 			return model.None, true
 		}
 	}
 	fn, _ := e.tracedAt(as, ip)
 	return fn, false
+}
+
+// relocatedAt is the function whose relocated first instructions lie at
+// ip in a trampoline, or model.None. The index of the trampolines'
+// bodies is rebuilt when the patches change.
+func relocatedAt(as *space, ip uint64) int {
+	is := as.inl
+	if is == nil {
+		return model.None
+	}
+	if as.bodiesOf != len(is.Patches) {
+		as.bodies, as.bodiesOf = as.bodies[:0], len(is.Patches)
+		for _, p := range is.Patches {
+			if p.Patch.Len > 0 && p.Fn != model.None && len(p.Patch.Tramp) > instrument.TrampBody {
+				as.bodies = append(as.bodies, trampBody{p.TrampAt + instrument.TrampBody, p.TrampAt + uint64(len(p.Patch.Tramp)), p.Fn})
+			}
+		}
+		slices.SortFunc(as.bodies, func(a, b trampBody) int { return cmp.Compare(a.lo, b.lo) })
+	}
+	i, _ := slices.BinarySearchFunc(as.bodies, ip+1, func(b trampBody, t uint64) int { return cmp.Compare(b.lo, t) })
+	if i > 0 {
+		if b := as.bodies[i-1]; ip >= b.lo && ip < b.hi {
+			return b.fn
+		}
+	}
+	return model.None
+}
+
+// trampBody is a trampoline's relocated instructions, [lo, hi), and their
+// function.
+type trampBody struct {
+	lo, hi uint64
+	fn     int
 }
 
 // stopSampling gives t its last samples and closes its sampler.
@@ -149,4 +202,45 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 	m.WithKernel = e.sampleKernel
 	m.NotSampled = e.notSampled
 	return &m
+}
+
+// sampleFunc is the traced function a sample's time belongs to: the one
+// whose code holds its instruction or, in code of no traced function (a
+// library, the kernel), the first traced caller its stack shows (as perf
+// gives a sample to the innermost frame of a module); model.None if none
+// (the innermost open frame takes it). inProbes: the probes' own code.
+func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn int, inProbes bool) {
+	as := t.proc.as
+	if x.User {
+		if fn, inProbes = e.sampledAt(as, x.IP); fn != model.None || inProbes {
+			return fn, inProbes
+		}
+	}
+	if !x.HasRegs || len(x.Stack) == 0 {
+		return model.None, false
+	}
+	r, stack := x.Regs, x.Stack
+	mem := func(addr uint64, buf []byte) error {
+		if addr < r.SP || addr+uint64(len(buf)) > r.SP+uint64(len(stack)) {
+			return errOffStack
+		}
+		copy(buf, stack[addr-r.SP:])
+		return nil
+	}
+	frames := unwind.Unwind(unwindModules(t.proc), unwind.Regs{RIP: r.IP, RSP: r.SP, RBP: r.BP, RBX: r.BX,
+		R12: r.R12, R13: r.R13, R14: r.R14, R15: r.R15}, mem, sampleFrames)
+	for i, f := range frames {
+		pc := f.PC
+		if i > 0 {
+			pc-- // a return address may lie past its caller's last byte
+		}
+		fn, in := e.sampledAt(as, pc)
+		if in {
+			break // a return through the probes: the open frame's
+		}
+		if fn != model.None {
+			return fn, false
+		}
+	}
+	return model.None, false
 }

@@ -33,7 +33,11 @@ type space struct {
 	callKinds // call kinds by return address (inline probes)
 	// callers: the traced function holding each call site a counting
 	// probe has seen, by return address (counted.go).
-	callers    map[uint64]int
+	callers map[uint64]int
+	// bodies: the trampolines' relocated instructions, by address, for
+	// the samples taken there (sampling.go), built for bodiesOf patches.
+	bodies     []trampBody
+	bodiesOf   int
 	leftBehind // what killed profilers left here (leftover.go, reclaim.go)
 	spaceGate  // the calling context's breakpoints (context.go)
 }

@@ -24,6 +24,9 @@ const (
 	// the jump back.
 	TrampMax = 128
 	trampHdr = 10 // push imm32 (5) + call rel32 (5)
+	// TrampBody is where a trampoline's relocated instructions start:
+	// code of the function, run there.
+	TrampBody = trampHdr
 )
 
 // ErrCannotPatch is wrapped by PlanPatch's errors: the function keeps (or

@@ -5,10 +5,13 @@
  * Each round, heavy spins 3 units and light 1 unit of the same loop, and
  * light calls tiny (a short function: the one tests count, not time)
  * 1,000 times. So heavy's CPU time is three times light's own, whatever
- * the machine; tiny's (40 steps a call) is some tenth of light's.
+ * the machine; tiny's (40 steps a call) is some tenth of light's. fill
+ * spends its time in the C library (memset of 2 MiB a round), none in
+ * its own code.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline, noclone, noipa))
 #define UNIT 200000
@@ -30,6 +33,14 @@ static inline void spin(long units)
 
 NOINLINE void heavy(void) { spin(3); }
 
+static char buf[2 << 20];
+
+NOINLINE void fill(long r)
+{
+	memset(buf, (int)r, sizeof buf);
+	sink += buf[r & 1023];
+}
+
 NOINLINE void light(void)
 {
 	spin(1);
@@ -45,6 +56,7 @@ int main(int argc, char **argv)
 	for (long r = 0; r < rounds; r++) {
 		heavy();
 		light();
+		fill(r);
 	}
 	printf("cpusplit: %ld rounds\n", rounds);
 	return 0;

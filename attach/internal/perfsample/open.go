@@ -21,7 +21,10 @@ type Sampler struct {
 	meta *unix.PerfEventMmapPage // mem's first page
 	data []byte                  // the ring: a power of two pages
 	lost int64
-	rec  [recordMax]byte // a record that wraps around the ring's end, put together
+	rec  []byte // a record that wraps around the ring's end, put together
+	// stack: samples carry the user registers and this many bytes of the
+	// stack (Open's stackBytes).
+	stack int
 }
 
 // Sample is one sample of the thread's CPU time.
@@ -29,6 +32,11 @@ type Sample struct {
 	IP     uint64
 	TimeNs int64 // CLOCK_MONOTONIC_RAW
 	User   bool  // taken in user mode
+	// With Open's stackBytes: the thread's user registers (HasRegs) and
+	// its stack from Regs.SP up, valid during Read's call only.
+	HasRegs bool
+	Regs    UserRegs
+	Stack   []byte
 }
 
 // ErrNotPermitted means the host refuses the caller sampling that thread
@@ -41,24 +49,26 @@ var ErrNotPermitted = errors.New("not permitted")
 // CPU all the time.
 const ringSeconds = 1
 
-// maxRingPages bounds a ring (128 KiB with 4 KiB pages): the kernel
-// counts the rings of a user against perf_event_mlock_kb (516 KiB per
-// CPU by default), and a traced process may have many threads.
-const maxRingPages = 32
+// maxRingPages bounds a ring (256 KiB with 4 KiB pages: some 60 samples
+// with 4 KiB of stack each): the kernel counts the rings of a user
+// against perf_event_mlock_kb (516 KiB per CPU by default), and a traced
+// process may have many threads.
+const maxRingPages = 64
 
 // Open starts sampling thread tid every periodNs of its CPU time, in user
-// mode only unless kernel. The caller must be allowed to ptrace the thread
+// mode only unless kernel; with stackBytes (a multiple of 8), each sample
+// carries the user registers and that much of the stack, for an unwinder. The caller must be allowed to ptrace the thread
 // (perf_event_paranoid <= 2), and to sample the kernel
 // (perf_event_paranoid <= 1 or CAP_PERFMON) for kernel: a refusal wraps
 // ErrNotPermitted.
-func Open(tid int, periodNs int64, kernel bool) (*Sampler, error) {
-	return open(tid, periodNs, kernel, ringPages(periodNs))
+func Open(tid int, periodNs int64, kernel bool, stackBytes int) (*Sampler, error) {
+	return open(tid, periodNs, kernel, stackBytes, ringPages(periodNs, stackBytes))
 }
 
 // ringPages is the smallest power of two pages that holds ringSeconds of
 // samples at periodNs, within maxRingPages.
-func ringPages(periodNs int64) int {
-	need := ringSeconds * 1e9 / max(periodNs, 1) * sampleSize
+func ringPages(periodNs int64, stackBytes int) int {
+	need := ringSeconds * 1e9 / max(periodNs, 1) * int64(recordSize(stackBytes))
 	pages := 1
 	for pages < maxRingPages && int64(pages*os.Getpagesize()) < need {
 		pages *= 2
@@ -67,9 +77,12 @@ func ringPages(periodNs int64) int {
 }
 
 // open maps a ring of pages data pages, a power of two.
-func open(tid int, periodNs int64, kernel bool, pages int) (*Sampler, error) {
+func open(tid int, periodNs int64, kernel bool, stackBytes, pages int) (*Sampler, error) {
 	if periodNs <= 0 {
 		return nil, fmt.Errorf("sampling thread %d: period %d ns: not positive", tid, periodNs)
+	}
+	if stackBytes < 0 || stackBytes%8 != 0 || stackBytes > 0xfff0 {
+		return nil, fmt.Errorf("sampling thread %d: %d bytes of stack: not a multiple of 8 below 64 KiB", tid, stackBytes)
 	}
 	attr := unix.PerfEventAttr{
 		Type:        unix.PERF_TYPE_SOFTWARE,
@@ -78,6 +91,11 @@ func open(tid int, periodNs int64, kernel bool, pages int) (*Sampler, error) {
 		Sample_type: unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_TIME,
 		Bits:        unix.PerfBitExcludeHv | unix.PerfBitUseClockID,
 		Clockid:     unix.CLOCK_MONOTONIC_RAW,
+	}
+	if stackBytes > 0 {
+		attr.Sample_type |= unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
+		attr.Sample_regs_user = regsMask
+		attr.Sample_stack_user = uint32(stackBytes)
 	}
 	attr.Size = uint32(unsafe.Sizeof(attr))
 	if !kernel {
@@ -98,7 +116,8 @@ func open(tid int, periodNs int64, kernel bool, pages int) (*Sampler, error) {
 		}
 		return nil, fmt.Errorf("sampling thread %d: mapping its %d KiB ring: %w", tid, pages*os.Getpagesize()>>10, err)
 	}
-	s := &Sampler{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))}
+	s := &Sampler{fd: fd, mem: mem, meta: (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0])),
+		stack: stackBytes, rec: make([]byte, recordSize(stackBytes))}
 	// Kernels since 4.1 say where the data is; older ones put it on the
 	// next page.
 	off, size := uint64(os.Getpagesize()), uint64(pages*os.Getpagesize())

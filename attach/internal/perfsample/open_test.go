@@ -73,7 +73,7 @@ func TestOpenFails(t *testing.T) {
 		{"no such thread", pidMax, period, unix.ESRCH, "no such thread"}, // thread ids are below pid_max
 		{"no period", os.Getpid(), 0, nil, "not positive"},
 	} {
-		s, err := Open(c.tid, c.periodNs, false)
+		s, err := Open(c.tid, c.periodNs, false, 0)
 		if err == nil {
 			s.Close()
 			t.Errorf("%s: Open(%d, %d) sampling", c.name, c.tid, c.periodNs)
@@ -94,7 +94,7 @@ func openHelper() {
 	runtime.LockOSThread()
 	fmt.Println("privileged", privileged())
 	for _, kernel := range []bool{false, true} {
-		s, err := Open(unix.Gettid(), period, kernel)
+		s, err := Open(unix.Gettid(), period, kernel, 0)
 		switch {
 		case err == nil:
 			s.Close()

@@ -14,8 +14,16 @@ const (
 	headerSize = 8
 	sampleSize = headerSize + 8 + 8 // PERF_SAMPLE_IP, PERF_SAMPLE_TIME
 	lostSize   = headerSize + 8 + 8 // id, lost
-	recordMax  = 64                 // the largest record decoded; larger ones are skipped
 )
+
+// recordSize is the largest sample record with stackBytes of stack: the
+// registers' abi and values, the stack's size, bytes and dynamic size.
+func recordSize(stackBytes int) int {
+	if stackBytes == 0 {
+		return sampleSize
+	}
+	return sampleSize + 8 + nRegs*8 + 8 + stackBytes + 8
+}
 
 // Read hands f every sample written since the last Read, oldest first,
 // and frees their room; it returns how many. Samples the kernel had no
@@ -39,13 +47,17 @@ func (s *Sampler) Read(f func(Sample)) (n int) {
 			break
 		}
 		switch {
-		case typ == unix.PERF_RECORD_SAMPLE && size >= sampleSize:
-			b := s.record(off, sampleSize)
-			f(Sample{
+		case typ == unix.PERF_RECORD_SAMPLE && size >= sampleSize && size <= uint64(len(s.rec)):
+			b := s.record(off, size)
+			x := Sample{
 				IP:     binary.LittleEndian.Uint64(b[8:]),
 				TimeNs: int64(binary.LittleEndian.Uint64(b[16:])),
 				User:   misc&unix.PERF_RECORD_MISC_CPUMODE_MASK == unix.PERF_RECORD_MISC_USER,
-			})
+			}
+			if s.stack > 0 {
+				x.Regs, x.Stack, x.HasRegs = decodeStack(b[sampleSize:])
+			}
+			f(x)
 			n++
 		case typ == unix.PERF_RECORD_LOST && size >= lostSize:
 			s.lost += int64(binary.LittleEndian.Uint64(s.record(off, lostSize)[16:]))

@@ -121,7 +121,7 @@ func rawNow(t *testing.T) int64 {
 // no perf events or refuses them.
 func openOrSkip(t *testing.T, tid int, kernel bool, pages int) *Sampler {
 	t.Helper()
-	s, err := open(tid, period, kernel, pages)
+	s, err := open(tid, period, kernel, 0, pages)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, ErrNotPermitted) {
 		t.Skipf("the host refuses perf_event_open: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestSamplesOwnThread(t *testing.T) {
 			defer runtime.UnlockOSThread()
 			pid, tid := os.Getpid(), unix.Gettid()
 			from := rawNow(t)
-			s := openOrSkip(t, tid, kernel, ringPages(period))
+			s := openOrSkip(t, tid, kernel, ringPages(period, 0))
 			ran0 := ranNs(t, pid, tid)
 			spinFor(t, 300*time.Millisecond, nil)
 			ran1 := ranNs(t, pid, tid)
@@ -296,7 +296,7 @@ func TestSamplesAnotherProcess(t *testing.T) {
 		t.Fatalf("the helper said %q: %v", line, err)
 	}
 	from := rawNow(t)
-	s := openOrSkip(t, tid, false, ringPages(period))
+	s := openOrSkip(t, tid, false, ringPages(period, 0))
 	ran0 := ranNs(t, cmd.Process.Pid, tid)
 	time.Sleep(300 * time.Millisecond)
 	ran1 := ranNs(t, cmd.Process.Pid, tid)
@@ -319,14 +319,18 @@ func TestRingPages(t *testing.T) {
 		want   int
 	}{
 		{time.Second, 1},
-		{10 * time.Millisecond, 1},             // 2,400 bytes
-		{time.Millisecond, 8},                  // 24,000
-		{500 * time.Microsecond, 16},           // 48,000
-		{250 * time.Microsecond, maxRingPages}, // 96,000
-		{time.Microsecond, maxRingPages},       // a bound
+		{10 * time.Millisecond, 1},       // 2,400 bytes
+		{time.Millisecond, 8},            // 24,000
+		{500 * time.Microsecond, 16},     // 48,000
+		{250 * time.Microsecond, 32},     // 96,000
+		{time.Microsecond, maxRingPages}, // a bound
 	} {
-		if got := ringPages(int64(c.period)); got != c.want {
+		if got := ringPages(int64(c.period), 0); got != c.want {
 			t.Errorf("ringPages(%v) = %d, want %d", c.period, got, c.want)
 		}
+	}
+	// With 4 KiB of stack a sample takes 4,232 bytes: the bound.
+	if got := ringPages(int64(250*time.Microsecond), 4096); got != maxRingPages {
+		t.Errorf("ringPages(250µs, 4 KiB of stack) = %d, want %d", got, maxRingPages)
 	}
 }
