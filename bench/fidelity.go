@@ -393,10 +393,10 @@ func fidelitySection(r fidelityResults, when string) section {
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
 			"kept for profile sampled, `attach --sample %s`).\n\n", redisRequests, samplePeriod)
-		b.WriteString("| perf vs perf | profile raw | profile compensated | profile sampled | GET requests/s attached ÷ untraced | SET | perf samples |\n")
+		b.WriteString("| perf vs perf | profile raw | profile compensated | profile sampled | GET requests/s attached ÷ untraced; with --sample | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f) | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
-			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"],
+		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
+			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"], 100*f.sampledRPS["GET"]/f.untraced["GET"],
 			100*f.traced["SET"]/f.untraced["SET"], f.traced["SET"], f.untraced["SET"], f.perfN[0], f.perfN[1])
 		shareTable(&b, "redis", f.rows)
 	}

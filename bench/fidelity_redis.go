@@ -29,6 +29,7 @@ type redisFidelity struct {
 	floor, raw, comp float64
 	sampled          float64            // attached with --sample
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
+	sampledRPS       map[string]float64 // requests/s by command, attached with --sample
 	rows             []fidelityRow
 }
 
@@ -172,8 +173,11 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if i == 1 {
+		switch i {
+		case 1:
 			f.traced = rps
+		case 2:
+			f.sampledRPS = rps
 		}
 		if prof[i], err = readShares(out, s.exe); err != nil {
 			return nil, "", err
@@ -181,7 +185,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
-	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced, %.0f/s untraced\n",
-		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.untraced["GET"])
+	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s with --sample), %.0f/s untraced\n",
+		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
 	return f, "", nil
 }
