@@ -88,26 +88,9 @@ func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
 }
 
 // movable tells whether fn, timed by an inline probe, may move to
-// counting: not what the user asked to see in time (--timed, --detail,
-// the calling context, the checkpoint), not a waiting or creating call.
+// counting: not what the user asked to see in time (keepsTime).
 func (e *engine) movable(fn int, p *model.Profile) bool {
-	f := p.Functions[fn]
-	if f.Probe != model.ProbeInline || e.counted[fn] || e.s.Selected(fn) {
-		return false
-	}
-	key := p.FuncName(fn)
-	if re := e.opt.Timed; re != nil && (re.MatchString(f.Name) || re.MatchString(key)) {
-		return false
-	}
-	if model.IsWaitingCall(f.Name) || model.IsCreationCall(f.Name) || f.Name == e.opt.Live.Checkpoint || key == e.opt.Live.Checkpoint {
-		return false
-	}
-	if e.opt.Context != nil {
-		if comp, gated := e.opt.Context.Role(p.Modules[f.Module].Path, f.Name); comp >= 0 || gated {
-			return false
-		}
-	}
-	return true
+	return p.Functions[fn].Probe == model.ProbeInline && !e.counted[fn] && !e.keepsTime(fn)
 }
 
 // adapt moves the functions whose timed calls are too short to the
@@ -149,7 +132,7 @@ func (e *engine) adapt() {
 		if e.counted == nil {
 			e.counted = map[int]bool{}
 		}
-		e.counted[fn], e.countTaken = true, true
+		e.counted[fn] = true
 		e.stats.Probes.Inline--
 		e.stats.Probes.Counted++
 		e.stats.Probes.Moved++

@@ -2,37 +2,51 @@ package attach
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
 )
 
-// counting: the functions that take the counting probe (--counted) and
-// the calls their threads' count tables had no room for.
+// counting: the functions that take the counting probe (--counted, or
+// moved there: adapt.go) and the calls their threads' count tables had no
+// room for. Without counted functions no table is read.
 type counting struct {
-	counted    map[int]bool
-	uncounted  int64
-	countTaken bool // some space has counted functions: its tables are read
+	counted   map[int]bool
+	uncounted int64
 }
 
 // countedFn tells whether fn, matched by --counted, takes the counting
-// probe: exact calls per call site, no time. A function the user asked to
-// see in time keeps a timed probe: recorded in detail, a component of the
-// calling context (comp, gated), the checkpoint, or a waiting call (its
-// wall time is what the profile's blocked time is made of).
-func (e *engine) countedFn(fn, comp int, gated bool, name string) bool {
-	re := e.opt.Counted
-	if re == nil || comp >= 0 || gated || e.s.Selected(fn) {
-		return false
+// probe: exact calls per call site, no time, unless the user asked to see
+// it in time (keepsTime).
+func (e *engine) countedFn(fn int) bool {
+	return e.opt.Counted != nil && e.named(fn, e.opt.Counted) && !e.keepsTime(fn)
+}
+
+// keepsTime tells whether fn keeps a timed probe whatever its calls cost
+// (--counted and adaptive probes alike): --timed, recorded in detail, a
+// component of the calling context, the checkpoint, or a waiting or
+// creating call (its wall time is the profile's blocked time; its
+// spawns are the threads' parents).
+func (e *engine) keepsTime(fn int) bool {
+	p := e.s.Profile()
+	f := p.Functions[fn]
+	if e.s.Selected(fn) || (e.opt.Timed != nil && e.named(fn, e.opt.Timed)) ||
+		model.IsWaitingCall(f.Name) || model.IsCreationCall(f.Name) ||
+		f.Name == e.opt.Live.Checkpoint || p.FuncName(fn) == e.opt.Live.Checkpoint {
+		return true
 	}
-	prof := e.s.Profile()
-	if !re.MatchString(prof.Functions[fn].Name) && !re.MatchString(prof.FuncName(fn)) {
-		return false
+	if e.opt.Context != nil {
+		comp, gated := e.opt.Context.Role(p.Modules[f.Module].Path, f.Name)
+		return comp >= 0 || gated
 	}
-	if model.IsWaitingCall(name) || model.IsCreationCall(name) || name == e.opt.Live.Checkpoint || prof.FuncName(fn) == e.opt.Live.Checkpoint {
-		return false
-	}
-	return true
+	return false
+}
+
+// named tells whether re matches fn's name or module:name.
+func (e *engine) named(fn int, re *regexp.Regexp) bool {
+	p := e.s.Profile()
+	return re.MatchString(p.Functions[fn].Name) || re.MatchString(p.FuncName(fn))
 }
 
 // stubFor is the stub a trampoline with id calls, given the copy at
@@ -48,7 +62,7 @@ func (e *engine) stubFor(stubAt uint64, id uint32) uint64 {
 // each thread's arcs as they stand (a table only grows while its thread
 // owns the ring).
 func (e *engine) takeArcs(is *inlineSpace) {
-	if !e.countTaken || is.Mem == nil {
+	if len(e.counted) == 0 || is.Mem == nil {
 		return
 	}
 	for slot, t := range is.Owner {
@@ -60,7 +74,7 @@ func (e *engine) takeArcs(is *inlineSpace) {
 // call site (its return address, in the traced function holding it or in
 // no function of the profile) and the counted function it called.
 func (e *engine) takeArcsOf(is *inlineSpace, slot int, t *thread) {
-	if !e.countTaken || is.Mem == nil || t == nil || t.st == nil {
+	if len(e.counted) == 0 || is.Mem == nil || t == nil || t.st == nil {
 		return
 	}
 	as := t.proc.as
@@ -73,13 +87,13 @@ func (e *engine) takeArcsOf(is *inlineSpace, slot int, t *thread) {
 }
 
 // profileNow is the profile so far, tracing going on (session.Snapshot),
-// the counted calls included.
+// with the counted calls. It does not drain: a checkpoint's snapshot is
+// taken in the middle of a drain. The samples in it are those the drains
+// placed among the events (a sample read but not placed waits for the
+// event after it).
 func (e *engine) profileNow() *model.Profile {
 	for _, is := range e.inl {
 		e.takeArcs(is)
-	}
-	for _, t := range e.threads {
-		e.flushAll(t)
 	}
 	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
 	return e.s.Snapshot(e.now(), e.counters())
@@ -88,7 +102,7 @@ func (e *engine) profileNow() *model.Profile {
 // releaseCounts empties slot's count table for its next owner, counting
 // the calls it had no room for.
 func (e *engine) releaseCounts(is *inlineSpace, slot int) {
-	if !e.countTaken || is.Mem == nil {
+	if len(e.counted) == 0 || is.Mem == nil {
 		return
 	}
 	e.uncounted += is.Ring(slot).ClearCounts()
@@ -111,7 +125,7 @@ func (e *engine) callerAt(as *space, ret uint64) int {
 // lastArcs reads is's count tables one last time (a detach, the end):
 // the arcs, and the calls that found no room.
 func (e *engine) lastArcs(is *inlineSpace) {
-	if !e.countTaken || is.Mem == nil {
+	if len(e.counted) == 0 || is.Mem == nil {
 		return
 	}
 	e.takeArcs(is)

@@ -167,12 +167,12 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 		e.noteContext(fn, comp, gated)
 	}
 	why := "" // --probes trap: asked for, not refused
-	counted := as.inl != nil && e.countedFn(fn, comp, gated, sym.Name)
+	counted := as.inl != nil && e.countedFn(fn)
 	if counted {
 		if e.counted == nil {
 			e.counted = map[int]bool{}
 		}
-		e.counted[fn], e.countTaken = true, true
+		e.counted[fn] = true
 	}
 	if as.inl != nil {
 		err := errors.New("function index beyond an inline id's 24 bits")

@@ -14,7 +14,7 @@ import (
 )
 
 // Jobs of the untraced runs, `profile record` and ltrace. Keys: "untraced
-// n|N|0", "trap n|0", "ltrace n|0", "inline N|0"; n is -n (the trap
+// n|N|0", "trap n|0", "ltrace n|0", "inline N|0", "counted N|0"; n is -n (the trap
 // table's size), N is -n-inline.
 func recordJobs(c config, s setting) []job {
 	n, bigN := strconv.Itoa(c.iterations), strconv.Itoa(c.inlineN)
@@ -29,6 +29,8 @@ func recordJobs(c config, s setting) []job {
 		recordJob(c, s, "trap 0", "trap", "0"),
 		recordJob(c, s, "inline N", "inline", bigN),
 		recordJob(c, s, "inline 0", "inline", "0"),
+		recordJob(c, s, "counted N", "inline", bigN, "--counted", "."),
+		recordJob(c, s, "counted 0", "inline", "0", "--counted", "."),
 	}
 	if _, err := exec.LookPath("ltrace"); err == nil {
 		lt := func(key, size string) job {
@@ -42,13 +44,15 @@ func recordJobs(c config, s setting) []job {
 	return js
 }
 
-// recordJob times `profile record --probes probes` of the workload at size
-// and reads the traced calls from the profile.
-func recordJob(c config, s setting, key, probes, size string) job {
+// recordJob times `profile record --probes probes` (and flags) of the
+// workload at size and reads the calls from the profile: timed, and
+// counted (--counted) in the threads' arcs.
+func recordJob(c config, s setting, key, probes, size string, flags ...string) job {
 	data := filepath.Join(c.tmp, strings.ReplaceAll(key, " ", "-")+".data")
 	return job{key, func() (outcome, error) {
 		os.Remove(data)
-		o, err := timed("", s.prefix, c.profile, "record", "--probes", probes, "--no-compensate", "--stats", "-o", data, "--", c.workload, size)
+		args := append([]string{c.profile, "record", "--probes", probes, "--no-compensate", "--stats", "-o", data}, flags...)
+		o, err := timed("", s.prefix, append(append(args, "--", c.workload), size)...)
 		if err != nil {
 			return o, err
 		}
@@ -57,6 +61,11 @@ func recordJob(c config, s setting, key, probes, size string) job {
 			return o, err
 		}
 		o.calls = p.Meta.TracedCalls
+		for _, t := range p.Threads {
+			for _, a := range t.Arcs {
+				o.calls += a.Calls
+			}
+		}
 		return o, nil
 	}}
 }
@@ -113,6 +122,9 @@ func recordRows(res results, r settingResult) {
 	r.rows["record trap"] = overhead{calls: t.calls - t.calls0, perCall: float64(t.perCall(t.profiled, t.profiled0))}
 	r.rows["record inline"] = overhead{calls: inlineCalls,
 		perCall: marginal(res.wall("inline N"), res.wall("inline 0"), u, u0, inlineCalls)}
+	countedCalls := res.calls("counted N") - res.calls("counted 0")
+	r.rows["record counted"] = overhead{calls: countedCalls,
+		perCall: marginal(res.wall("counted N"), res.wall("counted 0"), u, u0, countedCalls)}
 	last := res.last("inline N")
 	r.stalls["record inline"] = stalls(last.stderr, last.wall)
 	if _, installed := res["ltrace n"]; !installed {

@@ -30,6 +30,7 @@ func probeRows(c config) []probeRow {
 		{"untraced", "untraced (time per call of the program itself)", bigN},
 		{"record trap", "`profile record --probes trap`", n},
 		{"record inline", "`profile record --probes inline`", bigN},
+		{"record counted", "`profile record --counted .` (counting probes: no time)", bigN},
 		{"attach inline", "`profile attach --probes inline`", att},
 		{"attach trap", "`profile attach --probes trap`", att},
 		{"ltrace", "`ltrace -L -x main@MAIN+run@MAIN+rec@MAIN+leaf@MAIN`", n},

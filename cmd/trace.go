@@ -139,7 +139,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 // registerCounted adds --counted and --sample (record and attach: top
 // shows measured times).
 func (f *traceFlags) registerCounted(c *cobra.Command) {
-	c.Flags().StringVar(&f.counted, "counted", "", "count, not time, the calls of traced functions matching `REGEX` (name or module:name): exact calls per caller for a few ns a call, their time left in their callers' self time")
+	c.Flags().StringVar(&f.counted, "counted", "", "count, not time, the calls of traced functions matching `REGEX` (name or module:name): exact calls per caller for some 7 ns a call, their time left in their callers' self time")
 	c.Flags().DurationVar(&f.sample, "sample", 0, "sample each traced thread's CPU every `D` of its CPU time (e.g. 250us; perf_event_open) and take busy times from the samples, each given to the call running then; functions whose calls are too short to time then move to counting")
 	c.Flags().StringVar(&f.timed, "timed", "", "with --sample, keep the functions matching `REGEX` (name or module:name) timed however short their calls")
 }
