@@ -41,7 +41,16 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation
 	}
-	e.flushSamples(t, now) // the samples taken before it, in the context it changes
+	// The samples taken before it, in the context it changes.
+	e.samplesBefore(t, ev.Tick)
+	switch _, below := e.s.Top(t.st); ev.ID {
+	case stub.StallID:
+		e.flushSamples(t, now)
+	case stub.ExitID:
+		e.flushBefore(t, now, below)
+	default:
+		e.flushBefore(t, now, int(ev.ID))
+	}
 	if ev.ID == stub.StallID {
 		// The thread waited for room in its ring from now to its end:
 		// the tracer's doing, taken out like a hold.

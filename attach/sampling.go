@@ -20,6 +20,7 @@ import (
 type sampling struct {
 	raw          *tsc.RawMap // a sample's clock to the probes' ticks
 	sampleKernel bool        // samples in the kernel too (else user mode only)
+	skewTicks    uint64      // sampleSkew in ticks
 	notSampled   string      // why the threads could not be sampled, "" if they were
 	cpu          model.CPUSamples
 }
@@ -27,8 +28,9 @@ type sampling struct {
 // threadSamples is one thread's sampler and the samples read but not yet
 // given to a context, in session ns.
 type threadSamples struct {
-	s       *perfsample.Sampler
-	pending []pendingSample
+	s        *perfsample.Sampler
+	pending  []pendingSample
+	readTick uint64 // when its sampler was last read: every sample taken sampleSkew before it is read
 }
 
 // pendingSample is a sample read, placed in time and in code (sampleFunc)
@@ -36,9 +38,18 @@ type threadSamples struct {
 type pendingSample struct {
 	ns       int64
 	fn       int
+	owner    int // the innermost timed function on its stack, model.None if unknown
 	inProbes bool
 	kernel   bool
 }
+
+// sampleSkew is how far a sample's time may lie from the probes' ticks
+// around it: the raw clock's map to the ticks is exact to some ns, but
+// each CPU's time-stamp counter may differ from the others' by some
+// hundred ticks, and the kernel stamps a sample a little after it stopped
+// the thread. Within this of an event, a sample goes to the side of it
+// that its stack agrees with.
+const sampleSkew = int64(2 * time.Microsecond)
 
 // sampleStack is how much of a thread's stack each sample carries: enough
 // to unwind from a library (malloc, printf) or the kernel's entry to the
@@ -68,6 +79,7 @@ func (e *engine) startSampling(t *thread) {
 	if e.raw == nil {
 		e.raw = tsc.NewRawMap(2 * time.Millisecond) // refined with the clock
 		e.sampleKernel = true
+		e.skewTicks = uint64(float64(sampleSkew) / e.clock.NsPerTick())
 	}
 	s, err := perfsample.Open(t.tid, int64(period), e.sampleKernel, sampleStack)
 	if err != nil && e.sampleKernel && errors.Is(err, perfsample.ErrNotPermitted) {
@@ -90,27 +102,63 @@ func (e *engine) readSamples(t *thread) {
 	if t.smp == nil {
 		return
 	}
+	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
-		fn, inProbes := e.sampleFunc(t, x)
-		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, inProbes: inProbes, kernel: !x.User})
+		fn, owner, inProbes := e.sampleFunc(t, x)
+		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner, inProbes: inProbes, kernel: !x.User})
 	})
+}
+
+// samplesBefore reads t's sampler again when an event at tick may be
+// newer than its samples read: every sample taken before an event must
+// be read before the event changes the context. Read once per drain, a
+// sample taken while the ring was drained went to the context after
+// events that came later than it.
+func (e *engine) samplesBefore(t *thread, tick uint64) {
+	if t.smp != nil && tick+e.skewTicks > t.smp.readTick {
+		e.readSamples(t)
+	}
 }
 
 // flushSamples gives t's pending samples taken up to upTo to the context
 // running on t: their function's (sampleFunc) below the innermost open
 // frame, else that frame. A sample in the probes' own code is their
 // cost, not the program's.
-func (e *engine) flushSamples(t *thread, upTo int64) {
+func (e *engine) flushSamples(t *thread, upTo int64) { e.flushBefore(t, upTo, model.None) }
+
+// flushBefore gives t's pending samples taken before an event at upTo
+// that leaves function next on top of t's frames (model.None: no event,
+// time alone decides) to the context running now. Within sampleSkew of
+// the event a sample goes to the side its stack agrees with: a sample in
+// tiny stamped just after its caller returned is still its caller's, one
+// in a function stamped just before its entry is already its own.
+func (e *engine) flushBefore(t *thread, upTo int64, next int) {
 	if t.smp == nil || len(t.smp.pending) == 0 {
 		return
 	}
+	top := model.None
+	if next != model.None {
+		top, _ = e.s.Top(t.st)
+	}
 	period := int64(e.opt.SamplePeriod)
-	k := 0
+	k, kept := 0, 0
 	for _, x := range t.smp.pending {
-		if x.ns > upTo {
-			break
+		window := next != model.None && x.owner != model.None
+		if x.ns > upTo && (!window || x.ns > upTo+sampleSkew) {
+			break // pending holds samples in time order
+		}
+		place := x.ns <= upTo
+		if window && x.ns > upTo-sampleSkew {
+			if mine, theirs := x.owner == top, x.owner == next; mine != theirs {
+				place = mine
+			}
 		}
 		k++
+		if !place {
+			t.smp.pending[kept] = x // the next context's
+			kept++
+			continue
+		}
 		if x.inProbes {
 			e.cpu.InProbes++
 			continue
@@ -121,7 +169,7 @@ func (e *engine) flushSamples(t *thread, upTo int64) {
 		e.cpu.Samples++
 		e.s.Sample(t.st, x.fn, period)
 	}
-	t.smp.pending = t.smp.pending[:copy(t.smp.pending, t.smp.pending[k:])]
+	t.smp.pending = t.smp.pending[:kept+copy(t.smp.pending[kept:], t.smp.pending[k:])]
 }
 
 // flushAll gives t all its samples so far: t is stopped, or its events
@@ -208,16 +256,25 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 // whose code holds its instruction or, in code of no traced function (a
 // library, the kernel), the first traced caller its stack shows (as perf
 // gives a sample to the innermost frame of a module); model.None if none
-// (the innermost open frame takes it). inProbes: the probes' own code.
-func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn int, inProbes bool) {
+// (the innermost open frame takes it). owner is the innermost timed
+// function its stack shows (fn, unless fn is counted), model.None if
+// unknown: the frame that must be open when the sample was taken.
+// inProbes: the probes' own code.
+func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes bool) {
 	as := t.proc.as
+	fn, owner = model.None, model.None
 	if x.User {
-		if fn, inProbes = e.sampledAt(as, x.IP); fn != model.None || inProbes {
-			return fn, inProbes
+		f, in := e.sampledAt(as, x.IP)
+		if in {
+			return model.None, model.None, true
 		}
+		if f != model.None && !e.counted[f] {
+			return f, f, false
+		}
+		fn = f
 	}
 	if !x.HasRegs || len(x.Stack) == 0 {
-		return model.None, false
+		return fn, owner, false
 	}
 	r, stack := x.Regs, x.Stack
 	mem := func(addr uint64, buf []byte) error {
@@ -230,17 +287,27 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn int, inProbes bo
 	frames := unwind.Unwind(unwindModules(t.proc), unwind.Regs{RIP: r.IP, RSP: r.SP, RBP: r.BP, RBX: r.BX,
 		R12: r.R12, R13: r.R13, R14: r.R14, R15: r.R15}, mem, sampleFrames)
 	for i, f := range frames {
+		if i == 0 && fn != model.None {
+			continue // the counted function at the sample's instruction
+		}
 		pc := f.PC
 		if i > 0 {
 			pc-- // a return address may lie past its caller's last byte
 		}
-		fn, in := e.sampledAt(as, pc)
+		g, in := e.sampledAt(as, pc)
 		if in {
 			break // a return through the probes: the open frame's
 		}
-		if fn != model.None {
-			return fn, false
+		if g == model.None {
+			continue
+		}
+		if fn == model.None {
+			fn = g
+		}
+		if !e.counted[g] {
+			owner = g
+			break
 		}
 	}
-	return model.None, false
+	return fn, owner, false
 }

@@ -230,6 +230,19 @@ func (s *Session) Spawner(t *Thread) int {
 // Stack lists t's open functions, outermost first.
 func (s *Session) Stack(t *Thread) []int { return t.rec.Stack() }
 
+// Top is the function of t's innermost open frame and of the one below
+// it, model.StartFunc where there is none.
+func (s *Session) Top(t *Thread) (top, below int) {
+	top, below = model.StartFunc, model.StartFunc
+	if n := len(t.frames); n > 0 {
+		top = int(t.frames[n-1].fn)
+		if n > 1 {
+			below = int(t.frames[n-2].fn)
+		}
+	}
+	return top, below
+}
+
 // Enter opens an activation of fn whose entry saw stack pointer sp and
 // return address ret. Frames below sp were abandoned (longjmp,
 // exceptions), and one at sp too (a tail call): they close first.
