@@ -96,7 +96,9 @@ func (e *engine) profileNow() *model.Profile {
 		e.takeArcs(is)
 	}
 	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
-	return e.s.Snapshot(e.now(), e.counters())
+	p := e.s.Snapshot(e.now(), e.counters())
+	measuredIfFew(p)
+	return p
 }
 
 // releaseCounts empties slot's count table for its next owner, counting

@@ -168,6 +168,9 @@ type Stats struct {
 	// CPUSamples: the threads' CPU samples (Options.SamplePeriod), nil
 	// if not asked for.
 	CPUSamples *model.CPUSamples
+	// TooFewSamples: there were too few of them (minSamples) to time
+	// the calls by: the profile keeps its measured times.
+	TooFewSamples bool
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int

@@ -306,6 +306,7 @@ func (e *engine) finish() *Result {
 	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
 	e.stats.CPUSamples = e.s.Profile().Meta.CPUSamples
 	prof := e.s.Finish(e.now(), e.counters())
+	e.stats.TooFewSamples = measuredIfFew(prof)
 	e.stats.TracedCalls = e.s.TracedCalls()
 	r := &Result{Profile: prof, Stats: e.stats, Pid: e.rootPid}
 	r.Stats.Elapsed = e.elapsed()

@@ -135,3 +135,30 @@ func TestShortFunctionsMoveToCounting(t *testing.T) {
 		}
 	}
 }
+
+// A run too short for its samples to time its calls (a few hundred at
+// most, fewer than minSamples) keeps its measured times: the profile has
+// no sampled time and no CPUSamples, and the stats say why.
+func TestFewSamplesKeepMeasuredTimes(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	r, _ := recordWorkload(t, "cpusplit", opt, "5")
+	p := r.Profile
+	if p.Meta.CPUSamples != nil || !r.Stats.TooFewSamples || r.Stats.CPUSamples == nil || r.Stats.CPUSamples.Samples >= minSamples {
+		t.Fatalf("CPUSamples %+v, stats %+v (too few: %v); want the samples counted in the stats only", p.Meta.CPUSamples, r.Stats.CPUSamples, r.Stats.TooFewSamples)
+	}
+	var busy int64
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.SampledNs != 0 || n.DroppedSampledNs != 0 {
+				t.Fatalf("a node keeps sampled time: %+v", n)
+			}
+			if p.FuncName(n.Func) == "heavy" {
+				busy += n.SelfNs
+			}
+		}
+	}
+	if busy == 0 {
+		t.Error("heavy has no measured self time")
+	}
+}

@@ -169,7 +169,7 @@ func TestExpandRecord(t *testing.T) {
 			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1)", ""},
 		// --context A>B: C's callees only under A>B (x 20 + 40 from y,
 		// y 40, puts 20); outside it no event (inline) and no stop (trap).
-		{"C in A>B", []string{"--expand", "C", "--filter", "^callees:(main|C|D)$", "--context", "A>B", "--stats", "--probes", "inline"},
+		{"C in A>B", []string{"--expand", "C", "--filter", "^callees:(main|C|D)$", "--context", "A>B", "--stats", "--probes", "inline", "--sample", "0"},
 			map[string]int64{"callees:main": 1, "callees:A": 10, "callees:B": 10, "callees:C": 50, "callees:D": 10,
 				"callees:x": 60, "callees:y": 40, "libc.so.6:puts": 20},
 			"profile: --expand C: tracing C, x, y, libc.so.6:puts (depth 1), its callees only under A>B",

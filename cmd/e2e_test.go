@@ -67,8 +67,15 @@ func wl(t *testing.T, name string) string {
 // workload's args.
 func record(t *testing.T, dir, file, name string, args ...string) {
 	t.Helper()
-	if _, stderr, code := run(t, dir, append([]string{"record", "-o", file, "--", wl(t, name)}, args...)...); code != 0 {
-		t.Fatalf("record %s %v: exit %d\n%s", name, args, code, stderr)
+	recordWith(t, dir, file, nil, name, args...)
+}
+
+// recordWith is record with the profiler's flags.
+func recordWith(t *testing.T, dir, file string, flags []string, name string, args ...string) {
+	t.Helper()
+	argv := append(append([]string{"record", "-o", file}, flags...), "--", wl(t, name))
+	if _, stderr, code := run(t, dir, append(argv, args...)...); code != 0 {
+		t.Fatalf("record %v %s %v: exit %d\n%s", flags, name, args, code, stderr)
 	}
 }
 

@@ -37,7 +37,7 @@ calls and total time, "recursive" or rc=N for recursive calls. Only the
 draw whole, the call edges carrying at least --edgefraction of the time (0.1%)
 are drawn; the title says what was left out. Times are busy time (--scope busy): the time in waiting calls
 (pthread_cond_wait, read, epoll_wait, ...) is left out and those calls are
-filled blue-grey; --scope wall keeps it. A profile recorded with --sample has
+filled blue-grey; --scope wall keeps it. A profile recorded with CPU samples (record's default) has
 its busy times from the CPU samples, waiting calls' CPU time included (the
 title says how they were sampled). Nodes are filled pale to red by their
 self share (red from --hot, orange from --warm), with larger fonts; --share
@@ -159,7 +159,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.StringVar(&warm, "warm", "3%", "fill functions with at least `PCT` of the time in their own code orange (the scale's middle)")
 	fl.IntVar(&nodeCount, "nodecount", render.DefaultNodeCount, "draw the `N` functions of largest total time, 0 for all")
 	fl.StringVar(&edgeFrac, "edgefraction", "0.1%", "drop call edges under `PCT` of the time, 0 for none (by default only when functions were left out)")
-	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' of --sample) or wall")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
 	fl.StringVar(&shareKind, "share", "scope", "shares of `KIND` scope (all threads' time) or thread (one thread's, the largest)")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "label nodes and frames with full function names (tooltips always have them)")

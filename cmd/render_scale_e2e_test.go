@@ -107,12 +107,13 @@ func TestRenderScaleWideCpp(t *testing.T) {
 }
 
 // A threaded server's idle pool (testdata/src/pool.c: four workers in
-// pthread_cond_wait while main computes in crunch): the waiting is
-// blue-grey and never hot, in busy time and in wall time, where it is most
-// of the traced time; the busy function is in the hot tier.
+// pthread_cond_wait while main computes in crunch), its times measured
+// (--sample 0): the waiting is blue-grey and never hot, in busy time and
+// in wall time, where it is most of the traced time; the busy function is
+// in the hot tier.
 func TestRenderIdlePool(t *testing.T) {
 	dir := t.TempDir()
-	record(t, dir, "pool.data", "pool")
+	recordWith(t, dir, "pool.data", []string{"--sample", "0"}, "pool")
 	const (
 		waitFill = `fillcolor="#c6d4e1"`
 		hot      = `fillcolor="#(d7301f|b30000|7f0000)"`

@@ -45,15 +45,15 @@ docs/summary-json.md lists them) is out of every time, so that an idle
 thread pool's pthread_cond_wait never tops the tables; percentages are of
 the busy time. The blocked time keeps its own table (Blocking). --scope
 wall keeps it in every time, as versions before 2026-11 did by default.
-A profile recorded with --sample has its busy times from the CPU samples:
-a function's self time is the CPU time sampled in its own code, a waiting
-call's included (a thread copying data in read is busy), free of the
-probes' cost; the profile table's "busy times" row says how they were
-sampled. --scope wall shows the measured times.
+A profile recorded with CPU samples (record's default) has its busy times
+from them: a function's self time is the CPU time sampled in its own
+code, a waiting call's included (a thread copying data in read is busy),
+free of the probes' cost; the profile table's "busy times" row says how
+they were sampled. --scope wall shows the measured times.
 
 A function traced with --counted has its exact calls and no time of its own
 (it is in its callers' self time): the tables show "counted" where its time
-would be, the JSON "counted": true and no time fields; with --sample, busy
+would be, the JSON "counted": true and no time fields; with CPU samples, busy
 times give it the CPU time sampled in its code, "counted" only if none was.
 
 --threads breaks every function and edge down by thread (table, markdown and
@@ -110,7 +110,7 @@ whole. JSON and CSV always carry the full names.`,
 	fl.IntVar(&tid, "tid", 0, "summarize only thread `TID`")
 	fl.BoolVar(&threads, "threads", false, "break every function and edge down by thread, spawns and forks as 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json and csv always are)")
-	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' of --sample) or wall")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
 	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("table", "aligned tables"),

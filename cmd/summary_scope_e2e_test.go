@@ -5,12 +5,15 @@ import (
 )
 
 // summary's busy time (the default) on a threaded server's idle pool (testdata/src/
-// pool.c): wall time ranks the workers' pthread_cond_wait first; busy time
-// takes it out, ranks the busy function (crunch) first, and still reports
-// the blocked time, which is what busy time lost.
+// pool.c), its times measured (--sample 0): wall time ranks the workers'
+// pthread_cond_wait first; busy time takes it out, ranks the busy function
+// (crunch) first, and still reports the blocked time, which is what busy
+// time lost. Recorded as a user does, with sampled times, crunch leads
+// too, and the waiting workers have next to no CPU time.
 func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 	dir := t.TempDir()
-	record(t, dir, "pool.data", "pool")
+	recordWith(t, dir, "pool.data", []string{"--sample", "0"}, "pool")
+	record(t, dir, "sampled.data", "pool")
 	type fn struct {
 		Name    string  `json:"name"`
 		Calls   int64   `json:"calls"`
@@ -26,12 +29,16 @@ func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 		Functions []fn `json:"functions"`
 	}
 	var wall, busy doc
-	var byDefault doc
+	var byDefault, sampled doc
 	decodeSummary(t, dir, &wall, "pool.data", "--scope", "wall")
 	decodeSummary(t, dir, &busy, "pool.data", "--scope", "busy")
 	decodeSummary(t, dir, &byDefault, "pool.data")
 	if byDefault.Totals.Times != "busy" || byDefault.Functions[0].Name != "crunch" {
 		t.Errorf("by default: times %q, hottest %s; want busy time, crunch first", byDefault.Totals.Times, byDefault.Functions[0].Name)
+	}
+	decodeSummary(t, dir, &sampled, "sampled.data")
+	if sampled.Functions[0].Name != "crunch" || sampled.Functions[0].SelfPct < 90 {
+		t.Errorf("sampled: hottest %+v, want crunch with over 90%% of the CPU time", sampled.Functions[0])
 	}
 	find := func(d doc, name string) fn {
 		for _, f := range d.Functions {

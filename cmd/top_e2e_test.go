@@ -93,6 +93,9 @@ func functionCalls(p *model.Profile) map[string]int64 {
 				calls[p.FuncName(n.Func)] += n.Calls
 			}
 		}
+		for _, a := range th.Arcs { // calls of a function moved to counting
+			calls[p.FuncName(a.Callee)] += a.Calls
+		}
 	}
 	return calls
 }

@@ -136,12 +136,16 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
 }
 
+// defaultSample is --sample's default: perf's 4,000 samples a second of
+// CPU time. Busy times are sampled unless asked otherwise.
+const defaultSample = 250 * time.Microsecond
+
 // registerCounted adds --counted and --sample (record and attach: top
 // shows measured times).
 func (f *traceFlags) registerCounted(c *cobra.Command) {
 	c.Flags().StringVar(&f.counted, "counted", "", "count, not time, the calls of traced functions matching `REGEX` (name or module:name): exact calls per caller for some 7 ns a call, their time left in their callers' self time")
-	c.Flags().DurationVar(&f.sample, "sample", 0, "sample each traced thread's CPU every `D` of its CPU time (e.g. 250us; perf_event_open) and take busy times from the samples, each given to the call running then; functions whose calls are too short to time then move to counting")
-	c.Flags().StringVar(&f.timed, "timed", "", "with --sample, keep the functions matching `REGEX` (name or module:name) timed however short their calls")
+	c.Flags().DurationVar(&f.sample, "sample", defaultSample, "sample each traced thread's CPU every `D` of its CPU time (perf_event_open) and take busy times from the samples, each given to the call running then; functions whose calls are too short to time move to counting; 0: measure times, every function timed")
+	c.Flags().StringVar(&f.timed, "timed", "", "with CPU samples (the default), keep the functions matching `REGEX` (name or module:name) timed however short their calls")
 }
 
 // registerAutoExpand adds --auto-expand and --interval (record and
@@ -349,6 +353,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 		}
 		fmt.Fprintf(w, "cpu samples:         %d every %s (%d in the kernel, %d in the probes' code, %d lost)\n",
 			c.Samples, time.Duration(c.PeriodNs), c.Kernel, c.InProbes, c.Lost)
+		if s.TooFewSamples {
+			fmt.Fprintf(w, "  too few to time the calls by: the profile keeps measured times\n")
+		}
 	}
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
 	if s.Expand.Taken > 0 {
@@ -367,7 +374,7 @@ func writeStats(w io.Writer, s attach.Stats) {
 // --sample never moves to counting.
 func (f *traceFlags) timedOptions(opt *attach.Options) error {
 	if f.timed != "" && f.sample == 0 {
-		return usagef("--timed keeps functions timed that --sample would move to counting: give --sample")
+		return usagef("--timed keeps functions timed that sampling would move to counting: not with --sample 0")
 	}
 	var alts []string
 	if f.timed != "" {

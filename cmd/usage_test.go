@@ -37,7 +37,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"record", "--counted", "(", "--", "/bin/true"}, "--counted: error parsing regexp"},
 		{[]string{"record", "--counted", "f", "--probes", "trap", "--", "/bin/true"}, "--counted takes inline probes: not with --probes trap"},
 		{[]string{"record", "--sample", "1us", "--", "/bin/true"}, "--sample must be at least 10us, not 1µs"},
-		{[]string{"attach", "--pid", "1", "--timed", "f"}, "--timed keeps functions timed that --sample would move to counting: give --sample"},
+		{[]string{"attach", "--pid", "1", "--timed", "f", "--sample", "0"}, "--timed keeps functions timed that sampling would move to counting: not with --sample 0"},
 		{[]string{"record", "--sample", "1ms", "--timed", "(", "--", "/bin/true"}, "--timed: error parsing regexp"},
 		{[]string{"record", "--depth", "2", "--", "/bin/true"}, "--depth is how far --expand FUNC or --auto-expand follows callees: give one"},
 		{[]string{"record", "--interval", "2s", "--", "/bin/true"}, "--interval is how often --auto-expand looks: give --auto-expand"},
