@@ -28,9 +28,12 @@ type adapting struct {
 	adaptDue atomic.Bool
 }
 
-// adaptive tells whether the session moves short functions to counting.
+// adaptive tells whether the session moves short functions to counting:
+// only while their time comes from samples. Where sampling was refused
+// (perf_event_paranoid, seccomp), the times are measured and every
+// function stays timed.
 func (e *engine) adaptive() bool {
-	return e.opt.SamplePeriod > 0 && e.clock != nil
+	return e.opt.SamplePeriod > 0 && e.clock != nil && e.notSampled == ""
 }
 
 // adaptLoop asks the tracer to look at the timed functions, soon (a

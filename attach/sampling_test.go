@@ -1,11 +1,17 @@
 package attach
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/model"
 )
@@ -161,4 +167,75 @@ func TestFewSamplesKeepMeasuredTimes(t *testing.T) {
 	if busy == 0 {
 		t.Error("heavy has no measured self time")
 	}
+}
+
+// Where perf_event_open is refused (here by a seccomp filter, as a
+// container's policy does), tracing goes on: the profile says why its
+// times are not sampled, keeps them measured, moves no function to
+// counting, and its counts stay exact. The filter binds the whole test
+// process for good, so the test runs in a child of its own.
+func TestSamplingRefused(t *testing.T) {
+	if os.Getenv("PROFILE_TEST_NO_PERF") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSamplingRefused$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PROFILE_TEST_NO_PERF=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestSamplingRefused") {
+			t.Fatalf("the test with perf_event_open refused: %v\n%s", err, out)
+		}
+		return
+	}
+	if err := refusePerfEvents(); err != nil {
+		t.Fatal(err)
+	}
+	opt := defaultOptions(t)
+	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	r, _ := recordWorkload(t, "cpusplit", opt, "300")
+	p := r.Profile
+	cs := p.Meta.CPUSamples
+	if cs == nil || cs.Samples != 0 || !strings.Contains(cs.NotSampled, "forbids perf_event_open") {
+		t.Fatalf("CPUSamples %+v: want none taken and why", cs)
+	}
+	if r.Stats.Probes.Moved != 0 || probeOf(p, "tiny") != "inline" {
+		t.Errorf("%d functions moved to counting (tiny: %s): want every one timed", r.Stats.Probes.Moved, probeOf(p, "tiny"))
+	}
+	calls := map[string]int64{}
+	for _, th := range p.Threads {
+		for _, n := range th.Nodes {
+			if n.SampledNs != 0 {
+				t.Fatalf("sampled time in a node: %+v", n)
+			}
+			calls[p.FuncName(n.Func)] += n.Calls
+		}
+	}
+	if calls["tiny"] != 300*1000 || calls["light"] != 300 || calls["heavy"] != 300 || calls["fill"] != 300 {
+		t.Errorf("calls %v: want tiny 300000, light, heavy and fill 300", calls)
+	}
+}
+
+// refusePerfEvents makes perf_event_open fail with EACCES in this process
+// and every thread and child of it (seccomp, SECCOMP_FILTER_FLAG_TSYNC).
+func refusePerfEvents() error {
+	const (
+		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret    = unix.BPF_RET | unix.BPF_K
+		archX8 = 0xc000003e // AUDIT_ARCH_X86_64
+	)
+	filter := []unix.SockFilter{
+		{Code: ldAbs, K: 4}, // seccomp_data.arch
+		{Code: jeq, K: archX8, Jt: 0, Jf: 3},
+		{Code: ldAbs, K: 0}, // seccomp_data.nr
+		{Code: jeq, K: unix.SYS_PERF_EVENT_OPEN, Jt: 0, Jf: 1},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&prog))); errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	return nil
 }

@@ -77,7 +77,7 @@ func measureAccuracy(c config) (accuracy, error) {
 // its nodes, or, with scope set, that over scope's total time.
 func selfOf(c config, s setting, bin, probes, fn, scope string, args ...string) (float64, error) {
 	out := filepath.Join(c.tmp, "accuracy.data")
-	argv := append(append([]string{}, s.prefix...), c.profile, "record", "--probes", probes, "-o", out)
+	argv := append(append([]string{}, s.prefix...), c.profile, "record", "--probes", probes, "--sample=0", "-o", out)
 	argv = append(argv, args...)
 	if b, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("%s: %v: %s", strings.Join(argv, " "), err, b)

@@ -56,7 +56,7 @@ func attachJob(c config, s setting, key, probes string, d time.Duration) job {
 		case <-time.After(c.attachDelay):
 		}
 		o, err := timed("", s.prefix, c.profile, "attach", "--pid", strconv.Itoa(target.Process.Pid),
-			"--probes", probes, "--no-compensate", "--duration", d.String(), "--stats", "-o", data)
+			"--probes", probes, "--no-compensate", "--sample=0", "--duration", d.String(), "--stats", "-o", data)
 		if err != nil {
 			return o, err
 		}

@@ -94,7 +94,7 @@ func measureAuto(c config) (autoResults, error) {
 			var js []job
 			for _, kind := range []string{"auto", "inline"} {
 				out := filepath.Join(c.tmp, "auto-"+kind+".data")
-				argv := append([]string{c.profile, "record", "--probes", kind, "-o", out, "--"}, p.argv...)
+				argv := append([]string{c.profile, "record", "--probes", kind, "--sample=0", "-o", out, "--"}, p.argv...)
 				js = append(js, job{kind, func() (outcome, error) { return timed(c.tmp, s.prefix, argv...) }})
 			}
 			res := roundsEachWay(autoRuns, js)
@@ -132,7 +132,7 @@ func measureRedisAuto(c config) (*autoRow, string, error) {
 	row := &autoRow{program: "redis-server (attach)", setting: "unpinned"}
 	for _, kind := range []string{"auto", "inline"} {
 		out := filepath.Join(c.tmp, "redis-"+kind+".data")
-		cmd := exec.Command(c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "--probes", kind, "-o", out)
+		cmd := exec.Command(c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "--probes", kind, "--sample=0", "-o", out)
 		var errb strings.Builder
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {

@@ -149,7 +149,7 @@ func detailRecordJob(c config, s setting, key, size string, sel []string, count 
 	data := filepath.Join(c.tmp, "detail-"+strings.ReplaceAll(key, " ", "-")+".data")
 	return job{key, func() (outcome, error) {
 		os.Remove(data) // else record keeps it as .old
-		argv := append([]string{c.profile, "record", "--probes", "inline", "--no-compensate", "--stats", "-o", data}, sel...)
+		argv := append([]string{c.profile, "record", "--probes", "inline", "--no-compensate", "--sample=0", "--stats", "-o", data}, sel...)
 		o, err := timed("", s.prefix, append(argv, "--", c.workload, size)...)
 		if err != nil {
 			return o, err

@@ -101,7 +101,7 @@ func runMemory(c config, i int, r memRun) memResult {
 	requests := filepath.Join(filepath.Dir(c.workload), "requests")
 	data := filepath.Join(c.tmp, fmt.Sprintf("detail-mem-%d.data", i))
 	secs := strconv.FormatFloat(c.detailFor.Seconds(), 'f', -1, 64)
-	argv := append([]string{"record", "--probes", r.probes, "--stats", "-o", data}, r.flags...)
+	argv := append([]string{"record", "--probes", r.probes, "--sample=0", "--stats", "-o", data}, r.flags...)
 	cmd := exec.Command(c.profile, append(argv, "--", requests, "1000", secs)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -26,22 +26,27 @@ import (
 // is its share. The distance between two sets of shares is the total
 // variation distance in points: half the sum of the absolute differences.
 
-// fidelityRounds is cpu.lua's rounds traced: about half a second
-// untraced. perf samples fidelityPerfRounds (the same mix of work, each
-// round alike) at perfHz: some 6,000 samples, a floor of a few points.
+// fidelityRounds is cpu.lua's rounds traced with measured times (some
+// 0.2 s untraced, 15-35 times that traced); fidelityDefaultRounds those
+// traced with the default probes, sampled (some 1 s untraced: thousands
+// of samples, the set-up's half second a small part of the cost). perf
+// samples fidelityPerfRounds (the same mix of work, each round alike) at
+// perfHz: some 4,000 samples a run.
 const (
-	fidelityRounds     = "12"
-	fidelityPerfRounds = "36"
-	perfHz             = "3999"
+	fidelityRounds        = "12"
+	fidelityDefaultRounds = "60"
+	fidelityPerfRounds    = "60"
+	perfHz                = "3999"
 )
 
 type fidelity struct {
 	setting          string
-	perfN            [2]int  // samples of the two perf runs given to the executable's functions
-	floor, raw, comp float64 // perf vs perf; the profile (--no-compensate, default) vs perf
-	sampled          float64 // the profile with --sample vs perf
-	untraced, traced time.Duration
-	sampledWall      time.Duration
+	perfN            [2]int        // samples of the two perf runs given to the executable's functions
+	floor, raw, comp float64       // perf vs perf; the profile (--no-compensate, default) vs perf
+	sampled          float64       // the profile with the default probes (sampled) vs perf
+	untraced, traced time.Duration // fidelityRounds untraced, and traced with measured times
+	untracedLong     time.Duration // fidelityDefaultRounds untraced
+	sampledWall      time.Duration // fidelityDefaultRounds traced with the default probes
 	rows             []fidelityRow // functions with at least 1% of perf's first run or of the profile's
 }
 
@@ -49,10 +54,6 @@ type fidelityRow struct {
 	name                            string
 	perf, perf2, raw, comp, sampled float64
 }
-
-// samplePeriod is the profile's --sample in the fidelity rows: perf's
-// rate (perfHz) in CPU time.
-const samplePeriod = "250us"
 
 // buildLua builds the Lua driver in dir; "" and why when it cannot.
 func buildLua(dir string) (string, string) {
@@ -100,19 +101,18 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 		return nil, "", err
 	}
 	argv := []string{lua, script, fidelityRounds}
+	long := []string{lua, script, fidelityDefaultRounds}
 	var out []fidelity
 	for _, s := range settings {
 		fmt.Printf("fidelity, %s:\n", s.name)
 		f := fidelity{setting: s.name}
-		var walls []float64
-		for range 3 {
-			o, err := timed(c.tmp, s.prefix, argv...)
-			if err != nil {
-				return nil, "", err
-			}
-			walls = append(walls, float64(o.wall))
+		var err error
+		if f.untraced, err = untracedWall(c, s, argv); err != nil {
+			return nil, "", err
 		}
-		f.untraced = time.Duration(median(walls))
+		if f.untracedLong, err = untracedWall(c, s, long); err != nil {
+			return nil, "", err
+		}
 		perfArgv := []string{lua, script, fidelityPerfRounds}
 		p1, p1CPU, n1, err := perfShares(c, s, lua, perfArgv)
 		if err != nil {
@@ -123,23 +123,23 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 			return nil, "", err
 		}
 		f.perfN = [2]int{n1, n2}
-		raw, _, err := profileShares(c, s, lua, "--no-compensate", argv)
+		raw, _, err := profileShares(c, s, lua, []string{"--no-compensate", "--sample=0"}, argv)
 		if err != nil {
 			return nil, "", err
 		}
-		comp, wall, err := profileShares(c, s, lua, "", argv)
+		comp, wall, err := profileShares(c, s, lua, []string{"--sample=0"}, argv)
 		if err != nil {
 			return nil, "", err
 		}
-		sampled, swall, err := profileShares(c, s, lua, "--sample="+samplePeriod, argv)
+		sampled, swall, err := profileShares(c, s, lua, nil, long)
 		if err != nil {
 			return nil, "", err
 		}
 		f.traced, f.sampledWall = wall, swall
 		f.floor, f.raw, f.comp, f.sampled = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1), tvd(sampled, p1CPU)
 		f.rows = shareRows(p1, p2, raw, comp, sampled)
-		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; traced %.2fx untraced\n",
-			f.floor, f.raw, f.comp, f.sampled, float64(f.traced)/float64(f.untraced))
+		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, default (sampled) %.1f; traced %.2fx untraced, default %.2fx\n",
+			f.floor, f.raw, f.comp, f.sampled, float64(f.traced)/float64(f.untraced), float64(f.sampledWall)/float64(f.untracedLong))
 		out = append(out, f)
 	}
 	return out, "", nil
@@ -288,18 +288,28 @@ func innermostIn(r io.Reader, exe string, waiting func(sym string) bool) (map[st
 // profileShares records argv with profile (default probes, with flag if
 // not ""): each of exe's functions' share of the busy self time of exe's
 // functions, and the traced run's wall time.
-func profileShares(c config, s setting, exe, flag string, argv []string) (map[string]float64, time.Duration, error) {
+func profileShares(c config, s setting, exe string, flags, argv []string) (map[string]float64, time.Duration, error) {
 	out := filepath.Join(c.tmp, "fidelity.data")
-	args := []string{c.profile, "record", "-o", out}
-	if flag != "" {
-		args = append(args, flag)
-	}
+	args := append([]string{c.profile, "record", "-o", out}, flags...)
 	o, err := timed(c.tmp, s.prefix, append(append(args, "--"), argv...)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	shares, err := readShares(out, exe)
 	return shares, o.wall, err
+}
+
+// untracedWall is the median wall time of three untraced runs of argv.
+func untracedWall(c config, s setting, argv []string) (time.Duration, error) {
+	var walls []float64
+	for range 3 {
+		o, err := timed(c.tmp, s.prefix, argv...)
+		if err != nil {
+			return 0, err
+		}
+		walls = append(walls, float64(o.wall))
+	}
+	return time.Duration(median(walls)), nil
 }
 
 // readShares is busyShares of the profile in file out for exe's module.
@@ -373,16 +383,18 @@ func fidelitySection(r fidelityResults, when string) section {
 	if r.luaSkipped != "" {
 		fmt.Fprintf(&b, "Lua: not measured: %s.\n\n", r.luaSkipped)
 	} else {
-		fmt.Fprintf(&b, "Lua: testdata/lua/cpu.lua, %s rounds traced, %s sampled by perf at %s Hz. Distance in points "+
-			"against perf's first run (goal: at most 10); profile sampled is `record --sample %s` (short functions move to "+
-			"counting), against the same run's samples with those inside waiting calls kept, as sampled busy time keeps them.\n\n",
-			fidelityRounds, fidelityPerfRounds, perfHz, samplePeriod)
-		b.WriteString("| setting | perf vs perf | profile raw | profile compensated | profile sampled | traced ÷ untraced wall (sampled) | perf samples |\n")
+		fmt.Fprintf(&b, "Lua: testdata/lua/cpu.lua, %s rounds sampled by perf at %s Hz, %s traced with measured times "+
+			"(`record --sample=0`: raw with `--no-compensate`, and compensated), %s with the default probes (`record`: "+
+			"CPU sampled every 250µs, short functions moved to counting). Distance in points against perf's first run "+
+			"(goal: at most 10); the default profile's against the same run's samples with those inside waiting calls "+
+			"kept, as sampled busy time keeps them.\n\n",
+			fidelityPerfRounds, perfHz, fidelityRounds, fidelityDefaultRounds)
+		b.WriteString("| setting | perf vs perf | profile raw | profile compensated | profile default | traced ÷ untraced wall: measured; default | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
 		for _, f := range r.lua {
-			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s); %.1f× | %d, %d |\n", f.setting, f.floor, f.raw, f.comp, f.sampled,
+			fmt.Fprintf(&b, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f× (%.2f s ÷ %.2f s); %.1f× (%.2f s ÷ %.2f s) | %d, %d |\n", f.setting, f.floor, f.raw, f.comp, f.sampled,
 				float64(f.traced)/float64(f.untraced), f.traced.Seconds(), f.untraced.Seconds(),
-				float64(f.sampledWall)/float64(f.untraced), f.perfN[0], f.perfN[1])
+				float64(f.sampledWall)/float64(f.untracedLong), f.sampledWall.Seconds(), f.untracedLong.Seconds(), f.perfN[0], f.perfN[1])
 		}
 		for _, f := range r.lua {
 			shareTable(&b, fmt.Sprintf("Lua, %s", f.setting), f.rows)
@@ -392,8 +404,8 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
-			"kept for profile sampled, `attach --sample %s`).\n\n", redisRequests, samplePeriod)
-		b.WriteString("| perf vs perf | profile raw | profile compensated | profile sampled | GET requests/s attached ÷ untraced; with --sample | SET | perf samples |\n")
+			"kept for the default profile, `attach` sampled; raw and compensated are `--sample=0`).\n\n", redisRequests)
+		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
 			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"], 100*f.sampledRPS["GET"]/f.untraced["GET"],
@@ -407,7 +419,7 @@ func fidelitySection(r fidelityResults, when string) section {
 // shareTable writes the rows of one program's shares.
 func shareTable(b *strings.Builder, title string, rows []fidelityRow) {
 	fmt.Fprintf(b, "\n%s: functions with at least 1%% of perf's samples or of a profile's busy self time (shares):\n\n", title)
-	b.WriteString("| function | perf | perf again | profile raw | profile compensated | profile sampled |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| function | perf | perf again | profile raw | profile compensated | profile default |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp, 100*r.sampled)
 	}

@@ -17,7 +17,8 @@ import (
 // The fidelity rows' server: Debian's redis-server under redis-benchmark
 // (-t set,get), unpinned. perf samples the untraced server for the span of
 // one benchmark, twice; profile attach traces every function of its
-// executable for the span of another, raw and compensated. Samples inside
+// executable for the span of another, raw and compensated (--sample=0),
+// and with the default probes (sampled). Samples inside
 // a waiting call (epoll_wait: the profile's busy scope leaves that time
 // out) are left out; the rest go to the innermost frame in the executable.
 
@@ -27,9 +28,9 @@ const redisRequests = "300000"
 type redisFidelity struct {
 	perfN            [2]int
 	floor, raw, comp float64
-	sampled          float64            // attached with --sample
+	sampled          float64            // attached with the default probes (sampled)
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
-	sampledRPS       map[string]float64 // requests/s by command, attached with --sample
+	sampledRPS       map[string]float64 // requests/s by command, attached with the default probes
 	rows             []fidelityRow
 }
 
@@ -163,12 +164,9 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		perf[i], f.perfN[i] = shares, n
 	}
 	var prof [3]map[string]float64
-	for i, flag := range []string{"--no-compensate", "", "--sample=" + samplePeriod} {
+	for i, flags := range [][]string{{"--no-compensate", "--sample=0"}, {"--sample=0"}, nil} {
 		out := filepath.Join(c.tmp, "redis.data")
-		argv := []string{c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "-o", out}
-		if flag != "" {
-			argv = append(argv, flag)
-		}
+		argv := append([]string{c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "-o", out}, flags...)
 		rps, err := s.during(argv, 2*time.Second)
 		if err != nil {
 			return nil, "", err
@@ -185,7 +183,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
-	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s with --sample), %.0f/s untraced\n",
+	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s default), %.0f/s untraced\n",
 		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
 	return f, "", nil
 }

@@ -51,7 +51,7 @@ func recordJob(c config, s setting, key, probes, size string, flags ...string) j
 	data := filepath.Join(c.tmp, strings.ReplaceAll(key, " ", "-")+".data")
 	return job{key, func() (outcome, error) {
 		os.Remove(data)
-		args := append([]string{c.profile, "record", "--probes", probes, "--no-compensate", "--stats", "-o", data}, flags...)
+		args := append([]string{c.profile, "record", "--probes", probes, "--no-compensate", "--sample=0", "--stats", "-o", data}, flags...)
 		o, err := timed("", s.prefix, append(append(args, "--", c.workload), size)...)
 		if err != nil {
 			return o, err

@@ -28,7 +28,13 @@ func TestRenderFlameRecordedDemo(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"threads"`
 	}
-	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall") // the wall time the others show
+	var busy struct {
+		Totals struct {
+			TracedNs int64 `json:"traced_ns"`
+		} `json:"totals"`
+	}
+	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall")
+	decodeSummary(t, dir, &busy, "demo.data") // busy, the flame graph's default as summary's
 
 	if _, stderr, code := run(t, dir, "render", "demo.data"); code != 0 {
 		t.Fatalf("render: %s", stderr)
@@ -71,9 +77,18 @@ func TestRenderFlameRecordedDemo(t *testing.T) {
 		}
 		return top
 	}
-	top := check("by total", string(svg), s.Totals.TracedNs)
+	top := check("by total", string(svg), busy.Totals.TracedNs)
 	if !strings.Contains(strings.Join(top, ","), "serve_loop") {
 		t.Errorf("by total: top frames %v, no serve_loop", top)
+	}
+	wall, stderr, code := run(t, dir, "render", "--flame", "demo.data", "--scope", "wall", "-o", "-")
+	if code != 0 {
+		t.Fatalf("render --flame --scope wall: %s", stderr)
+	}
+	check("wall", wall, s.Totals.TracedNs)
+	if busy.Totals.TracedNs >= s.Totals.TracedNs || !strings.Contains(wall, "widths by wall total time") ||
+		!strings.Contains(string(svg), "widths by busy total time") {
+		t.Errorf("busy %d ns, wall %d ns: want busy time the less, and each subtitle saying which", busy.Totals.TracedNs, s.Totals.TracedNs)
 	}
 
 	byCalls, stderr, code := run(t, dir, "render", "--flame", "demo.data", "--value", "calls", "--threads",
@@ -99,6 +114,7 @@ func TestRenderFlameRecordedDemo(t *testing.T) {
 	}{
 		{[]string{"--flame", "--png"}, "none of the others can be"},
 		{[]string{"--flame", "--tid", "1"}, "--tid is for the call graph, not --flame"},
+		{[]string{"--flame", "--scope", "idle"}, `bad --scope "idle": give busy or wall`},
 		{[]string{"--flame", "--value", "wall"}, `bad --value: unknown value "wall"`},
 		{[]string{"--value", "self"}, "--value is for --flame"},
 	} {

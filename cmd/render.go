@@ -54,8 +54,10 @@ are laid out by Graphviz's dot, embedded: no Graphviz install is needed.
 
 --flame draws an SVG flame graph instead (docs/flame.md): one frame per
 calling context, callees above their callers, widths by --value total (the
-default), self or calls, of measured times (not CPU samples), colours by
-module. In a browser, click a frame to zoom into it, Search highlights
+default), self or calls, of busy time as the call graph's (--scope busy:
+the CPU samples' times where the profile has them, else the measured times
+with waiting calls' time left out; --scope wall: measured wall time),
+colours by module. In a browser, click a frame to zoom into it, Search highlights
 frames matching a regular expression.
 --threads gives each thread its own frame ("name-tid"), --title heads it.
 It goes to profile.flame.svg, beside the call graph's profile.svg.`,
@@ -67,7 +69,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if flameGraph {
-				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction", "scope", "share"} {
+				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction", "share"} {
 					if c.Flags().Changed(f) {
 						return usagef("--%s is for the call graph, not --flame", f)
 					}
@@ -76,8 +78,12 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 				if err != nil {
 					return usagef("bad --value: %w", err)
 				}
+				busy, err := busyScope(timeKind)
+				if err != nil {
+					return err
+				}
 				return renderFlame(c, args[0], out, diffBase, flame.Options{Value: v, Threads: threads, Title: title,
-					FullNames: fullNames})
+					FullNames: fullNames, Busy: busy})
 			}
 			if c.Flags().Changed("value") {
 				return usagef("--value is for --flame")

@@ -101,7 +101,7 @@ func buildFrames(p *model.Profile, opt Options) *frame {
 		}
 		for ni := range t.Nodes {
 			n := &t.Nodes[ni]
-			if !parent[ni] && n.DroppedNs == 0 && n.SampleOnly(model.None) {
+			if !parent[ni] && n.DroppedNs == 0 && n.SampleOnly(model.None) && (!opt.Busy || opt.Value == export.Calls) {
 				// made by CPU samples alone: nothing measured to draw
 				at = append(at, nil)
 				continue

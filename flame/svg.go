@@ -169,7 +169,7 @@ func (d *drawer) title() string {
 var valueNames = map[export.Value]string{export.Total: "total time", export.Self: "self time", export.Calls: "calls"}
 
 func (d *drawer) subtitle() string {
-	s := "widths by " + valueNames[d.opt.Value] + " · " + d.traced()
+	s := "widths by " + d.times() + " · " + d.traced()
 	if d.p.Meta.Partial {
 		s += ", partial"
 	}
@@ -182,6 +182,21 @@ func (d *drawer) subtitle() string {
 		s += fmt.Sprintf(" · %d frames narrower than 0.1 px left out", d.elided)
 	}
 	return s
+}
+
+// times says what the widths are: calls, or busy or wall self or total
+// time, and where busy time comes from.
+func (d *drawer) times() string {
+	v := valueNames[d.opt.Value]
+	switch {
+	case d.opt.Value == export.Calls || d.p.Meta.Sampled():
+		return v
+	case d.opt.Busy && d.p.Meta.BusySampled():
+		return "busy " + v + " (CPU samples)"
+	case d.opt.Busy:
+		return "busy " + v + " (waiting calls left out)"
+	}
+	return "wall " + v
 }
 
 // traced says how much time the graph holds, and how it was measured when
