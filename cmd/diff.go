@@ -15,6 +15,7 @@ func newDiffCmd() *cobra.Command {
 		top            int
 		failOn         []string
 		fullNames      bool
+		timeKind       string
 	)
 	c := &cobra.Command{
 		Use:   "diff BASE NEW",
@@ -23,7 +24,10 @@ func newDiffCmd() *cobra.Command {
 self and total time on both sides, the change and the relative change; the
 same for every edge (calls and total). Functions are matched by module base
 name and symbol, so two builds in different directories line up; a function
-in one profile only has zeros on the other side. Rows are sorted by the
+in one profile only has zeros on the other side. Times are busy time
+(--scope busy, as summary's and render's: the CPU samples' where a profile
+has them, else measured less the time in waiting calls) or, with --scope
+wall, the measured wall times. Rows are sorted by the
 largest change of self time (--sort), all of them unless --top.
 
 --fail-on EXPR (repeatable) is a gate for CI: every function that breaks one
@@ -75,7 +79,15 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			if err != nil {
 				return &usageError{err}
 			}
-			res, err := diff.Compare(base, newer)
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
+			}
+			compare := diff.Compare
+			if busy {
+				compare = diff.CompareBusy
+			}
+			res, err := compare(base, newer)
 			if err != nil {
 				return &usageError{err}
 			}
@@ -106,6 +118,8 @@ See docs/diff.md; --format json is the machine-readable form.`,
 	fl.IntVar(&top, "top", 0, "list only the first `N` functions and edges (0: all; gates check every function)")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "exit 1 naming every function that breaks gate `EXPR` (repeatable; see above)")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json always does)")
+	fl.StringVar(&timeKind, "scope", "busy", "compare times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
+	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "aligned tables"),
 		cobra.CompletionWithDesc("markdown", "Markdown tables"),

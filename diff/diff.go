@@ -88,7 +88,15 @@ type Side struct {
 	Partial    bool
 	Values     string // model.Meta.Values: exact or sampled
 	Sampled    bool
+	Times      string // TimesWall, TimesBusySampled or TimesBusyMeasured
 }
+
+// What a side's times are.
+const (
+	TimesWall         = "wall"                          // measured, waiting included
+	TimesBusySampled  = "busy (CPU samples)"            // model.Profile.Busy of a profile with CPU samples
+	TimesBusyMeasured = "busy (waiting calls left out)" // model.Profile.Busy of one without
+)
 
 // Result is the comparison of two profiles. Functions and Edges are in
 // canonical order (by display name); Report sorts and cuts them.
@@ -110,8 +118,32 @@ type edgeKey struct {
 	kind     model.EdgeKind
 }
 
-// Compare compares base with newer. It fails only when their numbers are
-// not the same measure (traced against sampled values).
+// CompareBusy compares the busy times of base and newer
+// (model.Profile.Busy), as summary and render show them: their CPU
+// samples' times where they have them, else their measured times less
+// the time blocked in waiting calls.
+func CompareBusy(base, newer *model.Profile) (*Result, error) {
+	if base == nil || newer == nil {
+		return nil, errors.New("diff: no profile")
+	}
+	r, err := Compare(base.Busy(), newer.Busy())
+	if err != nil {
+		return nil, err
+	}
+	r.Base.Times, r.New.Times = busyTimes(base), busyTimes(newer)
+	return r, nil
+}
+
+func busyTimes(p *model.Profile) string {
+	if p.Meta.BusySampled() {
+		return TimesBusySampled
+	}
+	return TimesBusyMeasured
+}
+
+// Compare compares base with newer, their measured (wall) times. It fails
+// only when their numbers are not the same measure (traced against
+// sampled values).
 func Compare(base, newer *model.Profile) (*Result, error) {
 	if base == nil || newer == nil {
 		return nil, errors.New("diff: no profile")
@@ -188,7 +220,7 @@ func Compare(base, newer *model.Profile) (*Result, error) {
 func side(p *model.Profile, g *model.Graph) Side {
 	m := &p.Meta
 	return Side{Exe: m.Exe, Command: m.Command, Mode: m.Mode, DurationNs: m.DurationNs, TracedNs: g.TracedNs,
-		Partial: m.Partial, Values: m.Values(), Sampled: m.Sampled()}
+		Partial: m.Partial, Values: m.Values(), Sampled: m.Sampled(), Times: TimesWall}
 }
 
 func status(inBase, inNew bool) Status {

@@ -246,3 +246,49 @@ func TestColor(t *testing.T) {
 		}
 	}
 }
+
+// CompareBusy compares busy times: usleep, sleeping, has none on either
+// side (500ns and 900ns of wall time), a sampled profile's counted hash
+// has its samples' 60ns; each side says what its times are.
+func TestCompareBusy(t *testing.T) {
+	self := func(r *diff.Result, name string) diff.Delta {
+		t.Helper()
+		for _, f := range r.Functions {
+			if f.Name == name {
+				return f.Self
+			}
+		}
+		t.Fatalf("no %s in the diff", name)
+		return diff.Delta{}
+	}
+	for _, c := range []struct {
+		name        string
+		base, newer *model.Profile
+		fn          string
+		want        diff.Delta
+		times       string
+	}{
+		{"measured", modeltest.Sample(), newerSample(), "usleep", diff.Delta{}, diff.TimesBusyMeasured},
+		{"sampled", modeltest.CPUSampled(), modeltest.CPUSampled(), "hash", diff.Delta{Base: 60, New: 60}, diff.TimesBusySampled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := diff.CompareBusy(c.base, c.newer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := self(r, c.fn); got != c.want {
+				t.Errorf("%s: self %+v, want %+v", c.fn, got, c.want)
+			}
+			if r.Base.Times != c.times || r.New.Times != c.times {
+				t.Errorf("times %q, %q; want %q", r.Base.Times, r.New.Times, c.times)
+			}
+			w, err := diff.Compare(c.base, c.newer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Base.Times != diff.TimesWall || self(w, c.fn) == c.want && c.name == "measured" {
+				t.Errorf("wall: times %q, %s self %+v", w.Base.Times, c.fn, self(w, c.fn))
+			}
+		})
+	}
+}

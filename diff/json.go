@@ -27,6 +27,7 @@ type (
 		TracedNs   int64    `json:"traced_ns"`
 		Partial    bool     `json:"partial"`
 		Sampled    bool     `json:"sampled"`
+		Times      string   `json:"times"`
 	}
 	jsonTotals struct {
 		Functions int `json:"functions"`
@@ -81,7 +82,7 @@ func toJSONSide(file string, s *Side) jsonSide {
 		cmd = []string{}
 	}
 	return jsonSide{File: file, Exe: s.Exe, Command: cmd, Mode: s.Mode, DurationNs: s.DurationNs,
-		TracedNs: s.TracedNs, Partial: s.Partial, Sampled: s.Sampled}
+		TracedNs: s.TracedNs, Partial: s.Partial, Sampled: s.Sampled, Times: s.Times}
 }
 
 // WriteJSON writes r as the indented profile-diff/1 document. Times are

@@ -39,8 +39,8 @@ func layout(r *Report) []tables.Table {
 		return short
 	}
 	prof := tables.Table{Title: "Profiles",
-		Header: []string{"side", "file", "exe", "mode", "duration", "traced", "values"},
-		Kinds:  []tables.Kind{text, text, text, text, number, number, text}}
+		Header: []string{"side", "file", "exe", "mode", "duration", "traced", "values", "times"},
+		Kinds:  []tables.Kind{text, text, text, text, number, number, text, text}}
 	for _, s := range []struct {
 		name, file string
 		side       *Side
@@ -50,7 +50,7 @@ func layout(r *Report) []tables.Table {
 			mode += " (partial)"
 		}
 		prof.Rows = append(prof.Rows, []string{s.name, orDash(s.file), orDash(s.side.Exe), mode,
-			d(s.side.DurationNs), d(s.side.TracedNs), s.side.Values})
+			d(s.side.DurationNs), d(s.side.TracedNs), s.side.Values, s.side.Times})
 	}
 	by := sortNames[r.Sort]
 	if r.Sort != SortName {
