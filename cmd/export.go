@@ -14,6 +14,7 @@ func newExportCmd() *cobra.Command {
 	var (
 		format, value, out string
 		threads            bool
+		timeKind           string
 	)
 	c := &cobra.Command{
 		Use:   "export FILE",
@@ -33,6 +34,10 @@ func newExportCmd() *cobra.Command {
           from spawning and forking threads. A profile recorded without
           --detail has only the process and thread names.
 
+pprof and folded carry busy time (--scope busy, as summary shows it: the
+CPU samples' times where the profile has them, else the measured times less
+the time in waiting calls) or, with --scope wall, the measured wall times.
+
 The output goes next to FILE with the format's extension (profile.data ->
 profile.pb.gz, profile.folded or profile.trace.json) unless -o names a
 file, or -o - for standard output.`,
@@ -51,6 +56,13 @@ file, or -o - for standard output.`,
 			if err != nil {
 				return usagef("bad --value: %w", err)
 			}
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
+			}
+			if strings.EqualFold(format, "chrome") && c.Flags().Changed("scope") {
+				return usagef("--scope is for pprof and folded: a chrome trace shows the detail trees' own times")
+			}
 			if out, err = outputPath(args[0], out, strings.TrimPrefix(f.Ext, ".")); err != nil {
 				return err
 			}
@@ -64,7 +76,7 @@ file, or -o - for standard output.`,
 					return fmt.Errorf("%s: %w", args[0], err)
 				}
 			}
-			opt := export.Options{Value: v, Threads: threads}
+			opt := export.Options{Value: v, Threads: threads, Busy: busy && !chrome}
 			if err := emit(c, out, func(w io.Writer) error { return f.Write(w, p, opt) }); err != nil {
 				return err
 			}
@@ -81,6 +93,8 @@ file, or -o - for standard output.`,
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: FILE with the format's extension)")
 	fl.StringVar(&value, "value", "self", "folded: the `VALUE` of each line: self (ns), calls or total (ns)")
 	fl.BoolVar(&threads, "threads", false, "folded: the thread (name-tid) as the first frame, threads kept apart")
+	fl.StringVar(&timeKind, "scope", "busy", "pprof and folded: times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
+	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("pprof", "gzip-compressed profile.proto for go tool pprof"),
 		cobra.CompletionWithDesc("folded", "folded stacks for flame graphs"),

@@ -16,7 +16,7 @@ import (
 // A recorded workload exported to pprof: go tool pprof -top lists the
 // functions summary lists, with the same self times (ns) and calls, and
 // -traces shows the calling contexts; the folded self values add up to
-// the traced time.
+// the traced time: busy by default, as summary's, wall with --scope wall.
 func TestExportRecordedDemo(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -37,7 +37,13 @@ func TestExportRecordedDemo(t *testing.T) {
 			SelfNs       int64 `json:"self_ns"`
 		} `json:"functions"`
 	}
-	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall") // the wall time the others show
+	var wall struct {
+		Totals struct {
+			TracedNs int64 `json:"traced_ns"`
+		} `json:"totals"`
+	}
+	decodeSummary(t, dir, &s, "demo.data") // busy, as the exports by default
+	decodeSummary(t, dir, &wall, "demo.data", "--scope", "wall")
 
 	pb := filepath.Join(dir, "demo.pb.gz")
 	self := pprofTop(t, goTool, pb, "-sample_index=self")
@@ -71,21 +77,29 @@ func TestExportRecordedDemo(t *testing.T) {
 		t.Errorf("go tool pprof -traces: no path serve_loop;handle_request;...;tree_search or no thread label:\n%s", traces)
 	}
 
-	folded, stderr, code := run(t, dir, "export", "demo.data", "--format", "folded", "-o", "-")
-	if code != 0 {
-		t.Fatalf("export folded: %s", stderr)
-	}
-	var sum int64
-	for _, line := range strings.Split(strings.TrimSuffix(folded, "\n"), "\n") {
-		i := strings.LastIndexByte(line, ' ')
-		n, err := strconv.ParseInt(line[i+1:], 10, 64)
-		if err != nil || n <= 0 {
-			t.Fatalf("folded line %q", line)
+	for _, c := range []struct {
+		scope  string
+		traced int64
+	}{{"busy", s.Totals.TracedNs}, {"wall", wall.Totals.TracedNs}} {
+		folded, stderr, code := run(t, dir, "export", "demo.data", "--format", "folded", "--scope", c.scope, "-o", "-")
+		if code != 0 {
+			t.Fatalf("export folded: %s", stderr)
 		}
-		sum += n
+		var sum int64
+		for _, line := range strings.Split(strings.TrimSuffix(folded, "\n"), "\n") {
+			i := strings.LastIndexByte(line, ' ')
+			n, err := strconv.ParseInt(line[i+1:], 10, 64)
+			if err != nil || n <= 0 {
+				t.Fatalf("folded line %q", line)
+			}
+			sum += n
+		}
+		if sum != c.traced {
+			t.Errorf("--scope %s: folded self values sum to %d ns, traced %d ns", c.scope, sum, c.traced)
+		}
 	}
-	if sum != s.Totals.TracedNs {
-		t.Errorf("folded self values sum to %d ns, traced %d ns", sum, s.Totals.TracedNs)
+	if s.Totals.TracedNs >= wall.Totals.TracedNs {
+		t.Errorf("busy traced %d ns, wall %d ns: want less busy time", s.Totals.TracedNs, wall.Totals.TracedNs)
 	}
 }
 

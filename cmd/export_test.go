@@ -21,12 +21,17 @@ func TestExportCmd(t *testing.T) {
 		{[]string{"--format", "pprof"}, "profile.pb.gz", nil},
 		{[]string{"--format", "folded"}, "profile.folded", func() []byte {
 			var b bytes.Buffer
+			export.WriteFolded(&b, modeltest.Sample(), export.Options{Busy: true})
+			return b.Bytes()
+		}},
+		{[]string{"--format", "folded", "--scope", "wall", "-o", "-"}, "", func() []byte {
+			var b bytes.Buffer
 			export.WriteFolded(&b, modeltest.Sample(), export.Options{})
 			return b.Bytes()
 		}},
 		{[]string{"--format", "FOLDED", "--value", "calls", "--threads", "-o", "-"}, "", func() []byte {
 			var b bytes.Buffer
-			export.WriteFolded(&b, modeltest.Sample(), export.Options{Value: export.Calls, Threads: true})
+			export.WriteFolded(&b, modeltest.Sample(), export.Options{Value: export.Calls, Threads: true, Busy: true})
 			return b.Bytes()
 		}},
 		{[]string{"--format", "pprof", "-o", filepath.Join(dir, "x.prof")}, "x.prof", nil},

@@ -15,7 +15,8 @@
 // that self times still add up to the traced time. The values are the
 // measured ones: CPU samples (record --sample) are not exported, and a
 // context they alone made (model.Node.SampleOnly), which has no measured
-// value, is no stack.
+// value, is no stack. With Options.Busy (pprof, folded) they are busy
+// times, as summary shows them, and such a context is a stack.
 package export
 
 import (
@@ -50,6 +51,11 @@ func ParseValue(s string) (Value, error) {
 type Options struct {
 	Value   Value // folded: the number on each line (default Self)
 	Threads bool  // folded: the thread as the first frame, threads kept apart
+	// Busy (pprof, folded): busy times (model.Profile.Busy), as summary
+	// shows them: the CPU samples' where the profile has them (the
+	// contexts they alone made are stacks then), else the measured times
+	// less the time in waiting calls. Otherwise the measured wall times.
+	Busy bool
 }
 
 // Format is one output format.
@@ -93,8 +99,8 @@ func stacks(t *model.Thread, f func(s stack)) {
 	var buf []int
 	for ni := range t.Nodes {
 		n := &t.Nodes[ni]
-		if n.DroppedNs == 0 && n.SampleOnly(model.None) {
-			continue
+		if n.DroppedNs == 0 && n.SampleOnly(model.None) && n.SelfNs == 0 && n.TotalNs == 0 {
+			continue // made by CPU samples alone, its measured times wanted: none
 		}
 		buf = buf[:0]
 		for i := ni; i > 0; i = t.Nodes[i].Parent {

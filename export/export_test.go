@@ -111,7 +111,7 @@ func TestFormats(t *testing.T) {
 
 func TestPprofGolden(t *testing.T) {
 	for name, mk := range profiles {
-		pp, err := export.Pprof(mk(t))
+		pp, err := export.Pprof(mk(t), export.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

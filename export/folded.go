@@ -21,6 +21,9 @@ type FoldedLine struct {
 // different threads are one line with the sum of their values; with it,
 // every path starts with its thread's "name-tid" frame.
 func Folded(p *model.Profile, opt Options) []FoldedLine {
+	if opt.Busy {
+		p = p.Busy()
+	}
 	v := opt.Value
 	if v == "" {
 		v = Self

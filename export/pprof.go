@@ -19,8 +19,12 @@ import (
 // function and one mapping per module. Functions are named as summary
 // names them (module:name for library functions), with the module's path
 // as file name (no line numbers are known). self is the default sample
-// type, so go tool pprof -top lists what summary lists.
-func Pprof(p *model.Profile) (*profile.Profile, error) {
+// type, so go tool pprof -top lists what summary lists; with opt.Busy, as
+// summary does by default, busy times.
+func Pprof(p *model.Profile, opt Options) (*profile.Profile, error) {
+	if opt.Busy {
+		p = p.Busy()
+	}
 	pp := &profile.Profile{
 		SampleType: []*profile.ValueType{
 			{Type: "calls", Unit: "count"},
@@ -32,7 +36,7 @@ func Pprof(p *model.Profile) (*profile.Profile, error) {
 		Period:            1,
 		TimeNanos:         p.Meta.StartUnixNs,
 		DurationNanos:     p.Meta.DurationNs,
-		Comments:          comments(p),
+		Comments:          comments(p, opt.Busy),
 	}
 	mappings := make([]*profile.Mapping, len(p.Modules))
 	for mi, m := range p.Modules {
@@ -83,8 +87,9 @@ func Pprof(p *model.Profile) (*profile.Profile, error) {
 	return pp, nil
 }
 
-// comments are the profile's command line, duration and other facts.
-func comments(p *model.Profile) []string {
+// comments are the profile's command line, duration and other facts,
+// and what its times are.
+func comments(p *model.Profile, busy bool) []string {
 	m := &p.Meta
 	c := []string{"command: " + strings.Join(m.Command, " ")}
 	c = append(c, fmt.Sprintf("duration: %s (%d ns)", human.Duration(m.DurationNs), m.DurationNs))
@@ -97,9 +102,15 @@ func comments(p *model.Profile) []string {
 	if m.Detached {
 		c = append(c, "detached: the target went on running")
 	}
-	if m.CPUSamples != nil {
-		// not in the values, which are measured: summary and render show them
-		c = append(c, "cpu samples (not exported): "+m.CPUSamples.String())
+	switch {
+	case busy && m.CPUSamples != nil:
+		c = append(c, "times: busy, from cpu samples: "+m.CPUSamples.String())
+	case busy:
+		c = append(c, "times: busy, measured (waiting calls' time left out)")
+	case m.CPUSamples != nil:
+		c = append(c, "times: wall, measured; cpu samples (not exported): "+m.CPUSamples.String())
+	default:
+		c = append(c, "times: wall, measured")
 	}
 	for _, w := range m.Warnings {
 		c = append(c, "warning: "+w)
@@ -109,8 +120,8 @@ func comments(p *model.Profile) []string {
 
 // WritePprof writes p as a gzip-compressed profile.proto, as go tool
 // pprof reads it.
-func WritePprof(w io.Writer, p *model.Profile, _ Options) error {
-	pp, err := Pprof(p)
+func WritePprof(w io.Writer, p *model.Profile, opt Options) error {
+	pp, err := Pprof(p, opt)
 	if err != nil {
 		return err
 	}
