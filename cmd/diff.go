@@ -61,6 +61,10 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			if top < 0 {
 				return usagef("bad --top %d: must not be negative", top)
 			}
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
+			}
 			var gates []*diff.Gate
 			for _, expr := range failOn {
 				g, err := diff.ParseGate(expr)
@@ -78,10 +82,6 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			newer, err := readProfile(args[1])
 			if err != nil {
 				return &usageError{err}
-			}
-			busy, err := busyScope(timeKind)
-			if err != nil {
-				return err
 			}
 			compare := diff.Compare
 			if busy {
