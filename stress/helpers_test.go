@@ -374,7 +374,9 @@ func readProfile(t *testing.T, path string) *model.Profile {
 }
 
 // programCalls sums, over all threads, the calls and recursive calls of
-// each function of the first process's executable, by name.
+// each function of the first process's executable, by name: timed calls
+// in the trees and counted ones in the arcs (a short function moves to
+// counting mid-run).
 func programCalls(p *model.Profile) map[string]workload.Counts {
 	out := map[string]workload.Counts{}
 	if len(p.Processes) == 0 {
@@ -390,6 +392,15 @@ func programCalls(p *model.Profile) map[string]workload.Counts {
 			c := out[fn.Name]
 			c.Calls += uint64(n.Calls)
 			c.RecursiveCalls += uint64(n.RecursiveCalls)
+			out[fn.Name] = c
+		}
+		for _, a := range th.Arcs { // the calls of a function moved to counting
+			fn := p.Functions[a.Callee]
+			if p.Modules[fn.Module].Path != exe {
+				continue
+			}
+			c := out[fn.Name]
+			c.Calls += uint64(a.Calls)
 			out[fn.Name] = c
 		}
 	}
