@@ -23,6 +23,7 @@ const (
 	areaCount   = 0x910
 	areasAt     = 0x918
 	MaxAreas    = 14
+	inUse       = 0x9f8
 	table       = 0x1000
 	entrySize   = 16
 	Capacity    = (Size - table) / entrySize
@@ -54,3 +55,8 @@ func NewAct(base uint64) uint64 { return base + newAct }
 
 // Restorer is the area's signal return stub (sa_restorer).
 func Restorer(base uint64) uint64 { return base + restorer }
+
+// InUse is where the area at base counts the threads inside its handler:
+// from its entry to its restorer's sigreturn, their stacks hold addresses
+// in the area. With none inside, such an address on a stack is stale.
+func InUse(base uint64) uint64 { return base + inUse }

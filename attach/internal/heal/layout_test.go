@@ -21,7 +21,7 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"restore": restore, "restorer": restorer, "count": count,
 		"old_act": oldAct, "new_act": newAct, "inject_trap": injectTrap,
 		"inject_valid": injectValid, "inject_regs": injectRegs,
-		"area_count": areaCount, "areas": areasAt, "table": table,
+		"area_count": areaCount, "areas": areasAt, "in_use": inUse, "table": table,
 		"SI_KERNEL": ptrace.SIKernel, "MAGIC": magic, "SIGTRAP": uint64(unix.SIGTRAP),
 		"SYS_mprotect": unix.SYS_MPROTECT, "SYS_rt_sigaction": unix.SYS_RT_SIGACTION,
 		"SYS_rt_sigreturn": unix.SYS_RT_SIGRETURN, "SYS_getpid": unix.SYS_GETPID,

@@ -35,6 +35,11 @@
 
 /* 0x000: the handler: rdi = signal, rsi = siginfo, rdx = ucontext. */
 handler:
+	/* One more thread inside: its stack holds addresses in this area
+	 * (the restorer, heal's return) until the restorer's sigreturn. A
+	 * later profiler takes such an address on a stack for a stale one
+	 * while none is inside. */
+	lock inc qword ptr [rip + in_use]
 	mov	r8, [rdx + UC_RIP]
 	/* A thread the tracer single-stepped keeps the trap flag (the kernel
 	 * clears it when the tracer resumes or detaches the thread, not when
@@ -233,9 +238,11 @@ restore:
 	mov	qword ptr [rip + inject_valid], 0
 	jmp	qword ptr [rip + inject_regs + 16*8]
 
-/* sa_restorer of the handler. */
+/* sa_restorer of the handler: the thread leaves, by the handler's return
+ * or the program's handler's it tail-called. */
 	.org	0x7f0
 restorer:
+	lock dec qword ptr [rip + in_use]
 	mov	eax, SYS_rt_sigreturn
 	syscall
 
@@ -256,6 +263,7 @@ inject_valid:	.quad 0                 /* 1 while inject_regs holds a thread's re
 inject_regs:	.fill 18, 8, 0          /* r8 ... rip, eflags in ucontext order */
 area_count:	.quad 0                 /* out-of-line areas listed below */
 areas:		.fill 28, 8, 0          /* {lo, hi} of each */
+in_use:		.quad 0                 /* threads between the handler's entry and the restorer */
 
 /* 0x1000: breakpoint table: {addr u64, orig u8, prot u8, live u8, pad}. */
 	.org	0x1000
