@@ -21,11 +21,21 @@ const (
 	adaptEvery    = 2 * time.Second       // up to this: a look takes a snapshot
 	adaptMinCalls = 2000                  // calls seen before a function is judged
 	adaptBelow    = time.Microsecond      // a timed call shorter than this on average moves
+	// A function called this often whose calls average under
+	// adaptManyBelow moves too, as TAU throttles one called over 100,000
+	// times at under 10 µs a call: each timed call costs the program some
+	// 40 ns and the tracer a few hundred of its CPU, which, sharing the
+	// program's CPU, slowed it by a third (Lua's luaD_rawrunprotected:
+	// 1.7M calls of 1.3 µs).
+	adaptMany      = 100_000
+	adaptManyBelow = 2 * time.Microsecond
 )
 
-// adapting: the tick.
+// adapting: the tick, and when the tracer looks next.
 type adapting struct {
 	adaptDue atomic.Bool
+	lookGap  time.Duration // from one look to the next
+	nextLook time.Time
 }
 
 // adaptive tells whether the session moves short functions to counting:
@@ -36,19 +46,44 @@ func (e *engine) adaptive() bool {
 	return e.opt.SamplePeriod > 0 && e.clock != nil && e.notSampled == ""
 }
 
-// adaptLoop asks the tracer to look at the timed functions, soon (a
-// short call costs most while it is timed) then less and less often,
-// until stop is closed.
+// adaptLoop wakes the tracer every adaptFirst, until stop is closed, to
+// look at the timed functions when a look is due (adapt).
 func (e *engine) adaptLoop(stop <-chan struct{}) {
-	for wait := adaptFirst; ; wait = min(2*wait, adaptEvery) {
+	t := time.NewTicker(adaptFirst)
+	defer t.Stop()
+	for {
 		select {
 		case <-stop:
 			return
-		case <-time.After(wait):
+		case <-t.C:
 			e.adaptDue.Store(true)
 			e.wake()
 		}
 	}
+}
+
+// lookDue tells whether the tracer looks at the timed functions now: soon
+// after the start (a short call costs most while it is timed), then less
+// and less often, twice as late each time, up to adaptEvery; but again
+// soon after a look that moved some, as a program's next phase (a sort
+// after a parse) brings short functions of its own.
+func (e *engine) lookDue() bool {
+	now := time.Now()
+	if e.nextLook.IsZero() {
+		e.lookGap, e.nextLook = adaptFirst, now
+	}
+	return !now.Before(e.nextLook)
+}
+
+// looked schedules the next look after one that moved some functions or
+// none.
+func (e *engine) looked(moved bool) {
+	if moved {
+		e.lookGap = adaptFirst
+	} else {
+		e.lookGap = min(2*e.lookGap, adaptEvery)
+	}
+	e.nextLook = time.Now().Add(e.lookGap)
 }
 
 // shortCall is a function's calls so far and their mean time: its
@@ -57,6 +92,12 @@ func (e *engine) adaptLoop(stop <-chan struct{}) {
 type shortCall struct {
 	calls int64
 	mean  time.Duration
+}
+
+// tooShort tells whether calls so many and so short are better counted
+// than timed.
+func (c shortCall) tooShort() bool {
+	return c.calls >= adaptMinCalls && (c.mean < adaptBelow || c.calls >= adaptMany && c.mean < adaptManyBelow)
 }
 
 // shortCalls are the inline-timed functions whose calls so far are too
@@ -83,8 +124,8 @@ func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
 		if a.calls < adaptMinCalls || !e.movable(fn, p) {
 			continue
 		}
-		if mean := time.Duration(a.total / a.calls); mean < adaptBelow {
-			out[fn] = shortCall{a.calls, mean}
+		if c := (shortCall{a.calls, time.Duration(a.total / a.calls)}); c.tooShort() {
+			out[fn] = c
 		}
 	}
 	return out
@@ -101,19 +142,21 @@ func (e *engine) movable(fn int, p *model.Profile) bool {
 // entry stub re-aimed at the counting stub of the same copy. A frame of
 // such a function already open still returns through the return stub.
 func (e *engine) adapt() {
-	if e.detaching || len(e.threads) == 0 || !e.adaptive() {
+	if e.detaching || len(e.threads) == 0 || !e.adaptive() || !e.lookDue() {
 		return
 	}
 	e.drainAll()
 	snap := e.profileNow()
 	short := e.shortCalls(snap)
 	if len(short) == 0 {
+		e.looked(false)
 		return
 	}
 	from, ok := e.pauseAll()
 	if !ok {
 		return // a vfork in progress: the next tick tries again
 	}
+	e.looked(true)
 	moved := map[int]bool{}
 	done := map[*space]bool{}
 	for _, t := range e.threads {
@@ -141,8 +184,12 @@ func (e *engine) adapt() {
 		e.stats.Probes.Moved++
 		f := &prof.Functions[fn]
 		f.Probe = model.ProbeCounted
-		f.ProbeNote = fmt.Sprintf("counted from %s: %d calls of %s each, too short to time", model.FormatOffset(now),
-			short[fn].calls, short[fn].mean)
+		why := "too short to time"
+		if short[fn].mean >= adaptBelow {
+			why = "too many to time"
+		}
+		f.ProbeNote = fmt.Sprintf("counted from %s: %d calls of %s each, %s", model.FormatOffset(now),
+			short[fn].calls, short[fn].mean, why)
 	}
 }
 
