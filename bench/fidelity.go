@@ -28,14 +28,15 @@ import (
 
 // fidelityRounds is cpu.lua's rounds traced with measured times (some
 // 0.2 s untraced, 15-35 times that traced); fidelityDefaultRounds those
-// traced with the default probes, sampled (some 1 s untraced: thousands
-// of samples, the set-up's half second a small part of the cost). perf
-// samples fidelityPerfRounds (the same mix of work, each round alike) at
-// perfHz: some 4,000 samples a run.
+// traced with the default probes, sampled (some 1.8 s untraced: some
+// 8,000 samples of the program, the set-up's half second a small part of
+// the cost). perf samples fidelityPerfRounds (the same mix of work, each
+// round alike) at perfHz: some 7,500 samples a run, a floor of a few
+// points.
 const (
 	fidelityRounds        = "12"
-	fidelityDefaultRounds = "60"
-	fidelityPerfRounds    = "60"
+	fidelityDefaultRounds = "120"
+	fidelityPerfRounds    = "120"
 	perfHz                = "3999"
 )
 
