@@ -297,7 +297,25 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 		}
 		fn = f
 	}
-	if !x.HasRegs || len(x.Stack) == 0 {
+	if !x.HasRegs {
+		return fn, owner, false
+	}
+	if !x.User {
+		// The user registers at the kernel's entry say whose it is
+		// even when the kernel could not copy the stack (it cannot
+		// while it switches the thread out: a run sharing its CPU with
+		// the tracer had a fifth of its samples so, all given to the
+		// outermost open frame).
+		f, in := e.sampledAt(as, x.Regs.IP)
+		if in {
+			return model.None, model.None, true
+		}
+		if f != model.None && !e.counted[f] {
+			return f, f, false
+		}
+		fn = f
+	}
+	if len(x.Stack) == 0 {
 		return fn, owner, false
 	}
 	r, stack := x.Regs, x.Stack
