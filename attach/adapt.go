@@ -23,10 +23,10 @@ const (
 	adaptBelow    = time.Microsecond      // a timed call shorter than this on average moves
 	// A function called this often whose calls average under
 	// adaptManyBelow moves too, as TAU throttles one called over 100,000
-	// times at under 10 µs a call: each timed call costs the program some
-	// 40 ns and the tracer a few hundred of its CPU, which, sharing the
-	// program's CPU, slowed it by a third (Lua's luaD_rawrunprotected:
-	// 1.7M calls of 1.3 µs).
+	// times at under 10 µs a call: each timed call is two ring events for
+	// the tracer to process, on the program's CPU when they share one
+	// (Lua's luaD_rawrunprotected: 1.7M calls of 1.3 µs, a quarter of
+	// the run's 14.6M events).
 	adaptMany      = 100_000
 	adaptManyBelow = 2 * time.Microsecond
 )

@@ -43,14 +43,7 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	}
 	// The samples taken before it, in the context it changes.
 	e.samplesBefore(t, ev.Tick)
-	switch _, below := e.s.Top(t.st); ev.ID {
-	case stub.StallID:
-		e.flushSamples(t, now)
-	case stub.ExitID:
-		e.flushBefore(t, now, below)
-	default:
-		e.flushBefore(t, now, int(ev.ID))
-	}
+	e.flushBefore(t, now, ev)
 	if ev.ID == stub.StallID {
 		// The thread waited for room in its ring from now to its end:
 		// the tracer's doing, taken out like a hold.

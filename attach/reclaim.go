@@ -337,12 +337,13 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		e.restoreOldReturns(t.tid, l, regs.Fs_base)
 	}
 	mods := unwindModules(p)
+	quiet := l.quietHeals(tid)
 	for _, t := range threads {
 		if n := e.framesInto(t, mods, l.inCode, nil); n > 0 {
 			keep(fmt.Sprintf("%d frames of thread %d return into them", n, t.tid))
 			return
 		}
-		if at, v, ok := stackHolds(t.tid, maps, l); ok {
+		if at, v, ok := stackHolds(t.tid, maps, l, quiet); ok {
 			keep(fmt.Sprintf("thread %d's stack holds an address in them, %#x, at %#x", t.tid, v, at))
 			return
 		}
@@ -479,16 +480,16 @@ func (e *engine) restoreOldReturns(tid int, l *leftovers, fs uint64) {
 
 // stackHolds looks at every word of the live part of thread tid's stack
 // (from its stack pointer to the end of the mapping holding it) for an
-// address in l's code, and returns where the first is. The unwinder
+// address in l's code but not a quiet one (quietHeals), and returns the
+// first and where it is. The unwinder
 // vouches for the frames it walks; a word it did not reach (past a frame
 // without call-frame information, in a signal frame it did not read)
 // could still lead there.
-func stackHolds(tid int, maps []instrument.Mapping, l *leftovers) (at, v uint64, ok bool) {
+func stackHolds(tid int, maps []instrument.Mapping, l *leftovers, quiet func(uint64) bool) (at, v uint64, ok bool) {
 	var regs unix.PtraceRegs
 	if ptrace.GetRegs(tid, &regs) != nil {
 		return 0, 0, false
 	}
-	quiet := l.quietHeals(tid)
 	sp := regs.Rsp &^ 7
 	for _, m := range maps {
 		if sp < m.Start || sp >= m.End {

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/perfsample"
+	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/tsc"
@@ -124,21 +126,28 @@ func (e *engine) samplesBefore(t *thread, tick uint64) {
 // running on t: their function's (sampleFunc) below the innermost open
 // frame, else that frame. A sample in the probes' own code is their
 // cost, not the program's.
-func (e *engine) flushSamples(t *thread, upTo int64) { e.flushBefore(t, upTo, model.None) }
+func (e *engine) flushSamples(t *thread, upTo int64) { e.flushBefore(t, upTo, nil) }
 
-// flushBefore gives t's pending samples taken before an event at upTo
-// that leaves function next on top of t's frames (model.None: no event,
-// time alone decides) to the context running now. Within sampleSkew of
-// the event a sample goes to the side its stack agrees with: a sample in
-// tiny stamped just after its caller returned is still its caller's, one
-// in a function stamped just before its entry is already its own.
-func (e *engine) flushBefore(t *thread, upTo int64, next int) {
+// flushBefore gives t's pending samples taken before ring event ev at
+// upTo (nil: no event, time alone decides) to the context running now.
+// Within sampleSkew of an entry or exit a sample goes to the side its
+// stack agrees with: a sample in tiny stamped just after its caller
+// returned is still its caller's, one in a function stamped just before
+// its entry is already its own.
+func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 	if t.smp == nil || len(t.smp.pending) == 0 {
 		return
 	}
-	top := model.None
-	if next != model.None {
-		top, _ = e.s.Top(t.st)
+	// top runs now; next will after ev (an exit leaves the frame below
+	// on top).
+	top, next := model.None, model.None
+	if ev != nil && ev.ID != stub.StallID {
+		var below int
+		top, below = e.s.Top(t.st)
+		next = int(ev.ID)
+		if ev.ID == stub.ExitID {
+			next = below
+		}
 	}
 	period := int64(e.opt.SamplePeriod)
 	k, kept := 0, 0
@@ -287,8 +296,17 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes bool) {
 	as := t.proc.as
 	fn, owner = model.None, model.None
-	if x.User {
-		f, in := e.sampledAt(as, x.IP)
+	// The user instruction: the sample's, or for one in the kernel the
+	// one at the kernel's entry, which says whose it is even when the
+	// kernel could not copy the stack (it cannot while it switches the
+	// thread out: a run sharing its CPU with the tracer had a fifth of
+	// its samples so, all given to the outermost open frame before).
+	ip, known := x.IP, x.User
+	if !x.User && x.HasRegs {
+		ip, known = x.Regs.IP, true
+	}
+	if known {
+		f, in := e.sampledAt(as, ip)
 		if in {
 			return model.None, model.None, true
 		}
@@ -297,25 +315,7 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 		}
 		fn = f
 	}
-	if !x.HasRegs {
-		return fn, owner, false
-	}
-	if !x.User {
-		// The user registers at the kernel's entry say whose it is
-		// even when the kernel could not copy the stack (it cannot
-		// while it switches the thread out: a run sharing its CPU with
-		// the tracer had a fifth of its samples so, all given to the
-		// outermost open frame).
-		f, in := e.sampledAt(as, x.Regs.IP)
-		if in {
-			return model.None, model.None, true
-		}
-		if f != model.None && !e.counted[f] {
-			return f, f, false
-		}
-		fn = f
-	}
-	if len(x.Stack) == 0 {
+	if !x.HasRegs || len(x.Stack) == 0 {
 		return fn, owner, false
 	}
 	r, stack := x.Regs, x.Stack
@@ -329,13 +329,10 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 	frames := unwind.Unwind(unwindModules(t.proc), unwind.Regs{RIP: r.IP, RSP: r.SP, RBP: r.BP, RBX: r.BX,
 		R12: r.R12, R13: r.R13, R14: r.R14, R15: r.R15}, mem, sampleFrames)
 	for i, f := range frames {
-		if i == 0 && fn != model.None {
-			continue // the counted function at the sample's instruction
+		if i == 0 {
+			continue // the user instruction, placed above
 		}
-		pc := f.PC
-		if i > 0 {
-			pc-- // a return address may lie past its caller's last byte
-		}
+		pc := f.PC - 1 // a return address may lie past its caller's last byte
 		g, in := e.sampledAt(as, pc)
 		if in {
 			break // a return through the probes: the open frame's
