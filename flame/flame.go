@@ -58,13 +58,9 @@ type Options struct {
 	// (a counted function's) drawn too; else the measured times with the
 	// time blocked in waiting calls left out. Otherwise the measured wall
 	// times are drawn. A profile imported from a sampling profiler keeps
-	// its values either way.
+	// its values either way (model.Profile.Busy).
 	Busy bool
 }
-
-// busy tells whether busy times apply to p: asked for, and p's values
-// are traced ones.
-func (opt Options) busy(p *model.Profile) bool { return opt.Busy && !p.Meta.Sampled() }
 
 // DefaultWidth is the image width when Options.Width is 0.
 const DefaultWidth = 1200
@@ -90,9 +86,7 @@ func SVG(w io.Writer, p *model.Profile, opt Options) error {
 	if opt.Width < 100 {
 		return fmt.Errorf("flame graph: width %d px is too narrow (at least 100)", opt.Width)
 	}
-	if !opt.busy(p) {
-		opt.Busy = false
-	} else if opt.Value != export.Calls {
+	if opt.Busy && opt.Value != export.Calls {
 		p = p.Busy()
 	}
 	root := buildFrames(p, opt)

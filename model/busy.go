@@ -18,7 +18,14 @@ import "slices"
 // member's, in a composite thread) loses what its self times lost, so
 // they still add up. Breakdown splits the same time out of a graph without
 // changing the profile.
+//
+// A profile imported from a sampling profiler (Meta.Sampling) is returned
+// as it is: its values are CPU samples already, a waiting call's among
+// them the CPU time spent in it.
 func (p *Profile) Busy() *Profile {
+	if p.Meta.Sampled() {
+		return p
+	}
 	waiting := p.WaitingFuncs()
 	out := *p
 	out.Threads = slices.Clone(p.Threads)

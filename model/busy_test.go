@@ -83,3 +83,28 @@ func deepCopy(t *testing.T, p *model.Profile) *model.Profile {
 	}
 	return &c
 }
+
+// An imported CPU profile's values are CPU samples already: Busy keeps
+// them, usleep's 500ns among them (measured, Sample's usleep would lose
+// them as a waiting call's).
+func TestBusyKeepsImportedSamples(t *testing.T) {
+	p := modeltest.Sampled()
+	b := p.Busy()
+	var usleep int64
+	for ti, th := range b.Threads {
+		for ni, n := range th.Nodes {
+			if !reflect.DeepEqual(n, p.Threads[ti].Nodes[ni]) {
+				t.Fatalf("thread %d node %d changed: %+v, was %+v", th.Tid, ni, n, p.Threads[ti].Nodes[ni])
+			}
+			if b.FuncName(n.Func) == "libc.so.6:usleep" {
+				usleep += n.SelfNs
+			}
+		}
+	}
+	if usleep != 500 {
+		t.Errorf("usleep's self %dns, want its 500ns of samples", usleep)
+	}
+	if wait := modeltest.Sample().Busy(); wait.Threads[0].TracedNs == modeltest.Sample().Threads[0].TracedNs {
+		t.Error("Sample's busy time lost nothing of usleep's wait")
+	}
+}
