@@ -524,7 +524,10 @@ func (e *engine) reclaimAtDetach(t *thread, as *space) {
 	as.leftoverKept = false
 	e.stats.Leftover.Kept = 0
 	e.reclaimLeftovers(t.tid, t.proc, maps)
-	if s := e.stats; s.Leftover.Kept == 0 && s.Leftover.Areas > 0 {
+	switch s := e.stats; {
+	case s.Leftover.Kept > 0:
+		e.warn("pid %d: the %d areas a killed profiler left stay mapped after the detach: %s", t.proc.pid, s.Leftover.Kept, e.leftoverWhy)
+	case s.Leftover.Areas > 0:
 		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.Leftover.Areas)
 	}
 }
