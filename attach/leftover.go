@@ -45,39 +45,57 @@ func (e *engine) healLeftover(tid int, as *space, act heal.SigAction) heal.SigAc
 }
 
 // undoHealTable takes out the int3s the heal table at base lists that are
-// still in place. An entry is a breakpoint's byte, or one of the old bytes
-// of a rewrite of a function's first bytes (an inline patch put in or
-// taken out) the profiler was killed in, guarded by an int3 on its first
-// byte: the rewrite lists its bytes last first, so the guard's entry
-// follows the others, which get their old bytes back before it does (the
-// function then has a whole state, which the scan takes out if it is a
-// patch). An entry whose byte is no longer an int3 was healed, and may
-// have been patched since: it is left alone. Only code mapped from a file
-// is written.
+// still in place. Only code mapped from a file is written.
 func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, base uint64) {
-	table := heal.Entries(tid, base)
-	for i, ent := range table {
-		if !ent.Live || !inFileCode(maps, ent.Addr) {
-			continue
+	byteAt := func(addr uint64) (byte, bool) {
+		if !inFileCode(maps, addr) {
+			return 0, false
 		}
-		if _, ours := as.bps[ent.Addr]; ours {
-			continue
+		if _, ours := as.bps[addr]; ours {
+			return 0, false
 		}
 		var cur [1]byte
-		if ptrace.ReadMem(tid, ent.Addr, cur[:]) != nil || cur[0] != 0xcc {
+		return cur[0], ptrace.ReadMem(tid, addr, cur[:]) == nil
+	}
+	for _, block := range healUndo(heal.Entries(tid, base), byteAt) {
+		for _, ent := range block {
+			ptrace.PokeText(tid, ent.Addr, []byte{ent.Orig})
+		}
+		e.stats.Leftover.Int3s++
+	}
+}
+
+// healUndo lists what a later attach puts back of a killed profiler's heal
+// table, each block in write order. An entry is a breakpoint's byte, or
+// the first byte of a rewrite of a function's first bytes (an inline patch
+// put in or taken out) the profiler was killed in, guarded by an int3 on
+// that byte, with the rewrite's other bytes (Tail) listed last first just
+// before it: they get their old bytes back before the guard does (the
+// function then has a whole state, which the scan takes out if it is a
+// patch). A guard or breakpoint whose byte is no longer an int3 was healed
+// or finished, and may have been patched since: it is left alone, its
+// tail with it, whatever bytes that holds (an immediate's 0xcc is no
+// guard). byteAt reads a byte the attach may write.
+func healUndo(table []heal.Entry, byteAt func(uint64) (byte, bool)) [][]heal.Entry {
+	var out [][]heal.Entry
+	for i, ent := range table {
+		if !ent.Live || ent.Tail {
 			continue
 		}
+		if cur, ok := byteAt(ent.Addr); !ok || cur != 0xcc {
+			continue
+		}
+		var block []heal.Entry
 		for j, k := i-1, uint64(1); j >= 0; j, k = j-1, k+1 {
 			o := table[j]
-			if o.Addr != ent.Addr+k || !o.Live {
+			if !o.Tail || o.Addr != ent.Addr+k || !o.Live {
 				break
 			}
-			ptrace.PokeText(tid, o.Addr, []byte{o.Orig})
+			block = append(block, o)
 		}
-		if ptrace.PokeText(tid, ent.Addr, []byte{ent.Orig}) == nil {
-			e.stats.Leftover.Int3s++
-		}
+		out = append(out, append(block, ent))
 	}
+	return out
 }
 
 // inFileCode tells whether addr lies in an executable mapping of a file.

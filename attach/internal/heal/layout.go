@@ -28,6 +28,10 @@ const (
 	entrySize   = 16
 	Capacity    = (Size - table) / entrySize
 	entryLive   = 10 // offset of an entry's live flag
+	// entryTail flags an entry of a rewrite's byte past its first: not a
+	// guard of its own, whatever byte is there now (the handler does not
+	// read it; a later attach does, undoHealTable).
+	entryTail = 11
 
 	// magic in si_errno marks a thread the tracer moved on before
 	// resuming it: si_addr holds the rip it set (Mark).

@@ -34,11 +34,13 @@ func OldOf(tid int, base uint64) (SigAction, bool) {
 }
 
 // Entry is one entry of a heal table: a byte the tracer changed and what
-// it was; dead entries were taken back by the tracer.
+// it was; dead entries were taken back by the tracer. A rewrite's bytes
+// past its first are Tail entries, listed just before its first's.
 type Entry struct {
 	Addr uint64
 	Orig byte
 	Live bool
+	Tail bool
 }
 
 // Entries reads the table of the heal area at base.
@@ -58,7 +60,7 @@ func Entries(tid int, base uint64) []Entry {
 	out := make([]Entry, n)
 	for i := range out {
 		ent := tab[i*entrySize:]
-		out[i] = Entry{binary.LittleEndian.Uint64(ent), ent[8], ent[entryLive] != 0}
+		out[i] = Entry{binary.LittleEndian.Uint64(ent), ent[8], ent[entryLive] != 0, ent[entryTail] != 0}
 	}
 	return out
 }

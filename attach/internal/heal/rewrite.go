@@ -30,6 +30,9 @@ func (h *Area) Rewrite(tid int, addr uint64, old []byte, prot func(uint64) byte)
 		ent := block[(len(old)-1-k)*entrySize:]
 		binary.LittleEndian.PutUint64(ent, a)
 		ent[8], ent[9], ent[entryLive] = b, prot(a), 1
+		if k > 0 {
+			ent[entryTail] = 1
+		}
 	}
 	first := h.count
 	if ptrace.WriteMem(tid, h.entry(first), block) != nil {
