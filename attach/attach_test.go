@@ -79,6 +79,11 @@ func TestAttachDetachKeepsTargetCorrect(t *testing.T) {
 		if m := r.Profile.Meta; !m.Detached || m.Partial {
 			t.Errorf("detached %v, partial %v (%s): a detach of a running target is complete for its window", m.Detached, m.Partial, m.PartialReason)
 		}
+		// The attach says how long it held the process stopped: some
+		// time, and less than the whole window.
+		if p := r.Stats.AttachPause; p <= 0 || p >= 3*time.Second {
+			t.Errorf("attach pause %v", p)
+		}
 		if err := target.Wait(); err != nil {
 			t.Fatalf("target after detach: %v", err)
 		}

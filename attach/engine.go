@@ -159,6 +159,10 @@ type Stats struct {
 	Threads     int // live threads
 	AllThreads  int
 	Processes   int
+	// AttachPause: how long an attach held the process stopped, from
+	// the first thread's interrupt to the last one's resume (probes
+	// written, stacks unwound): the one stall a target notices.
+	AttachPause time.Duration
 
 	Probes   ProbeStats
 	Rings    RingStats

@@ -259,6 +259,7 @@ func (e *engine) attach(pid int) error {
 			e.resume(t, 0)
 		}
 	}
+	e.stats.AttachPause = time.Duration(e.now() - began)
 	return nil
 }
 

@@ -325,6 +325,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "processes:           %d\n", s.Processes)
 	fmt.Fprintf(w, "stops per second:    %.0f\n", perSec)
 	fmt.Fprintf(w, "elapsed:             %s\n", s.Elapsed.Truncate(time.Millisecond))
+	if s.AttachPause > 0 {
+		fmt.Fprintf(w, "attach pause:        %s (every thread held stopped while the probes went in)\n", s.AttachPause.Truncate(10*time.Microsecond))
+	}
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
 	if s.Probes.Counted > 0 {
 		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)
