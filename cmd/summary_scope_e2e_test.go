@@ -1,7 +1,10 @@
 package cmd_test
 
 import (
+	"fmt"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // summary's busy time (the default) on a threaded server's idle pool (testdata/src/
@@ -73,5 +76,55 @@ func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 	oneLineError(t, stderr, code, "bad --scope")
 	if code != 2 {
 		t.Errorf("bad --scope: exit %d, want 2", code)
+	}
+}
+
+// A waiting call's wall time splits into the CPU time sampled inside it
+// and the time it was blocked (testdata/src/syscpu.c): slurp's reads of
+// /dev/urandom are on a CPU all along, doze's usleep off one. The CPU
+// time inside waiting calls is the kernel's own account of the reads'
+// system time (the workload prints it, from getrusage) within a quarter,
+// and the blocked time at least the sleeps'. Sampled in user mode only
+// (perf_event_paranoid 2 without root), there is no split.
+func TestWaitingCallsOnCPU(t *testing.T) {
+	dir := t.TempDir()
+	const rounds = 40
+	out, stderr, code := run(t, dir, "record", "-o", "s.data", "--", wl(t, "syscpu"), strconv.Itoa(rounds))
+	if code != 0 {
+		t.Fatalf("record syscpu: exit %d\n%s", code, stderr)
+	}
+	var readUs int64
+	if _, err := fmt.Sscanf(out, "syscpu: 40 rounds, read system time %d us", &readUs); err != nil {
+		t.Fatalf("syscpu said %q: %v", out, err)
+	}
+	var doc struct {
+		Meta struct {
+			CPUSamples *struct {
+				WithKernel bool `json:"with_kernel"`
+			} `json:"cpu_samples"`
+		} `json:"meta"`
+		Totals struct {
+			BlockedNs    int64 `json:"blocked_ns"`
+			WaitingCPUNs int64 `json:"waiting_cpu_ns"`
+			WaitingCPU   bool  `json:"waiting_cpu_sampled"`
+		} `json:"totals"`
+	}
+	decodeSummary(t, dir, &doc, "s.data")
+	if doc.Meta.CPUSamples == nil {
+		t.Fatal("no CPU samples in a default recording")
+	}
+	tt := doc.Totals
+	if !doc.Meta.CPUSamples.WithKernel {
+		if tt.WaitingCPU || tt.WaitingCPUNs != 0 {
+			t.Errorf("sampled in user mode only, yet waiting calls split: %+v", tt)
+		}
+		return
+	}
+	want := readUs * 1000
+	if !tt.WaitingCPU || tt.WaitingCPUNs < want*3/4 || tt.WaitingCPUNs > want*5/4 {
+		t.Errorf("on a CPU in waiting calls %v (split %v), the kernel says the reads took %v", time.Duration(tt.WaitingCPUNs), tt.WaitingCPU, time.Duration(want))
+	}
+	if sleeps := int64(rounds * 5 * time.Millisecond); tt.BlockedNs < sleeps {
+		t.Errorf("blocked %v, less than the sleeps' %v", time.Duration(tt.BlockedNs), time.Duration(sleeps))
 	}
 }

@@ -134,3 +134,50 @@ func TestCPUSamplesRow(t *testing.T) {
 		})
 	}
 }
+
+// With CPU samples of the kernel too, a waiting call's wall time splits
+// into the CPU time sampled inside it and the time it was blocked
+// (modeltest.CPUSampled: read 500ns wall with 2 samples of 10ns, usleep
+// 300ns with none), under either scope; samples of user mode only, or a
+// thread not sampled, leave the whole wall time blocked.
+func TestWaitingCallsSplitOnCPU(t *testing.T) {
+	type split struct{ wall, onCPU, blocked int64 }
+	for _, c := range []struct {
+		name  string
+		edit  func(*model.CPUSamples)
+		busy  bool
+		split bool
+	}{
+		{"busy", func(*model.CPUSamples) {}, true, true},
+		{"wall", func(*model.CPUSamples) {}, false, true},
+		{"user mode only", func(s *model.CPUSamples) { s.WithKernel = false }, true, false},
+		{"a thread not sampled", func(s *model.CPUSamples) { s.NotSampled = "perf_event_open: permission denied" }, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := modeltest.CPUSampled()
+			c.edit(p.Meta.CPUSamples)
+			r := mustCompute(t, p, summary.Options{Busy: c.busy})
+			want := map[string]split{"libc.so.6:read": {500, 20, 480}, "libc.so.6:usleep": {300, 0, 300}}
+			wantCPU, wantBlocked := int64(20), int64(780)
+			if !c.split {
+				want = map[string]split{"libc.so.6:read": {500, 0, 500}, "libc.so.6:usleep": {300, 0, 300}}
+				wantCPU, wantBlocked = 0, 800
+			}
+			got := map[string]split{}
+			for _, b := range r.Blocking {
+				got[b.Display] = split{b.WallNs, b.OnCPUNs, b.BlockedNs}
+			}
+			if len(got) != len(want) {
+				t.Errorf("waiting calls %v, want %v", got, want)
+			}
+			for name, w := range want {
+				if got[name] != w {
+					t.Errorf("%s: %+v, want %+v", name, got[name], w)
+				}
+			}
+			if tt := r.Totals; tt.WaitingCPU != c.split || tt.WaitingCPUNs != wantCPU || tt.BlockedNs != wantBlocked {
+				t.Errorf("totals: split %v, on CPU %d, blocked %d; want %v, %d, %d", tt.WaitingCPU, tt.WaitingCPUNs, tt.BlockedNs, c.split, wantCPU, wantBlocked)
+			}
+		})
+	}
+}

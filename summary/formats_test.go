@@ -178,7 +178,7 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				tt.Times = s("value")
 				continue
 			}
-			if b := map[string]*bool{"sampled": &tt.Sampled, "busy_sampled": &tt.BusySampled}[s("key")]; b != nil {
+			if b := map[string]*bool{"sampled": &tt.Sampled, "busy_sampled": &tt.BusySampled, "waiting_cpu_sampled": &tt.WaitingCPU}[s("key")]; b != nil {
 				var err error
 				*b, err = strconv.ParseBool(s("value"))
 				must(t, err)
@@ -189,7 +189,7 @@ func parseCSV(t *testing.T, data []byte) summary.Report {
 				"direct_calls": &tt.DirectCalls, "indirect_calls": &tt.IndirectCalls, "plt_calls": &tt.PLTCalls,
 				"threads": &tt.Threads, "processes": &tt.Processes, "max_nesting_level": &tt.MaxNestingLevel,
 				"max_recursion_depth": &tt.MaxRecursionDepth, "traced_ns": &tt.TracedNs, "blocked_ns": &tt.BlockedNs,
-				"wall_ns": &tt.WallNs}[s("key")]
+				"waiting_cpu_ns": &tt.WaitingCPUNs, "wall_ns": &tt.WallNs}[s("key")]
 			switch p := ptr.(type) {
 			case *int:
 				*p = int(v)
@@ -429,6 +429,15 @@ func (h humanChecker) pct(cell string, want float64) {
 	}
 }
 
+// totalsRows is the Totals table's length: one more row with the time
+// on a CPU inside waiting calls.
+func totalsRows(r *summary.Report) int {
+	if r.Totals.WaitingCPU {
+		return 14
+	}
+	return 13
+}
+
 func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	// the tables shorten names unless told not to; JSON and CSV do not
 	shown := names.Short
@@ -480,7 +489,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	if c := r.Meta.CPUSamples; c != nil {
 		h("busy times").str(p["busy times"], busyTimesText(c, r.Totals.Times == "busy"))
 	}
-	tt := kv(get("Totals", 13))
+	tt := kv(get("Totals", totalsRows(r)))
 	for k, v := range map[string]int64{"nodes": int64(r.Totals.Nodes), "edges": int64(r.Totals.Edges),
 		"calls": r.Totals.Calls, "direct calls": r.Totals.DirectCalls, "indirect calls": r.Totals.IndirectCalls,
 		"PLT calls": r.Totals.PLTCalls, "threads": int64(r.Totals.Threads), "processes": int64(r.Totals.Processes),
@@ -560,6 +569,11 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		row := bs.rows[i]
 		h("blocking %d", i).str(row[0], x.Display)
 		h("blocking %d calls", i).num(row[1], x.Calls)
+		if r.Totals.WaitingCPU {
+			h("blocking %d wall", i).dur(row[2], x.WallNs)
+			h("blocking %d on-CPU", i).dur(row[3], x.OnCPUNs)
+			row = append(row[:2:2], row[4:]...)
+		}
 		h("blocking %d time", i).dur(row[2], x.BlockedNs)
 		h("blocking %d pct", i).pct(row[3], x.Pct)
 	}

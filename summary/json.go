@@ -50,7 +50,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 		{"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls}, {"threads", int64(t.Threads)},
 		{"processes", int64(t.Processes)}, {"max_nesting_level", int64(t.MaxNestingLevel)},
 		{"max_recursion_depth", int64(t.MaxRecursionDepth)}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
-		{"wall_ns", t.WallNs}} {
+		{"waiting_cpu_ns", t.WaitingCPUNs}, {"wall_ns", t.WallNs}} {
 		j.key(2, kv.k, i == 0)
 		j.int(kv.v)
 	}
@@ -60,6 +60,8 @@ func WriteJSON(w io.Writer, r *Report) error {
 	j.raw(strconv.FormatBool(t.Sampled))
 	j.key(2, "busy_sampled", false)
 	j.raw(strconv.FormatBool(t.BusySampled))
+	j.key(2, "waiting_cpu_sampled", false)
+	j.raw(strconv.FormatBool(t.WaitingCPU))
 	j.end(1, '}')
 	array(j, "functions", r.Functions, func(f *Function) {
 		j.key(3, "name", true)

@@ -132,6 +132,11 @@ type Totals struct {
 	MaxRecursionDepth int   `json:"max_recursion_depth"`
 	TracedNs          int64 `json:"traced_ns"`
 	BlockedNs         int64 `json:"blocked_ns"`
+	// WaitingCPUNs is the CPU time sampled inside the waiting calls
+	// (WaitingCPU: the profile's samples cover every thread, in the
+	// kernel too), taken out of BlockedNs: a thread copying to a socket
+	// inside write is busy, not blocked.
+	WaitingCPUNs int64 `json:"waiting_cpu_ns"`
 	// WallNs is the scope's traced wall time, whatever Times: the base
 	// of the blocked share.
 	WallNs int64 `json:"wall_ns"`
@@ -145,6 +150,7 @@ type Totals struct {
 	// (Meta.CPUSamples, model.Profile.Busy): a self time is the CPU time
 	// sampled in the function's own code, waiting calls included.
 	BusySampled bool `json:"busy_sampled"`
+	WaitingCPU  bool `json:"waiting_cpu_sampled"` // see WaitingCPUNs
 }
 
 // Function is one function, all its calling contexts and nesting levels
@@ -300,13 +306,38 @@ type Level struct {
 }
 
 // BlockedFn is a blocking function and its time not already inside
-// another blocking call.
+// another blocking call: its wall time, split (with CPU samples of the
+// kernel too) into the time its thread was on a CPU inside it (copying
+// to a socket, a page fault) and the time it was blocked.
 type BlockedFn struct {
 	Display   string // as Function.Display
 	Calls     int64
-	BlockedNs int64
+	WallNs    int64
+	OnCPUNs   int64 // 0 without the split (Totals.WaitingCPU)
+	BlockedNs int64 // WallNs - OnCPUNs
 	Pct       float64
 	full      string // model.Profile.FuncName: the tie-break, shortened or not
+	fn        int
+}
+
+// waitingSampled tells whether samples split a waiting call's time into
+// on-CPU and blocked: every thread sampled, in the kernel too (user-mode
+// samples miss the kernel's work inside a system call).
+func waitingSampled(c *model.CPUSamples) bool {
+	return c != nil && c.WithKernel && c.NotSampled == ""
+}
+
+// waitingCPU is each waiting function's CPU time in busy graph g of
+// profile p: the samples its activations (and their callees) took.
+func waitingCPU(p *model.Profile, g *model.Graph) map[int]int64 {
+	waiting := p.WaitingFuncs()
+	out := map[int]int64{}
+	for _, n := range g.Nodes {
+		if f := n.Key.Func; f >= 0 && f < len(waiting) && waiting[f] {
+			out[f] += n.TotalNs
+		}
+	}
+	return out
 }
 
 // Compute summarises profile p.
@@ -508,7 +539,20 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 		}
 		return a.full < b.full
 	})
-	r.Blocking = blockedFuncs(wall, gw, bdw, func(ns int64) float64 { return 100 * gw.Coverage(ns) }, opt.FullNames)
+	var onCPU map[int]int64
+	if waitingSampled(wall.Meta.CPUSamples) {
+		gb := g
+		if !opt.Busy {
+			gb = wall.Busy().Graph(scope)
+		}
+		onCPU = waitingCPU(wall, gb)
+		r.Totals.WaitingCPU = true
+	}
+	r.Blocking = blockedFuncs(wall, gw, bdw, onCPU, func(ns int64) float64 { return 100 * gw.Coverage(ns) }, opt.FullNames)
+	for _, b := range r.Blocking {
+		r.Totals.BlockedNs -= b.OnCPUNs
+		r.Totals.WaitingCPUNs += b.OnCPUNs
+	}
 	// threads, levels, processes
 	levels := map[int]*Level{}
 	for _, t := range refs {
@@ -708,7 +752,8 @@ func keyLess(p *model.Profile, a, b model.Key) bool {
 // blockedFuncs lists the waiting calls of graph g with the time of their
 // outermost activations (not inside another waiting call), most blocked
 // first, ties by full name.
-func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct func(int64) float64, fullNames bool) []BlockedFn {
+// onCPU holds each function's sampled CPU time (nil: none).
+func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, onCPU map[int]int64, pct func(int64) float64, fullNames bool) []BlockedFn {
 	byFunc := map[int]*BlockedFn{}
 	var out []BlockedFn
 	for i, w := range bd.Nodes {
@@ -723,10 +768,14 @@ func blockedFuncs(p *model.Profile, g *model.Graph, bd *model.Breakdown, pct fun
 			byFunc[f] = b
 		}
 		b.Calls += w.OuterCalls
-		b.BlockedNs += w.OuterNs
+		b.WallNs += w.OuterNs
+		b.fn = f
 	}
 	for i := range out {
-		out[i].Pct = pct(out[i].BlockedNs)
+		b := &out[i]
+		b.OnCPUNs = min(onCPU[b.fn], b.WallNs)
+		b.BlockedNs = b.WallNs - b.OnCPUNs
+		b.Pct = pct(b.BlockedNs)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]

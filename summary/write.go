@@ -55,8 +55,9 @@ func WriteCSV(w io.Writer, r *Report) error {
 	for _, kv := range [][2]any{{"nodes", t.Nodes}, {"edges", t.Edges}, {"calls", t.Calls},
 		{"direct_calls", t.DirectCalls}, {"indirect_calls", t.IndirectCalls}, {"plt_calls", t.PLTCalls},
 		{"threads", t.Threads}, {"processes", t.Processes}, {"max_nesting_level", t.MaxNestingLevel},
-		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs},
-		{"wall_ns", t.WallNs}, {"times", t.Times}, {"sampled", t.Sampled}, {"busy_sampled", t.BusySampled}} {
+		{"max_recursion_depth", t.MaxRecursionDepth}, {"traced_ns", t.TracedNs}, {"blocked_ns", t.BlockedNs}, {"waiting_cpu_ns", t.WaitingCPUNs},
+		{"wall_ns", t.WallNs}, {"times", t.Times}, {"sampled", t.Sampled}, {"busy_sampled", t.BusySampled},
+		{"waiting_cpu_sampled", t.WaitingCPU}} {
 		c.rec("totals", "key", kv[0], "value", kv[1])
 	}
 	col := c.col
@@ -286,6 +287,9 @@ func sections(r *Report) []tables.Table {
 			{"blocked time", d(t.BlockedNs)}, {"blocked share", pc(pctOf(t.BlockedNs, t.WallNs))},
 		}},
 	}
+	if t.WaitingCPU {
+		out[1].Rows = append(out[1].Rows, []string{"on a CPU in waiting calls", d(t.WaitingCPUNs)})
+	}
 	if t.Sampled {
 		out[0].Rows = append(out[0].Rows, []string{"values", r.Values})
 	}
@@ -323,8 +327,17 @@ func sections(r *Report) []tables.Table {
 	}
 	bs := tables.Table{Title: "Blocked in waiting calls (outermost only)",
 		Header: []string{"function", "calls", "blocked", "blocked %"}, Kinds: []tables.Kind{symbol, number, number, number}}
+	if t.WaitingCPU {
+		bs.Title = "Blocked in waiting calls (outermost only; on-CPU: CPU time sampled inside them, not blocked)"
+		bs.Header = []string{"function", "calls", "wall", "on-CPU", "blocked", "blocked %"}
+		bs.Kinds = []tables.Kind{symbol, number, number, number, number, number}
+	}
 	for _, x := range r.Blocking {
-		bs.Rows = append(bs.Rows, []string{x.Display, calls(x.Calls), d(x.BlockedNs), pc(x.Pct)})
+		row := []string{x.Display, calls(x.Calls), d(x.BlockedNs), pc(x.Pct)}
+		if t.WaitingCPU {
+			row = []string{x.Display, calls(x.Calls), d(x.WallNs), d(x.OnCPUNs), d(x.BlockedNs), pc(x.Pct)}
+		}
+		bs.Rows = append(bs.Rows, row)
 	}
 	ms := tables.Table{Title: "Modules (self time of their functions)",
 		Header: []string{"module", "self", "self %"}, Kinds: []tables.Kind{text, number, number}}
