@@ -27,6 +27,9 @@ import (
 type Options struct {
 	Filter       *instrument.Filter
 	NoFollowFork bool
+	// Tree: AttachAll takes each process with every descendant it has at
+	// that moment (children created later are followed as ever).
+	Tree bool
 	// Force traces programs that are refused otherwise (Go programs).
 	Force bool
 	// Probes is the probe kind: ProbesAuto (inline where a function can
@@ -266,7 +269,14 @@ func Record(ctx context.Context, argv []string, opt Options) (*Result, error) {
 
 // Attach traces every thread of process pid until ctx ends or it exits.
 func Attach(ctx context.Context, pid int, opt Options) (*Result, error) {
-	return run(ctx, opt, func(e *engine) error { return e.attach(pid) })
+	return AttachAll(ctx, []int{pid}, opt)
+}
+
+// AttachAll is Attach for several processes at once (and, with
+// Options.Tree, their descendants): one engine, one profile. Result.Pid
+// is the first's.
+func AttachAll(ctx context.Context, pids []int, opt Options) (*Result, error) {
+	return run(ctx, opt, func(e *engine) error { return e.attachAll(pids) })
 }
 
 // run executes a session on one locked OS thread: the tracer thread.

@@ -23,6 +23,7 @@ import (
 type scanning struct {
 	libsSeen    map[string]bool
 	opened      map[string]*instrument.Module
+	shared      map[string]*instrument.Module // opened for an earlier process of AttachAll
 	unwindPre   []*unwind.Module
 	unwindAt    []string
 	leftoverWhy string
@@ -473,6 +474,13 @@ func (e *engine) preopen(pid int) {
 		if !selected {
 			continue
 		}
+		if m, ok := e.shared[path]; ok && m.Unchanged() {
+			e.opened[path] = m // read and swept for a process attached before
+			if b, err := m.Bias(maps); err == nil {
+				biases[path] = b
+			}
+			continue
+		}
 		mod, err := instrument.Open(path)
 		if err != nil {
 			continue
@@ -512,8 +520,25 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 	if m, ok := e.opened[path]; ok {
 		delete(e.opened, path)
 		if m.Unchanged() {
+			e.share(path, m)
 			return m, nil
 		}
 	}
-	return instrument.Open(path)
+	m, err := instrument.Open(path)
+	if err == nil {
+		e.share(path, m)
+	}
+	return m, err
+}
+
+// share keeps module m of path for the processes attached after this one
+// (AttachAll): a module is read and swept once, as a forked child shares
+// its parent's.
+func (e *engine) share(path string, m *instrument.Module) {
+	if len(e.roots) > 1 {
+		if e.shared == nil {
+			e.shared = map[string]*instrument.Module{}
+		}
+		e.shared[path] = m
+	}
 }

@@ -113,7 +113,9 @@ func (e *engine) attach(pid int) error {
 		return fmt.Errorf("attach to pid %d: %w", pid, err)
 	}
 	e.preopen(pid)
-	e.rootPid = pid
+	if e.rootPid == 0 {
+		e.rootPid = pid
+	}
 	seized := map[int]bool{}
 	foreign := map[int]int{} // threads another tracer has: its pid
 	for {
@@ -259,7 +261,7 @@ func (e *engine) attach(pid int) error {
 			e.resume(t, 0)
 		}
 	}
-	e.stats.AttachPause = time.Duration(e.now() - began)
+	e.stats.AttachPause += time.Duration(e.now() - began)
 	return nil
 }
 

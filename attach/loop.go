@@ -270,7 +270,7 @@ func (e *engine) taskGone(t *thread, ws unix.WaitStatus) {
 	} else {
 		e.s.ProcessEnded(p.sp, false, 0, signalName(ws.Signal()))
 	}
-	if p.pid == e.rootPid {
+	if p.pid == e.rootPid && len(e.roots) <= 1 {
 		w := ws
 		e.rootExit = &w
 	}

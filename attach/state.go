@@ -52,7 +52,12 @@ type tracees struct {
 
 	rootPid  int
 	rootExit *unix.WaitStatus
-	launched bool // we started the root process (record)
+	// roots are the processes attach took (AttachAll): the session
+	// reports the root's exit as the target's only when it is alone.
+	// attachParent is the traced parent of each that has one.
+	roots        []int
+	attachParent map[int]*session.Process
+	launched     bool // we started the root process (record)
 
 	stopRequested atomic.Bool
 	wakers        sync.Map // pids of our wake-up children (wake)
@@ -292,7 +297,7 @@ func (e *engine) newProcess(pid int, as *space, parent *thread, forkedBy int, ex
 	if execOf != nil {
 		old = execOf.sp
 	}
-	info := session.ProcessInfo{Pid: pid, Exe: procfs.Exe(pid), Argv: procfs.Argv(pid)}
+	info := session.ProcessInfo{Pid: pid, Exe: procfs.Exe(pid), Argv: procfs.Argv(pid), Parent: e.attachParent[pid]}
 	p := &process{pid: pid, sp: e.s.NewProcess(info, pt, forkedBy, old), as: as, exe: info.Exe}
 	e.stats.Processes++
 	return p

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -12,14 +13,22 @@ import (
 
 func newAttachCmd() *cobra.Command {
 	var f traceFlags
-	var pid int
+	var pids []int
+	var tree bool
 	c := &cobra.Command{
-		Use:   "attach --pid PID [flags]",
+		Use:   "attach --pid PID[,PID...] [flags]",
 		Short: "Trace a running process until Ctrl-C, then detach and save",
 		Long: `attach traces every thread of a running process (and the threads and
 children it creates) until Ctrl-C, SIGTERM, SIGHUP, --duration or the
 process's exit; then it detaches, leaving the process running as before,
 and writes the profile.
+
+--pid takes several processes (-p 1,2,3, or -p repeated): one session, one
+profile, each process with its threads. --tree takes each with every
+descendant it has at that moment: a pre-forking server's master and its
+workers. A process that ends while the others go on leaves its part in the
+profile. A process with a parent but no "forked by" in the profile was
+already running at attach.
 
 Snapshots, each a complete profile of everything so far while tracing goes
 on: SIGUSR1 to profile writes one, --checkpoint FUNC one each time FUNC
@@ -38,18 +47,30 @@ could be saved nowhere, or tracing failed.`,
 		Example: `  profile attach --pid 4242
   profile attach --pid 4242 --duration 10s -o server.data
   profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3
-  profile attach --pid 4242 --checkpoint handle_request -o server.data   # server.data.1, .2, ...`,
+  profile attach --pid 4242 --checkpoint handle_request -o server.data   # server.data.1, .2, ...
+  profile attach --pid 4242 --tree --duration 10s   # a master and its worker processes`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if pid <= 0 {
+			if len(pids) == 0 {
 				return usagef("attach needs --pid PID")
 			}
+			var uniq []int
+			for _, pid := range pids {
+				if pid <= 0 {
+					return usagef("--pid %d: not a process id", pid)
+				}
+				if !slices.Contains(uniq, pid) {
+					uniq = append(uniq, pid)
+				}
+			}
+			pids = uniq
 			f.stdout = c.OutOrStdout()
-			opt, err := f.options("attach", nil, pid)
+			opt, err := f.options("attach", nil, pids[0])
 			if err != nil {
 				return err
 			}
+			opt.Tree = tree
 			if f.snapshotting() {
 				// Snapshots are compensated too: measured before attaching.
 				attach.PrepareCompensation(context.Background(), &opt)
@@ -57,14 +78,15 @@ could be saved nowhere, or tracing failed.`,
 			f.startSnapshots(&opt, os.Stderr)
 			ctx, done := f.traceContext(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer done()
-			r, err := attach.Attach(ctx, pid, opt)
+			r, err := attach.AttachAll(ctx, pids, opt)
 			if err != nil {
 				return err
 			}
 			return f.finishTrace(c, r)
 		},
 	}
-	c.Flags().IntVarP(&pid, "pid", "p", 0, "attach to the process `PID`")
+	c.Flags().IntSliceVarP(&pids, "pid", "p", nil, "attach to the process `PID` (a list: 1,2,3, or repeat -p)")
+	c.Flags().BoolVar(&tree, "tree", false, "attach to each --pid process's descendants too (those it has now; later ones are followed anyway)")
 	f.register(c)
 	c.Flags().Lookup("output").Usage = "write the profile to `FILE`, - for the standard output (an existing file is kept as FILE.old; a device such as /dev/null is written straight)"
 	f.registerAutoExpand(c)

@@ -49,6 +49,10 @@ type ProcessInfo struct {
 	Pid  int
 	Exe  string
 	Argv []string
+	// Parent is the process's parent when it was already running when
+	// tracing began and its parent is traced too (attach --tree): no
+	// fork of it was seen.
+	Parent *Process
 }
 
 // Process is one process image of the profile.
@@ -142,6 +146,8 @@ func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, exe
 		pr.Parent = parent.Proc.Idx
 		pr.ParentPid = parent.Proc.Pid
 		pr.ForkedByTid = parent.Tid
+	} else if info.Parent != nil {
+		pr.Parent, pr.ParentPid = info.Parent.Idx, info.Parent.Pid
 	}
 	if execOf != nil {
 		pr.ExecOf = execOf.Idx

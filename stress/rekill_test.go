@@ -38,10 +38,11 @@ func rekills(t *testing.T, def int) int {
 // a random point: during attach set-up (50-300 ms), while tracing (up to
 // 2 s), during detach (SIGINT, then the kill 0-30 ms later) or right
 // after Ctrl-C's detach began (SIGINT, the kill 30-150 ms later). It
-// returns where the kill fell.
-func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand, i int) string {
+// returns where the kill fell. extra are more flags of the attach.
+func killCycle(t *testing.T, dir string, pid int, probes string, rng *rand.Rand, i int, extra ...string) string {
 	t.Helper()
-	prof := startProfile(t, dir, "attach", "--probes", probes, "--pid", strconv.Itoa(pid), "-o", fmt.Sprintf("k%03d.data", i))
+	args := append([]string{"attach", "--probes", probes, "--pid", strconv.Itoa(pid), "-o", fmt.Sprintf("k%03d.data", i)}, extra...)
+	prof := startProfile(t, dir, args...)
 	var at string
 	switch k := rng.IntN(4); k {
 	case 0:

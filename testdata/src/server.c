@@ -448,6 +448,64 @@ TRACED int wait_for_stop(double deadline)
 	return timed_out;
 }
 
+/* The listening socket on 127.0.0.1:port (0: any free port), non-blocking;
+ * addr gets its address. */
+static void open_listener(long port, struct sockaddr_in *addr)
+{
+	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		fail("socket");
+	int one = 1;
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	memset(addr, 0, sizeof *addr);
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	addr->sin_port = htons((unsigned short)port);
+	if (bind(listen_fd, (struct sockaddr *)addr, sizeof *addr) != 0)
+		fail("bind");
+	if (listen(listen_fd, 512) != 0)
+		fail("listen");
+	socklen_t alen = sizeof *addr;
+	if (getsockname(listen_fd, (struct sockaddr *)addr, &alen) != 0)
+		fail("getsockname");
+}
+
+/* The stop pipe, and SIGTERM and SIGINT handled by on_signal (a forked
+ * process makes its own). */
+static void stop_on_signals(void)
+{
+	if (pipe2(stop_pipe, O_CLOEXEC) != 0)
+		fail("pipe");
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* stop_on_signals, and the epoll set of the listening socket and the stop
+ * pipe: a serving process's own (a forked worker makes its own). */
+static void serving_setup(void)
+{
+	stop_on_signals();
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		fail("epoll_create1");
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT,
+				 .data.ptr = &listen_tag};
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
+		fail("epoll_ctl");
+	struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &stop_tag};
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, stop_pipe[0], &sev) != 0)
+		fail("epoll_ctl");
+}
+
+static struct worker workers[MAX_THREADS];
+
+#ifndef SERVER_NO_MAIN
 #define usage()                                                                \
 	do {                                                                   \
 		fprintf(stderr, "usage: server [--port N] [--threads N] "      \
@@ -455,8 +513,6 @@ TRACED int wait_for_stop(double deadline)
 		SC_LEAVE(main);                                                \
 		return 2;                                                      \
 	} while (0)
-
-static struct worker workers[MAX_THREADS];
 
 int main(int argc, char **argv)
 {
@@ -473,45 +529,9 @@ int main(int argc, char **argv)
 	    nthreads > MAX_THREADS || seconds < 0)
 		usage();
 
-	if (pipe2(stop_pipe, O_CLOEXEC) != 0)
-		fail("pipe");
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		fail("socket");
-	int one = 1;
-	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	struct sockaddr_in addr;
-	memset(&addr, 0, sizeof addr);
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	addr.sin_port = htons((unsigned short)port);
-	if (bind(listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0)
-		fail("bind");
-	if (listen(listen_fd, 512) != 0)
-		fail("listen");
-	socklen_t alen = sizeof addr;
-	if (getsockname(listen_fd, (struct sockaddr *)&addr, &alen) != 0)
-		fail("getsockname");
-
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		fail("epoll_create1");
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT,
-				 .data.ptr = &listen_tag};
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, listen_fd, &ev) != 0)
-		fail("epoll_ctl");
-	struct epoll_event sev = {.events = EPOLLIN, .data.ptr = &stop_tag};
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, stop_pipe[0], &sev) != 0)
-		fail("epoll_ctl");
+	open_listener(port, &addr);
+	serving_setup();
 
 	int n = spawn_workers(workers, (int)nthreads);
 	int code = n == nthreads ? 0 : 1;
@@ -537,3 +557,4 @@ int main(int argc, char **argv)
 	SC_LEAVE(main);
 	return sc_finish(code);
 }
+#endif

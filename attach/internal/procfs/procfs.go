@@ -114,3 +114,33 @@ func MappingProt(pid int, addr uint64) (byte, bool) {
 	}
 	return 0, false
 }
+
+// Children lists the child processes of process pid: the children of each
+// of its threads (/proc/PID/task/TID/children), each once.
+func Children(pid int) []int {
+	tids, err := Tasks(pid)
+	if err != nil {
+		return nil
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, tid := range tids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, tid))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil && !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// PPid returns the parent process id of a process, 0 if unknown.
+func PPid(pid int) int {
+	n, _ := strconv.Atoi(Status(pid)["PPid"])
+	return n
+}
