@@ -229,7 +229,8 @@ func TestTopJSONLinesAddUp(t *testing.T) {
 	stillRuns(t, target, lines)
 }
 
-// Piped without --format: a plain table per interval.
+// Piped without --format: a plain table per interval, in busy times, and
+// a table of the threads.
 func TestTopPipedTable(t *testing.T) {
 	dir := t.TempDir()
 	target, _ := rateTarget(t)
@@ -238,7 +239,8 @@ func TestTopPipedTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("top: %d %s", code, stderr)
 	}
-	if strings.Count(out, "CALLS/S") < 3 || !strings.Contains(out, "(final)") || strings.Contains(out, "\x1b") {
+	if strings.Count(out, "CALLS/S") < 3 || !strings.Contains(out, "(final)") || strings.Contains(out, "\x1b") ||
+		strings.Count(out, "busy times") != strings.Count(out, "pid ") || !strings.Contains(out, "THREAD") {
 		t.Fatalf("piped output:\n%s", out)
 	}
 	tables := strings.Split(out, "pid ")
@@ -254,6 +256,7 @@ func TestTopUsageErrors(t *testing.T) {
 		{"top", "--pid", "1", "--interval", "10ms"},
 		{"top", "--pid", "1", "--format", "xml"},
 		{"top", "--pid", "1", "--sort", "speed"},
+		{"top", "--pid", "1", "--scope", "idle"},
 	} {
 		_, stderr, code := run(t, t.TempDir(), args...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
