@@ -168,7 +168,8 @@ func TestTopThreadList(t *testing.T) {
 // --scope wall shows the measured times: a thread sleeping 98% of the
 // time (rate at 100 ticks a second, 200 µs of work each) has its
 // clock_nanosleep lead the functions, where busy time ranks hot first and
-// gives clock_nanosleep its calls but no time.
+// gives clock_nanosleep its calls but no time. The line's traced time is
+// its thread's busy time, or under wall its traced time.
 func TestTopScopeWall(t *testing.T) {
 	target, _ := rateTarget(t, "--hz", "100", "--work", "200")
 	time.Sleep(300 * time.Millisecond)
@@ -204,5 +205,25 @@ func TestTopScopeWall(t *testing.T) {
 	wall := topJSON(t, target.Process.Pid, "--scope", "wall")
 	if got := lead(wall, "wall"); !slices.Contains(got, "libc.so.6:clock_nanosleep") {
 		t.Errorf("wall: leaders %q, want clock_nanosleep", got)
+	}
+	// Each line's traced time is its threads' busy time, or under wall
+	// their traced time.
+	for _, c := range []struct {
+		lines []topLine
+		wall  bool
+	}{{busy, false}, {wall, true}} {
+		for i, l := range c.lines {
+			var sum int64
+			for _, th := range l.Threads {
+				if c.wall {
+					sum += th.TracedNs
+				} else {
+					sum += th.BusyNs
+				}
+			}
+			if sum != l.TracedNs || len(l.Threads) != 1 || l.Threads[0].Name != "rate" {
+				t.Errorf("wall %v, line %d: traced %d ns, threads %+v", c.wall, i, l.TracedNs, l.Threads)
+			}
+		}
 	}
 }
