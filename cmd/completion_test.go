@@ -127,6 +127,7 @@ func TestCompletionValuesAccepted(t *testing.T) {
 		"probes": func(v string) bool { return attach.CheckProbes(v) == nil },
 		"sort":   func(v string) bool { _, ok := top.ParseColumn(v); return ok },
 		"format": func(v string) bool { return v == "text" || v == "json" }, // top's own check
+		"scope":  func(v string) bool { _, err := busyScope(v); return err == nil },
 	}
 	tried := 0
 	walk(newRootCmd(), func(c *cobra.Command) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ func newTopCmd() *cobra.Command {
 		sortBy    string
 		rows      int
 		fullNames bool
+		timeKind  string
 	)
 	c := &cobra.Command{
 		Use:   "top --pid PID [flags]",
@@ -35,23 +37,37 @@ func newTopCmd() *cobra.Command {
 each traced function's calls per second, self and total time in the last
 interval, its share of the traced time, the threads calling it, and its
 calls and self time since attach. The header names the process, its
-threads, the call rate, the probe kinds and the profiler's own CPU use.
+threads, the call rate, the probe kinds, the profiler's own CPU use and
+the times shown.
 
-Keys: < > sort column, up/down select, t one thread at a time, c callers and
+Times are busy time (--scope busy, the default, as summary's): the time
+inside waiting calls (sleeps, I/O, locks, condition variables) is left
+out, so that an idle thread's nanosleep or pthread_cond_wait never tops
+the table. --scope wall shows the measured times, waiting included.
+
+The thread list (T on the screen, a second table or the JSON "threads"
+piped) shows every thread of the target: its name (/proc's comm), its CPU
+use over the interval (/proc's utime+stime, in % of one CPU), its busy and
+traced time and calls per second in the interval.
+
+Keys: < > sort column, up/down select, t one thread at a time, T the
+thread list (enter shows the selected thread's functions), c callers and
 callees of the selected function, / filter by regex, p pause, s save a
 snapshot (OUT.1, OUT.2, ...), q quit: detach, leaving the process running
 as before, and write the profile to -o.
 
-Piped (standard output not a terminal), top prints a plain table every
-interval instead, or with --format json one JSON object per line holding
-the interval's numbers (summed over the lines, the calls equal the final
-profile's); the last line, "final": true, covers the time up to detach.
+Piped (standard output not a terminal), top prints a plain table and a
+thread table every interval instead, or with --format json one JSON object
+per line holding the interval's numbers (summed over the lines, the calls
+equal the final profile's); the last line, "final": true, covers the time
+up to detach.
 
 C++ and Rust names are shortened ("std::vector<…>::push_back"); JSON has
 them in full, and the / filter matches the full names. --full-names shows
 them whole.`,
 		Example: `  profile top --pid 4242
   profile top --pid 4242 --sort calls/s --interval 2s -o server.data
+  profile top --pid 4242 --scope wall
   profile top --pid 4242 --format json --duration 30s | jq .calls_per_sec`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -71,6 +87,10 @@ them whole.`,
 			}
 			if rows < 0 {
 				return usagef("bad --rows %d: must not be negative", rows)
+			}
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
 			}
 			if f.snapshotting() {
 				return usagef("--checkpoint and --snapshot-every write snapshots of record and attach; top shows its own every --interval")
@@ -102,16 +122,18 @@ them whole.`,
 			defer done()
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, opt: top.Options{FullNames: fullNames}, snaps: snaps,
-				ended: make(chan traceEnd, 1)}
+			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, opt: top.Options{FullNames: fullNames, Wall: !busy},
+				snaps: snaps, ended: make(chan traceEnd, 1)}
+			// The first interval's CPU% is measured from before attach.
+			before := s.tasks([]int{pid})
 			go func() {
 				r, err := attach.Attach(ctx, pid, opt)
 				s.ended <- traceEnd{r, err}
 			}()
 			if format == "text" && isatty.IsTerminal(os.Stdout.Fd()) && isatty.IsTerminal(os.Stdin.Fd()) {
-				return s.screen(c, cancel)
+				return s.screen(c, cancel, before)
 			}
-			return s.lines(c, format)
+			return s.lines(c, format, before)
 		},
 	}
 	fl := c.Flags()
@@ -121,6 +143,7 @@ them whole.`,
 	fl.StringVar(&sortBy, "sort", "self", "sort by `COLUMN`: calls/s, self, total, calls, self-all or name")
 	fl.IntVar(&rows, "rows", 25, "piped text: the first `N` functions of each table (0: all)")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full (json always does; the filter matches them)")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out) or wall (measured, waiting included)")
 	f.register(c)
 	c.Flags().MarkHidden("checkpoint")
 	c.Flags().MarkHidden("snapshot-every")
@@ -128,6 +151,7 @@ them whole.`,
 		c.Flags().MarkHidden(name)
 	}
 	completeFlag(c, "pid", completePids)
+	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "a table per interval"),
 		cobra.CompletionWithDesc("json", "an object per line"))
@@ -163,6 +187,48 @@ type topSession struct {
 	ended chan traceEnd
 	cpu   cpuMeter
 	saved int
+	// tasksErr is the first failure to read the threads from /proc, said
+	// once; the screen's snapshots are read beside the screen.
+	tasksMu   sync.Mutex
+	tasksErr  error
+	tasksSaid bool
+}
+
+// tasks reads the threads of processes pids from /proc; a failure leaves
+// out what could not be read, and is remembered to be said once.
+func (s *topSession) tasks(pids []int) top.Tasks {
+	t, err := top.ReadTasks("/proc", pids)
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	if err != nil && s.tasksErr == nil {
+		s.tasksErr = err
+	}
+	return t
+}
+
+// snapshot is a snapshot of the profile p with the threads of its
+// processes.
+func (s *topSession) snapshot(p *model.Profile) *top.Snapshot {
+	return top.NewSnapshot(p, s.tasks(processPids(p)))
+}
+
+// processPids are the pids of p's processes.
+func processPids(p *model.Profile) []int {
+	pids := make([]int, len(p.Processes))
+	for i, pr := range p.Processes {
+		pids[i] = pr.Pid
+	}
+	return pids
+}
+
+// sayTasksErr says the first failure to read the threads, once.
+func (s *topSession) sayTasksErr() {
+	s.tasksMu.Lock()
+	defer s.tasksMu.Unlock()
+	if s.tasksErr != nil && !s.tasksSaid {
+		fmt.Fprintf(os.Stderr, "profile: top: the thread list lacks threads: %v\n", s.tasksErr)
+		s.tasksSaid = true
+	}
 }
 
 // header describes the profile p and the engine's numbers s; final: p is
@@ -195,8 +261,8 @@ func (s *topSession) finish(c *cobra.Command, e traceEnd) error {
 }
 
 // screen runs the full-screen view until q (or the target's end).
-func (s *topSession) screen(c *cobra.Command, quit func()) error {
-	scr := top.NewScreen(top.Actions{Quit: quit, Save: s.save}, s.sort, s.opt)
+func (s *topSession) screen(c *cobra.Command, quit func(), before top.Tasks) error {
+	scr := top.NewScreen(top.Actions{Quit: quit, Save: s.save}, s.sort, s.opt, before)
 	// The rows change once an interval: ten frames a second keep keys
 	// snappy without waking the profiler sixty times a second.
 	prog := tea.NewProgram(scr, tea.WithAltScreen(), tea.WithFPS(10))
@@ -204,7 +270,8 @@ func (s *topSession) screen(c *cobra.Command, quit func()) error {
 		for {
 			select {
 			case sn := <-s.snaps:
-				prog.Send(top.SnapshotMsg{Profile: sn.p, Header: s.header(sn.p, sn.s, false)})
+				prog.Send(top.SnapshotMsg{Profile: sn.p, Tasks: s.tasks(processPids(sn.p)),
+					Header: s.header(sn.p, sn.s, false)})
 			case end := <-s.ended:
 				s.ended <- end // for finish, below
 				prog.Send(top.DoneMsg{Text: "detached"})
@@ -218,17 +285,20 @@ func (s *topSession) screen(c *cobra.Command, quit func()) error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "profile: top: terminal: %v\n", err)
 	}
+	s.sayTasksErr()
 	return s.finish(c, end)
 }
 
 // lines writes a table or a JSON line per snapshot, then the final one.
-func (s *topSession) lines(c *cobra.Command, format string) error {
+func (s *topSession) lines(c *cobra.Command, format string, before top.Tasks) error {
 	w := c.OutOrStdout()
-	var prev *model.Profile
+	prev := &top.Snapshot{Tasks: before}
 	write := func(p *model.Profile, h top.Header) error {
-		v := top.Compute(prev, p, top.Scope{}, s.opt)
+		cur := s.snapshot(p)
+		s.sayTasksErr()
+		v := top.Refresh(prev, cur, top.Scope{}, s.opt)
 		top.Sort(v.Rows, s.sort)
-		prev = p
+		prev = cur
 		if format == "json" {
 			return top.WriteJSON(w, h, v)
 		}

@@ -101,8 +101,8 @@ func functionCalls(p *model.Profile) map[string]int64 {
 }
 
 // profile top in a terminal (tmux), sorted by calls/s: the top row is
-// light() at the workload's own rate; q detaches, writes the profile and
-// leaves the target running. (Light work: the workload keeps its rate on
+// light() at the workload's own rate; T lists its thread; q detaches,
+// writes the profile and leaves the target running. (Light work: the workload keeps its rate on
 // a loaded machine.)
 func TestTopInTmux(t *testing.T) {
 	tmux, err := exec.LookPath("tmux")
@@ -152,6 +152,16 @@ func TestTopInTmux(t *testing.T) {
 		t.Fatalf("top row %q: want light at %.0f calls/s (the workload's own rate)\n%s", fields, want, screen)
 	}
 
+	// T: the thread list, the target's one thread by tid and /proc's name.
+	exec.Command(tmux, "send-keys", "-t", session, "T").Run()
+	threadRow := regexp.MustCompile(fmt.Sprintf(`(?m)^\s+%d\s+%d\s+[\d.]+%%.* rate\s*$`, target.Process.Pid, target.Process.Pid))
+	for i := 0; i < 20 && !threadRow.MatchString(screen); i++ {
+		time.Sleep(250 * time.Millisecond)
+		screen = capture()
+	}
+	if !threadRow.MatchString(screen) || !strings.Contains(screen, "(every thread)") {
+		t.Fatalf("no thread list after T:\n%s", screen)
+	}
 	exec.Command(tmux, "send-keys", "-t", session, "q").Run()
 	var status []byte
 	for i := 0; i < 100 && len(status) == 0; i++ {
@@ -229,7 +239,8 @@ func TestTopJSONLinesAddUp(t *testing.T) {
 	stillRuns(t, target, lines)
 }
 
-// Piped without --format: a plain table per interval.
+// Piped without --format: a plain table per interval, in busy times, and
+// a table of the threads.
 func TestTopPipedTable(t *testing.T) {
 	dir := t.TempDir()
 	target, _ := rateTarget(t)
@@ -238,7 +249,8 @@ func TestTopPipedTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("top: %d %s", code, stderr)
 	}
-	if strings.Count(out, "CALLS/S") < 3 || !strings.Contains(out, "(final)") || strings.Contains(out, "\x1b") {
+	if strings.Count(out, "CALLS/S") < 3 || !strings.Contains(out, "(final)") || strings.Contains(out, "\x1b") ||
+		strings.Count(out, "busy times") != strings.Count(out, "pid ") || !strings.Contains(out, "THREAD") {
 		t.Fatalf("piped output:\n%s", out)
 	}
 	tables := strings.Split(out, "pid ")
@@ -254,6 +266,7 @@ func TestTopUsageErrors(t *testing.T) {
 		{"top", "--pid", "1", "--interval", "10ms"},
 		{"top", "--pid", "1", "--format", "xml"},
 		{"top", "--pid", "1", "--sort", "speed"},
+		{"top", "--pid", "1", "--scope", "idle"},
 	} {
 		_, stderr, code := run(t, t.TempDir(), args...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

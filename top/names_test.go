@@ -64,7 +64,7 @@ func TestNamesShortInTable(t *testing.T) {
 	}
 
 	// the screen: rows and the callers/callees panel
-	scr := NewScreen(Actions{}, BySelf, Options{})
+	scr := NewScreen(Actions{}, BySelf, Options{}, Tasks{})
 	scr.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
 	scr.Update(SnapshotMsg{Profile: p, Header: Header{Pid: 300}})
 	scr.Update(key("c")) // the first row: push_back<int>, 175 ns self
@@ -78,7 +78,7 @@ func TestNamesShortInTable(t *testing.T) {
 	if strings.Contains(s, "std::allocator") || strings.Contains(s, "(int)") {
 		t.Errorf("screen not shortened:\n%s", s)
 	}
-	full := NewScreen(Actions{}, BySelf, Options{FullNames: true})
+	full := NewScreen(Actions{}, BySelf, Options{FullNames: true}, Tasks{})
 	full.Update(tea.WindowSizeMsg{Width: 200, Height: 30})
 	full.Update(SnapshotMsg{Profile: p, Header: Header{Pid: 300}})
 	if s := full.View(); !strings.Contains(s, pushInt) {

@@ -17,6 +17,7 @@ import (
 // SnapshotMsg brings a new live snapshot to the screen.
 type SnapshotMsg struct {
 	Profile *model.Profile
+	Tasks   Tasks // the target's threads as /proc showed them then
 	Header  Header
 }
 
@@ -35,15 +36,17 @@ type Actions struct {
 type Screen struct {
 	act        Actions
 	head       Header
-	prev, cur  *model.Profile // the last two snapshots
-	shownPrev  *model.Profile // what is shown (frozen while paused)
-	shown      *model.Profile
+	prev, cur  *Snapshot // the last two snapshots
+	shownPrev  *Snapshot // what is shown (frozen while paused)
+	shown      *Snapshot
 	sort       Column
 	scope      Scope
 	opt        Options
 	sel        int // index into the rows shown
 	selName    string
 	links      bool
+	threads    bool // the thread list is open (T)
+	threadTid  int  // its selected thread (0: every thread)
 	paused     bool
 	editing    bool
 	filter     textinput.Model
@@ -60,18 +63,20 @@ type Screen struct {
 // viewKey is what the rows depend on: View runs after every message, the
 // rows change only with these.
 type viewKey struct {
-	prev, cur *model.Profile
+	prev, cur *Snapshot
 	scope     Scope
 	sort      Column
 	filter    string
 }
 
-// NewScreen is a screen sorted by sort, before any snapshot.
-func NewScreen(act Actions, sort Column, opt Options) *Screen {
+// NewScreen is a screen sorted by sort, before any snapshot; before are
+// the target's threads when the session started (the first interval's
+// CPU% is measured from them; zero: not read).
+func NewScreen(act Actions, sort Column, opt Options, before Tasks) *Screen {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "regex"
-	return &Screen{act: act, sort: sort, opt: opt, filter: ti, w: 120, h: 40}
+	return &Screen{act: act, sort: sort, opt: opt, filter: ti, w: 120, h: 40, cur: &Snapshot{Tasks: before}}
 }
 
 // Init starts nothing: snapshots arrive as messages.
@@ -83,7 +88,7 @@ func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		s.w, s.h = m.Width, m.Height
 	case SnapshotMsg:
-		s.prev, s.cur, s.head = s.cur, m.Profile, m.Header
+		s.prev, s.cur, s.head = s.cur, NewSnapshot(m.Profile, m.Tasks), m.Header
 		if !s.paused {
 			s.shownPrev, s.shown, s.lastHeader = s.prev, s.cur, s.head
 		}
@@ -93,6 +98,9 @@ func (s *Screen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		if s.editing {
 			return s, s.editKey(m)
+		}
+		if s.threads && s.threadKey(m.String()) {
+			return s, nil
 		}
 		s.key(m.String())
 	}
@@ -143,6 +151,8 @@ func (s *Screen) key(k string) {
 		s.move(1)
 	case "t":
 		s.nextThread()
+	case "T":
+		s.openThreads()
 	case "c":
 		s.links = !s.links
 	case "/":
@@ -168,12 +178,12 @@ func (s *Screen) move(d int) {
 
 // nextThread cycles the scope: every thread, then each thread by tid.
 func (s *Screen) nextThread() {
-	if s.shown == nil {
+	if s.shown == nil || s.shown.Profile == nil {
 		return
 	}
 	var tids []int
-	for i := range s.shown.Threads {
-		tids = append(tids, s.shown.Threads[i].Tid)
+	for i := range s.shown.Profile.Threads {
+		tids = append(tids, s.shown.Profile.Threads[i].Tid)
 	}
 	slices.Sort(tids)
 	tids = slices.Compact(tids)
@@ -190,11 +200,11 @@ func (s *Screen) nextThread() {
 }
 
 func (s *Screen) save() {
-	if s.act.Save == nil || s.cur == nil {
+	if s.act.Save == nil || s.cur.Profile == nil {
 		s.status = "nothing to save yet"
 		return
 	}
-	where, err := s.act.Save(s.cur)
+	where, err := s.act.Save(s.cur.Profile)
 	if err != nil {
 		s.status = "save: " + err.Error()
 		return
@@ -221,7 +231,7 @@ var (
 // View draws the screen.
 func (s *Screen) View() string {
 	var b strings.Builder
-	if s.shown == nil {
+	if s.shown == nil || s.shown.Profile == nil {
 		b.WriteString(titleStyle.Render(pad("profile top: waiting for the first snapshot…", s.w)) + "\n")
 		return b.String()
 	}
@@ -230,7 +240,7 @@ func (s *Screen) View() string {
 		key.filter = s.re.String()
 	}
 	if key != s.cached || s.lastRows == nil {
-		v := Compute(s.shownPrev, s.shown, s.scope, s.opt)
+		v := Refresh(s.shownPrev, s.shown, s.scope, s.opt)
 		rows := Filter(v.Rows, s.re)
 		Sort(rows, s.sort)
 		s.lastRows, s.lastView, s.cached = rows, v, key
@@ -245,38 +255,34 @@ func (s *Screen) View() string {
 	}
 
 	b.WriteString(titleStyle.Render(pad(Title(s.lastHeader, v), s.w)) + "\n")
-	thread := "all"
-	if s.scope.Tid != 0 {
-		thread = fmt.Sprint(s.scope.Tid)
-	}
-	flags := fmt.Sprintf("sort %s  thread %s", s.sort, thread)
+	flags := fmt.Sprintf("sort %s  thread %s  %s times", s.sort, s.threadName(v), scopeName(v))
 	if s.re != nil {
 		flags += "  filter " + s.re.String()
 	}
 	if s.paused {
 		flags += "  PAUSED"
 	}
-	b.WriteString(flags + dimStyle.Render("   </> sort  t thread  c callers/callees  / filter  p pause  s save  q quit") + "\n")
+	hint := "   </> sort  t next thread  T threads  c callers/callees  / filter  p pause  s save  q quit"
+	if s.threads {
+		hint = "   up/down select  enter show its functions  T/esc back  q quit"
+	}
+	b.WriteString(flags + dimStyle.Render(hint) + "\n")
 	if s.editing {
 		b.WriteString(s.filter.View() + "\n")
 	} else {
 		b.WriteString("\n")
 	}
+	if s.threads {
+		s.threadLines(&b, v.ThreadList)
+		b.WriteString(statusStyle.Render(s.status))
+		return b.String()
+	}
 
-	var head strings.Builder
-	for i, t := range tableHeader[:len(tableHeader)-1] {
-		st := headStyle
-		if columnSorts[i] == s.sort {
-			st = sortStyle
-		}
-		head.WriteString(st.Render(fmt.Sprintf("%*s", columnWidths[i], t)) + " ")
-	}
-	nameStyle := headStyle
+	hi := slices.Index(columnSorts, s.sort)
 	if s.sort == ByName {
-		nameStyle = sortStyle
+		hi = len(tableHeader) - 1
 	}
-	head.WriteString(nameStyle.Render(tableHeader[len(tableHeader)-1]))
-	b.WriteString(head.String() + "\n")
+	b.WriteString(headLine(tableHeader, columnWidths, hi) + "\n")
 
 	lines := s.h - 6
 	var panel []string
@@ -284,17 +290,9 @@ func (s *Screen) View() string {
 		panel = s.linkLines(rows[s.sel])
 		lines -= len(panel)
 	}
-	lines = max(lines, 1)
-	first := 0
-	if s.sel >= lines {
-		first = s.sel - lines + 1
-	}
-	for i := first; i < len(rows) && i < first+lines; i++ {
-		line := rowLine(rows[i], s.w)
-		if i == s.sel {
-			line = selStyle.Render(pad(line, s.w))
-		}
-		b.WriteString(line + "\n")
+	first, end := window(s.sel, len(rows), lines)
+	for i := first; i < end; i++ {
+		b.WriteString(s.selected(cellLine(Cells(rows[i]), columnWidths, s.w), i == s.sel) + "\n")
 	}
 	for _, l := range panel {
 		b.WriteString(l + "\n")
@@ -303,12 +301,118 @@ func (s *Screen) View() string {
 	return b.String()
 }
 
-// rowLine is one row of the table, cut to width.
-func rowLine(r Row, width int) string {
-	cells := Cells(r)
+// threadWidths are threadHeader's right-aligned widths, the name last.
+var threadWidths = []int{7, 7, 7, 9, 9, 10}
+
+// threadLines draws the thread list: every thread first, then each.
+func (s *Screen) threadLines(b *strings.Builder, list []ThreadRow) {
+	b.WriteString(headLine(threadHeader, threadWidths, -1) + "\n")
+	sel := s.threadIndex(list)
+	first, end := window(sel, len(list)+1, s.h-6)
+	for i := first; i < end; i++ {
+		cells := make([]string, len(threadHeader))
+		cells[len(cells)-1] = "(every thread)"
+		if i > 0 {
+			cells = ThreadCells(list[i-1])
+		}
+		b.WriteString(s.selected(cellLine(cells, threadWidths, s.w), i == sel) + "\n")
+	}
+}
+
+// openThreads opens the thread list on the thread in view.
+func (s *Screen) openThreads() {
+	s.threads, s.threadTid = true, s.scope.Tid
+}
+
+// threadIndex is the row of the selected thread in the list drawn from
+// list: 0 for every thread, or one that is gone.
+func (s *Screen) threadIndex(list []ThreadRow) int {
+	if s.threadTid == 0 {
+		return 0
+	}
+	return slices.IndexFunc(list, func(r ThreadRow) bool { return r.Tid == s.threadTid }) + 1
+}
+
+// threadKey handles a key in the thread list; false: a key of the
+// function table's (sort, pause, save, quit).
+func (s *Screen) threadKey(k string) bool {
+	list := s.lastView.ThreadList
+	i := s.threadIndex(list)
+	switch k {
+	case "up", "k":
+		i = max(i-1, 0)
+	case "down", "j":
+		i = min(i+1, len(list))
+	case "enter":
+		s.scope.Tid, s.threads, s.sel = s.threadTid, false, 0
+		return true
+	case "T", "esc":
+		s.threads = false
+		return true
+	default:
+		return false
+	}
+	s.threadTid = 0
+	if i > 0 {
+		s.threadTid = list[i-1].Tid
+	}
+	return true
+}
+
+// threadName is the thread in view, by tid and name.
+func (s *Screen) threadName(v View) string {
+	if s.scope.Tid == 0 {
+		return "all"
+	}
+	for _, r := range v.ThreadList {
+		if r.Tid == s.scope.Tid {
+			return fmt.Sprintf("%d %s", r.Tid, r.Name)
+		}
+	}
+	return fmt.Sprint(s.scope.Tid)
+}
+
+// window is the rows [first, end) of n that fit in lines, row sel among
+// them.
+func window(sel, n, lines int) (first, end int) {
+	lines = max(lines, 1)
+	if sel >= lines {
+		first = sel - lines + 1
+	}
+	return first, min(n, first+lines)
+}
+
+// selected is a table line, highlighted across the screen if sel.
+func (s *Screen) selected(line string, sel bool) string {
+	if sel {
+		return selStyle.Render(pad(line, s.w))
+	}
+	return line
+}
+
+// headLine is a table's column titles: right-aligned in widths, the last
+// (a name) left; column hi highlighted as the sort column (-1: none).
+func headLine(titles []string, widths []int, hi int) string {
+	var b strings.Builder
+	for i, t := range titles {
+		st := headStyle
+		if i == hi {
+			st = sortStyle
+		}
+		if i == len(titles)-1 {
+			b.WriteString(st.Render(t))
+			break
+		}
+		b.WriteString(st.Render(fmt.Sprintf("%*s", widths[i], t)) + " ")
+	}
+	return b.String()
+}
+
+// cellLine is one row of a table, cut to width.
+func cellLine(cells []string, widths []int, width int) string {
 	var b strings.Builder
 	for i, c := range cells[:len(cells)-1] {
-		fmt.Fprintf(&b, "%*s ", columnWidths[i], c)
+		fmt.Fprintf(&b, "%*s ", widths[i], c)
 	}
 	b.WriteString(cells[len(cells)-1])
 	return cut(b.String(), width)
@@ -316,7 +420,7 @@ func rowLine(r Row, width int) string {
 
 // linkLines are the callers and callees of the selected function.
 func (s *Screen) linkLines(r Row) []string {
-	callers, callees := Neighbours(s.shownPrev, s.shown, s.scope, r.Func, s.opt)
+	callers, callees := Neighbours(s.shownPrev.Times(s.opt.Wall), s.shown.Times(s.opt.Wall), s.scope, r.Func, s.opt)
 	out := []string{"", headStyle.Render("callers of " + r.Display)}
 	add := func(ls []Link) {
 		if len(ls) == 0 {

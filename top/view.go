@@ -35,6 +35,7 @@ type Row struct {
 
 // View is one refresh: the rows of the threads in scope.
 type View struct {
+	Wall      bool          // measured times, waiting included (else busy times)
 	Elapsed   time.Duration // since the session started
 	Interval  time.Duration // since the previous snapshot
 	Threads   int           // threads in scope with traced time so far
@@ -42,38 +43,54 @@ type View struct {
 	DTracedNs int64         // in the interval
 	DCalls    int64         // calls in the interval, all functions
 	Rows      []Row         // every function called so far, unsorted
+	// ThreadList is every thread (ThreadRows), whatever the scope: Refresh
+	// fills it.
+	ThreadList []ThreadRow
 }
 
 // Scope selects the threads a view covers (Tid 0: every thread).
 type Scope = model.Scope
 
-// Options are how a view names functions.
+// Options are how a view names functions and which times it shows.
 type Options struct {
 	// FullNames shows full names in Row.Display and Link.Display; by
 	// default C++ and Rust names are shortened (names.Short).
 	FullNames bool
+	// Wall shows the measured times, waiting calls' included (--scope
+	// wall); by default busy times (model.Profile.Busy), as summary.
+	Wall bool
 }
 
 // acc sums one function's numbers over threads.
 type acc struct{ calls, self, total int64 }
 
+// threadAcc sums one thread's numbers.
+type threadAcc struct {
+	name          string
+	traced, calls int64
+}
+
 // sums are the numbers of the threads in scope: per function, per (tid,
-// function) calls, and the traced time.
+// function) calls, per (pid, tid) thread, and the traced time.
 type sums struct {
-	funcs   map[int]*acc
-	calls   map[[2]int]int64
-	traced  int64
-	threads int
+	funcs    map[int]*acc
+	calls    map[[2]int]int64
+	byThread map[[2]int]threadAcc
+	traced   int64
+	threads  int
 }
 
 func sum(p *model.Profile, s Scope) sums {
-	m := sums{funcs: map[int]*acc{}, calls: map[[2]int]int64{}}
+	m := sums{funcs: map[int]*acc{}, calls: map[[2]int]int64{}, byThread: map[[2]int]threadAcc{}}
 	if p == nil {
 		return m
 	}
 	for _, tv := range p.ScopeThreads(s) {
 		m.traced += tv.TracedNs
 		m.threads++
+		th := m.byThread[[2]int{tv.Pid, tv.Tid}]
+		th.name = tv.Name
+		th.traced += tv.TracedNs
 		for ni, n := range p.Threads[tv.Thread].Nodes {
 			v, ok := p.NodeVec(tv.ThreadRef, ni)
 			if !ok || n.Func == model.StartFunc {
@@ -88,7 +105,9 @@ func sum(p *model.Profile, s Scope) sums {
 			a.self += v.SelfNs
 			a.total += v.TotalNs
 			m.calls[[2]int{tv.Tid, n.Func}] += v.Calls
+			th.calls += v.Calls
 		}
+		m.byThread[[2]int{tv.Pid, tv.Tid}] = th
 	}
 	return m
 }
@@ -130,6 +149,15 @@ func Compute(prev, cur *model.Profile, s Scope, opt Options) View {
 		v.DCalls += r.DCalls
 		v.Rows = append(v.Rows, r)
 	}
+	return v
+}
+
+// Refresh is the view of snapshot cur, with the interval since prev (nil:
+// since the session started), in opt's times, with the thread list.
+func Refresh(prev, cur *Snapshot, s Scope, opt Options) View {
+	v := Compute(prev.Times(opt.Wall), cur.Times(opt.Wall), s, opt)
+	v.Wall = opt.Wall
+	v.ThreadList = ThreadRows(prev, cur)
 	return v
 }
 

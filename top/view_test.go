@@ -180,7 +180,7 @@ func TestScreenKeys(t *testing.T) {
 	scr := NewScreen(Actions{Quit: func() { quits++ }, Save: func(*model.Profile) (string, error) {
 		saves++
 		return "out.1", nil
-	}}, BySelf, Options{})
+	}}, BySelf, Options{}, Tasks{})
 	scr.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	if !strings.Contains(scr.View(), "waiting for the first snapshot") {
 		t.Fatal(scr.View())
