@@ -90,3 +90,26 @@ func delta(base, new int64) diff.Delta {
 	}
 	return d
 }
+
+// Times per call need call counts, which a sampled profile lacks: the view
+// and a per-call gate are refused on one, as a calls gate is.
+func TestPerCallNeedsCalls(t *testing.T) {
+	res := &diff.Result{Base: diff.Side{Sampled: true}, New: diff.Side{Sampled: true}}
+	perCall, err := diff.ParseGate("self/call>+20%")
+	must(t, err)
+	self, err := diff.ParseGate("self>+20%")
+	must(t, err)
+	for _, c := range []struct {
+		opt diff.Options
+		err string
+	}{
+		{diff.Options{PerCall: true}, "per call: the profiles' values are sampled"},
+		{diff.Options{Gates: []*diff.Gate{perCall}}, "gate self/call>+20%: the profiles' values are sampled"},
+		{diff.Options{Gates: []*diff.Gate{self}}, ""},
+	} {
+		_, err := res.Report(c.opt)
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%+v: %v, want %q", c.opt, err, c.err)
+		}
+	}
+}
