@@ -15,7 +15,9 @@ func newDiffCmd() *cobra.Command {
 		top            int
 		failOn         []string
 		fullNames      bool
+		perCall        bool
 		timeKind       string
+		noise          string
 	)
 	c := &cobra.Command{
 		Use:   "diff BASE NEW",
@@ -28,10 +30,19 @@ in one profile only has zeros on the other side. Times are busy time
 (--scope busy, as summary's and render's: the CPU samples' where a profile
 has them, else measured less the time in waiting calls) or, with --scope
 wall, the measured wall times. Rows are sorted by the
-largest change of self time (--sort), all of them unless --top.
+largest change of self time (--sort), all of them unless --top. The text
+report fits 120 columns: it shows new values and changes, names shortened
+and, where still too long, cut in the middle.
 
---fail-on EXPR (repeatable) is a gate for CI: every function that breaks one
-is named on stderr and the exit status is 1 (0 when none does, 2 for bad
+--per-call compares times per call (self/call, total/call) instead of
+totals: a run that did twice the work at the same speed shows no change.
+--noise AMOUNT (default 0.1% of the larger profile's traced time; a time
+such as 500us; 0 for none): a change of time under it is never listed and
+breaks no gate, and a relative change from a base under it shows as "new".
+
+--fail-on EXPR (repeatable) is a gate for CI: the functions that break one
+are named on stderr, the 10 worst and a count of the rest, and the exit
+status is 1 (0 when none does, 2 for bad
 input: a bad expression, a profile that cannot be read). EXPR is
 [func~REGEX:]METRIC>+AMOUNT or METRIC<-AMOUNT, conditions joined by &:
   self>+10%            self time grew by more than 10% of the base's
@@ -39,13 +50,14 @@ input: a bad expression, a profile that cannot be read). EXPR is
   total>+5ms           total time grew by more than 5ms
   self<-50%            self time shrank by more than half
   self>+10%&self>+1ms  both: small functions' times vary from run to run
+  self/call>+20%       self time per call grew by more than 20%
   func~^parse:self>+10%  only functions whose name matches ^parse
 REGEX matches the full name; the tables shorten C++ and Rust names
 ("std::vector<…>::push_back") unless --full-names.
 See docs/diff.md; --format json is the machine-readable form.`,
 		Example: `  profile diff base.data new.data
-  profile diff base.data new.data --sort total --top 20
   profile diff base.data new.data --fail-on 'self>+10%&self>+5ms'
+  profile diff base.data new.data --per-call --fail-on 'self/call>+20%'
   profile diff base.data new.data --format json > diff.json`,
 		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: profileArgs(2),
@@ -64,6 +76,10 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			busy, err := busyScope(timeKind)
 			if err != nil {
 				return err
+			}
+			floor, err := diff.ParseNoise(noise)
+			if err != nil {
+				return usagef("bad --noise: %w", err)
 			}
 			var gates []*diff.Gate
 			for _, expr := range failOn {
@@ -92,7 +108,7 @@ See docs/diff.md; --format json is the machine-readable form.`,
 				return &usageError{err}
 			}
 			rep, err := res.Report(diff.Options{BaseName: args[0], NewName: args[1], Sort: key, Top: top, Gates: gates,
-				FullNames: fullNames})
+				FullNames: fullNames, PerCall: perCall, Noise: floor})
 			if err != nil {
 				return &usageError{err}
 			}
@@ -103,8 +119,8 @@ See docs/diff.md; --format json is the machine-readable form.`,
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			for _, b := range rep.Breaches {
-				fmt.Fprintf(c.ErrOrStderr(), "profile: diff: %s\n", b.Describe())
+			for _, line := range rep.Messages() {
+				fmt.Fprintf(c.ErrOrStderr(), "profile: diff: %s\n", line)
 			}
 			if len(rep.Breaches) > 0 {
 				return &exitError{1}
@@ -117,7 +133,9 @@ See docs/diff.md; --format json is the machine-readable form.`,
 	fl.StringVar(&sortBy, "sort", "self", "sort rows by the largest change of `COLUMN`: self, total or calls; or by name")
 	fl.IntVar(&top, "top", 0, "list only the first `N` functions and edges (0: all; gates check every function)")
 	fl.StringArrayVar(&failOn, "fail-on", nil, "exit 1 naming every function that breaks gate `EXPR` (repeatable; see above)")
-	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables (json always does)")
+	fl.BoolVar(&fullNames, "full-names", false, "show function names in full in the tables and gate messages (json always does)")
+	fl.BoolVar(&perCall, "per-call", false, "compare times per call (self/call, total/call) instead of totals")
+	fl.StringVar(&noise, "noise", diff.DefaultNoise, "ignore changes of time under `AMOUNT`: a share of the larger profile's traced time, a time (100us), or 0 for none")
 	fl.StringVar(&timeKind, "scope", "busy", "compare times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
 	scopeChoices(c)
 	choices(c, "format",

@@ -61,7 +61,8 @@ func TestDiffGatesOnExtraLoop(t *testing.T) {
 	// relative and a large absolute growth, which only hot's extra loop
 	// (64x its work: about +750 ms here) meets.
 	const selfGate = "self>+400%&self>+250ms"
-	d, stderr, code := runDiff(t, dir, "base.data", "new.data", "--fail-on", selfGate)
+	// --noise 0 lists every function, the unchanged ones too
+	d, stderr, code := runDiff(t, dir, "base.data", "new.data", "--fail-on", selfGate, "--noise", "0")
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "profile: diff: hot breaks "+selfGate+" (self ") {
 		t.Fatalf("self gate: exit %d, stderr %q; want 1 and one line naming hot", code, stderr)
@@ -99,6 +100,15 @@ func TestDiffGatesOnExtraLoop(t *testing.T) {
 		}
 	}
 
+	// per call: hot's 20 calls each do 65 times the work; helper's calls
+	// are as long as before, only more
+	d, stderr, code = runDiff(t, dir, "base.data", "new.data", "--per-call", "--fail-on", "self/call>+400%",
+		"--fail-on", "func~helper:total/call>+50%")
+	if code != 1 || !strings.HasPrefix(stderr, "profile: diff: hot breaks self/call>+400% (self/call ") ||
+		strings.Count(stderr, "\n") != 1 || len(d.Gates) != 2 || d.Gates[1].Broken {
+		t.Errorf("per-call gates: exit %d, stderr %q, gates %+v", code, stderr, d.Gates)
+	}
+
 	// calls are exact: the gate names helper with its exact extra calls
 	_, stderr, code = runDiff(t, dir, "base.data", "new.data", "--fail-on", "calls>+500")
 	if want := "profile: diff: helper breaks calls>+500 (calls 10000 → 11000, +1000, +10.00%)\n"; code != 1 || stderr != want {
@@ -120,7 +130,7 @@ func TestDiffGatesOnExtraLoop(t *testing.T) {
 		if pair[0] == pair[1] {
 			gates = append(gates, "--fail-on", "self>+0%", "--fail-on", "total>+0ns", "--fail-on", "self<-0%")
 		}
-		d, stderr, code := runDiff(t, dir, append([]string{pair[0], pair[1]}, gates...)...)
+		d, stderr, code := runDiff(t, dir, append([]string{pair[0], pair[1], "--noise", "0"}, gates...)...)
 		if code != 0 || stderr != "" {
 			t.Errorf("%s against %s: exit %d, stderr %q", pair[0], pair[1], code, stderr)
 		}
@@ -137,6 +147,13 @@ func TestDiffGatesOnExtraLoop(t *testing.T) {
 		if len(d.Functions) < 7 {
 			t.Errorf("%s against %s: %d functions", pair[0], pair[1], len(d.Functions))
 		}
+	}
+	// the default noise floor, 0.1% of the traced time: a profile against
+	// itself lists nothing and breaks no gate, even one asking for any growth
+	d, stderr, code = runDiff(t, dir, "new.data", "new.data", "--fail-on", "self>+0%", "--fail-on", "total/call>+0%")
+	if code != 0 || stderr != "" || len(d.Functions) != 0 || len(d.Edges) != 0 {
+		t.Errorf("new.data against itself, default noise: exit %d, stderr %q, %d functions, %d edges",
+			code, stderr, len(d.Functions), len(d.Edges))
 	}
 }
 
@@ -161,6 +178,10 @@ func TestDiffBadInput(t *testing.T) {
 		{[]string{good, good, "--format", "xml"}, `unknown --format "xml"`},
 		{[]string{good, good, "--sort", "size"}, `unknown sort key "size"`},
 		{[]string{good, good, "--top", "-1"}, "bad --top -1"},
+		{[]string{good, good, "--noise", "lots"}, "bad --noise"},
+		{[]string{good, good, "--noise", "-1ms"}, "bad --noise"},
+		{[]string{good, good, "--noise", "150%"}, "bad --noise"},
+		{[]string{good, good, "--fail-on", "self/call>+10"}, "a time needs a unit"},
 		{[]string{good}, "accepts 2 arg(s)"},
 	}
 	for _, c := range cases {

@@ -130,7 +130,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 			if err != nil {
 				return err
 			}
-			if opt.Diff, err = diffFrom(diffBase, p); err != nil {
+			if opt.Diff, err = diffFrom(diffBase, p, !opt.Wall); err != nil {
 				return err
 			}
 			data, err := render.DOT(p, opt)
@@ -169,7 +169,7 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 	fl.StringVar(&shareKind, "share", "scope", "shares of `KIND` scope (all threads' time) or thread (one thread's, the largest)")
 	fl.BoolVar(&threads, "threads", false, "dissect edges by thread, label spawns and forks 0→1")
 	fl.BoolVar(&fullNames, "full-names", false, "label nodes and frames with full function names (tooltips always have them)")
-	fl.StringVar(&diffBase, "diff", "", "colour functions by change from the base profile `FILE`: red slower, blue faster, grey unchanged (docs/diff.md)")
+	fl.StringVar(&diffBase, "diff", "", "colour functions by change from the base profile `FILE` as a share of the time: red slower, blue faster, grey under 0.1% (docs/diff.md)")
 	fl.StringVar(&title, "title", "", "graph `TITLE` (default: the executable, traced time and threads)")
 	fl.IntVar(&pid, "pid", 0, "draw only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "draw only thread `TID`")
@@ -219,7 +219,7 @@ func renderFlame(c *cobra.Command, path, out, diffBase string, opt flame.Options
 	if err != nil {
 		return err
 	}
-	r, err := diffFrom(diffBase, p)
+	r, err := diffFrom(diffBase, p, opt.Busy)
 	if err != nil {
 		return err
 	}
@@ -229,15 +229,19 @@ func renderFlame(c *cobra.Command, path, out, diffBase string, opt flame.Options
 	return emit(c, out, func(w io.Writer) error { return flame.SVG(w, p, opt) })
 }
 
-// diffFrom compares p with the base profile at path for --diff; nil
+// diffFrom compares p with the base profile at path for --diff, their
+// busy times or wall times as drawn (the colours are shares of them); nil
 // without one.
-func diffFrom(path string, p *model.Profile) (*diff.Result, error) {
+func diffFrom(path string, p *model.Profile, busy bool) (*diff.Result, error) {
 	if path == "" {
 		return nil, nil
 	}
 	base, err := readProfile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--diff: %w", err)
+	}
+	if busy {
+		return diff.CompareBusy(base, p)
 	}
 	return diff.Compare(base, p)
 }

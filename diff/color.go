@@ -9,34 +9,32 @@ import (
 
 // Colours by change, for drawings of a compared profile (render's call
 // graph, the flame graph): red where a function's self time grew, blue
-// where it shrank, the deeper the larger the change, grey where it moved
-// by less than Unchanged. Depth follows the ratio new/base on a log scale,
-// so that twice as slow and twice as fast are equally deep, and full depth
-// is reached at FullRatio either way. A new function is full red, a gone
-// one full blue.
+// where it shrank, by the change's share of the profile's time, not by
+// its ratio: a reviewer asks what a change costs the run, and +7.49µs
+// costs a one-second run nothing however small its base. Grey under
+// Unchanged of the time, the default noise floor (DefaultNoise), so that
+// what is grey is what diff leaves out; deeper on a log scale above it,
+// full at FullShare, so that 0.1%, 1% and 10% of the run are three steps
+// apart. A new or gone function is coloured by its time like any other.
 const (
-	Unchanged = 0.01 // relative change under which a function is grey
-	FullRatio = 2.0  // ratio new/base (or base/new) of the deepest colour
+	Unchanged = 0.001 // share of the profile's time under which a change is grey
+	FullShare = 0.1   // share of the deepest colour
 )
 
 // Grey is the colour of an unchanged function (or one the diff does not know).
 const Grey = "#e0e0e0"
 
-// Color returns the fill colour of a function that changed by f, as
-// "#rrggbb", and whether text on it should be white.
-func Color(f Function) (fill string, whiteText bool) {
-	d := f.Self
-	var depth float64
-	switch {
-	case f.Status == Added || d.Base == 0 && d.New > 0:
-		depth = 1
-	case f.Status == Removed || d.New == 0 && d.Base > 0:
-		depth = -1
-	case d.Base == 0 || math.Abs(d.RelPct) < 100*Unchanged:
+// Color returns the fill colour of a function that changed by f in a
+// profile of scopeNs time (the drawn scope's), as "#rrggbb", and whether
+// text on it should be white.
+func Color(f Function, scopeNs int64) (fill string, whiteText bool) {
+	share := math.Abs(float64(f.Self.Delta)) / float64(scopeNs)
+	if scopeNs <= 0 || share < Unchanged {
 		return Grey, false
-	default:
-		depth = math.Log(float64(d.New)/float64(d.Base)) / math.Log(FullRatio)
-		depth = max(-1, min(1, depth))
+	}
+	depth := min(1, math.Log(share/Unchanged)/math.Log(FullShare/Unchanged))
+	if f.Self.Delta < 0 {
+		depth = -depth
 	}
 	// from a pale tint at depth 0 to the full colour at depth 1
 	pale, full := [3]float64{255, 228, 228}, [3]float64{200, 0, 0}
@@ -51,13 +49,17 @@ func Color(f Function) (fill string, whiteText bool) {
 }
 
 // FuncColor returns the colour of function fn of p, one of the compared
-// profiles (Grey for a function the diff does not know): what a flame
-// graph's frames are filled with.
+// profiles (Grey for a function the diff does not know), of the larger
+// profile's traced time: what a flame graph's frames are filled with.
 func (r *Result) FuncColor(p *model.Profile, fn int) string {
 	f, ok := r.Of(p, fn)
 	if !ok {
 		return Grey
 	}
-	fill, _ := Color(f)
+	fill, _ := Color(f, r.TracedNs())
 	return fill
 }
+
+// TracedNs is the larger of the two profiles' traced times, the time the
+// noise floor and the colours are shares of.
+func (r *Result) TracedNs() int64 { return max(r.Base.TracedNs, r.New.TracedNs) }

@@ -52,6 +52,58 @@ func delta(base, new int64) Delta {
 	return d
 }
 
+// perCallDelta is the time t per call on both sides (0 on a side without
+// calls), in whole nanoseconds; the relative change is the exact
+// quotients', so that rounding a short function's few nanoseconds makes
+// no change of its own.
+func perCallDelta(t, calls Delta) Delta {
+	b, n := quot(t.Base, calls.Base), quot(t.New, calls.New)
+	d := Delta{Base: int64(math.Round(b)), New: int64(math.Round(n))}
+	d.Delta = d.New - d.Base
+	switch {
+	case b != 0:
+		d.RelPct = 100 * (n - b) / b
+	case n != 0:
+		d.RelPct = math.Inf(1)
+	}
+	return d
+}
+
+func quot(t, calls int64) float64 {
+	if calls == 0 {
+		return 0
+	}
+	return float64(t) / float64(calls)
+}
+
+// timeSize is the size of the change of time t as what the noise floor
+// is compared with (noise.go): |t.Delta|, or with perCall the change per
+// call (exact) times the calls of the side with more: what the change
+// costs or saves in a run.
+func timeSize(t, calls Delta, perCall bool) float64 {
+	if !perCall {
+		return math.Abs(float64(t.Delta))
+	}
+	return math.Abs(quot(t.New, calls.New)-quot(t.Base, calls.Base)) * float64(max(calls.Base, calls.New))
+}
+
+// timeBase is t's base in the same terms as timeSize, timeNew its new
+// value.
+func timeBase(t, calls Delta, perCall bool) float64 {
+	return asTime(t.Base, calls.Base, max(calls.Base, calls.New), perCall)
+}
+
+func timeNew(t, calls Delta, perCall bool) float64 {
+	return asTime(t.New, calls.New, max(calls.Base, calls.New), perCall)
+}
+
+func asTime(t, calls, most int64, perCall bool) float64 {
+	if !perCall {
+		return float64(t)
+	}
+	return quot(t, calls) * float64(most)
+}
+
 // Function is one function's change.
 type Function struct {
 	Name    string // symbol

@@ -180,11 +180,7 @@ func TestReportSortTopGates(t *testing.T) {
 		if got := names(rep.Gates[1].Functions); !sameSet(got, "worker") {
 			t.Errorf("sort %s: calls<-1 broken by %q", c.sort, got)
 		}
-		var breaches []string
-		for _, b := range rep.Breaches {
-			breaches = append(breaches, b.Describe())
-		}
-		if len(breaches) != 4 {
+		if breaches := rep.Messages(); len(breaches) != 4 {
 			t.Errorf("sort %s: breaches %q", c.sort, breaches)
 		}
 	}
@@ -211,30 +207,39 @@ func sameSet(a, b string) bool {
 }
 
 func TestColor(t *testing.T) {
+	self := func(status diff.Status, base, new int64) diff.Function {
+		return diff.Function{Status: status, Self: diff.Delta{Base: base, New: new, Delta: new - base}}
+	}
+	const second = 1e9
 	cases := []struct {
-		f     diff.Function
-		fill  string
-		white bool
+		f       diff.Function
+		scopeNs int64
+		fill    string
+		white   bool
 	}{
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 100, New: 100}}, diff.Grey, false},
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 1000, New: 1005, Delta: 5, RelPct: 0.5}}, diff.Grey, false},
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 100, New: 200, Delta: 100, RelPct: 100}}, "#c80000", true},
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 100, New: 900, Delta: 800, RelPct: 800}}, "#c80000", true},
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 200, New: 100, Delta: -100, RelPct: -50}}, "#003cc8", true},
-		// ×√2: half way on the log scale
-		{diff.Function{Status: diff.Both, Self: diff.Delta{Base: 10000, New: 14142, Delta: 4142, RelPct: 41.42}}, "#e47272", false},
-		{diff.Function{Status: diff.Added, Self: diff.Delta{New: 5, Delta: 5, RelPct: math.Inf(1)}}, "#c80000", true},
-		{diff.Function{Status: diff.Removed, Self: diff.Delta{Base: 5, Delta: -5, RelPct: -100}}, "#003cc8", true},
+		{self(diff.Both, 100, 100), second, diff.Grey, false},
+		// +7.49µs from next to nothing is nothing in a one-second run
+		{self(diff.Both, 4, 7494), second, diff.Grey, false},
+		{self(diff.Both, 10e6, 10e6+999e3), second, diff.Grey, false}, // under 0.1%
+		{self(diff.Both, 10e6, 11e6), second, "#ffe4e4", false},       // 0.1%: the palest red
+		{self(diff.Both, 10e6, 20e6), second, "#e47272", false},       // 1%: half way on the log scale
+		{self(diff.Both, 10e6, 110e6), second, "#c80000", true},       // 10%: full
+		{self(diff.Both, 10e6, 900e6), second, "#c80000", true},
+		{self(diff.Both, 200e6, 100e6), second, "#003cc8", true},
+		{self(diff.Added, 0, 5), second, diff.Grey, false}, // new, and 5ns
+		{self(diff.Added, 0, 300e6), second, "#c80000", true},
+		{self(diff.Removed, 200e6, 0), second, "#003cc8", true},
+		{self(diff.Both, 100, 200), 0, diff.Grey, false}, // no time to share
 	}
 	for _, c := range cases {
-		if fill, white := diff.Color(c.f); fill != c.fill || white != c.white {
-			t.Errorf("Color(%+v) = %s, %t, want %s, %t", c.f.Self, fill, white, c.fill, c.white)
+		if fill, white := diff.Color(c.f, c.scopeNs); fill != c.fill || white != c.white {
+			t.Errorf("Color(%+v, %d) = %s, %t, want %s, %t", c.f.Self, c.scopeNs, fill, white, c.fill, c.white)
 		}
 	}
-	// usleep: 500ns -> 900ns, depth log2(1.8) = 0.85
+	// of 1735ns: usleep +400ns (23%) full, cache_lookup +40ns (2.3%) deep
 	r := compare(t)
 	p := newerSample()
-	for name, want := range map[string]string{"usleep": "#d02323", "spawn_workers": diff.Grey, "cache_lookup": "#c80000"} {
+	for name, want := range map[string]string{"usleep": "#c80000", "spawn_workers": diff.Grey, "cache_lookup": "#da4949"} {
 		f := -1
 		for i, fn := range p.Functions {
 			if fn.Name == name {

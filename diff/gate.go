@@ -17,10 +17,10 @@ import (
 //
 //	gate   = [ "func~" REGEX ":" ] cond { "&" cond }
 //	cond   = metric ( ">" [ "+" ] | "<-" ) amount
-//	metric = "calls" | "self" | "total"
+//	metric = "calls" | "self" | "total" | "self/call" | "total/call"
 //	amount = NUMBER "%"             relative to the base value
 //	       | NUMBER                 calls only: a number of calls
-//	       | NUMBER UNIT            self and total: ns, us (µs), ms or s
+//	       | NUMBER UNIT            times: ns, us (µs), ms or s
 //
 // ">+X" holds when the metric grew by more than X, "<-X" when it shrank
 // by more than X: self>+10% (self time up by more than 10% of the base's),
@@ -33,6 +33,12 @@ import (
 // "module:name" for a library function) matches REGEX, unanchored; REGEX
 // ends at the last ':' of the gate. START (time outside traced functions)
 // breaks no gate.
+//
+// self/call and total/call are the times per call (perCallDelta), so a run
+// that does twice the work at the same speed breaks none of their gates.
+// A condition on a time holds only for a change at or above the report's
+// noise floor (noise.go): under it a change is noise whatever its
+// percentage. Call counts are exact and have no floor.
 
 // Metric is a number a gate checks.
 type Metric uint8
@@ -42,16 +48,50 @@ const (
 	MetricCalls Metric = iota
 	MetricSelf
 	MetricTotal
+	MetricSelfPerCall
+	MetricTotalPerCall
 )
 
-var metricNames = [...]string{"calls", "self", "total"}
+var metricNames = [...]string{"calls", "self", "total", "self/call", "total/call"}
 
 func (m Metric) String() string { return metricNames[m] }
 
 // Of returns the metric's change for f.
 func (m Metric) Of(f *Function) Delta {
-	return [...]Delta{f.Calls, f.Self, f.Total}[m]
+	switch m {
+	case MetricCalls:
+		return f.Calls
+	case MetricSelf:
+		return f.Self
+	case MetricTotal:
+		return f.Total
+	case MetricSelfPerCall:
+		return perCallDelta(f.Self, f.Calls)
+	}
+	return perCallDelta(f.Total, f.Calls)
 }
+
+// time reports whether the metric is a time (the noise floor applies).
+func (m Metric) time() bool { return m != MetricCalls }
+
+// size is the time a change of m amounts to, what the noise floor is
+// compared with: the change itself for self and total; for a time per
+// call, the change per call over the calls of the side with more, the
+// time the change costs (or saves) in a run.
+func (m Metric) size(f *Function) float64 { return timeSize(m.timeOf(f), f.Calls, m.perCall()) }
+
+// baseSize is the base value as a time in the same terms as size.
+func (m Metric) baseSize(f *Function) float64 { return timeBase(m.timeOf(f), f.Calls, m.perCall()) }
+
+// timeOf is the time m is of: f's self or total time.
+func (m Metric) timeOf(f *Function) Delta {
+	if m == MetricSelf || m == MetricSelfPerCall {
+		return f.Self
+	}
+	return f.Total
+}
+
+func (m Metric) perCall() bool { return m == MetricSelfPerCall || m == MetricTotalPerCall }
 
 // Cond is one condition of a gate.
 type Cond struct {
@@ -70,10 +110,10 @@ type Gate struct {
 
 func (g *Gate) String() string { return g.Expr }
 
-// calls reports whether the gate checks call counts.
+// calls reports whether the gate checks call counts, or times per call.
 func (g *Gate) calls() bool {
 	for _, c := range g.Conds {
-		if c.Metric == MetricCalls {
+		if c.Metric == MetricCalls || c.Metric.perCall() {
 			return true
 		}
 	}
@@ -126,7 +166,7 @@ func parseCond(s string) (Cond, error) {
 		}
 	}
 	if !found {
-		return c, fmt.Errorf("unknown metric %q: use calls, self or total", name)
+		return c, fmt.Errorf("unknown metric %q: use calls, self, total, self/call or total/call", name)
 	}
 	op, rest := s[i], strings.TrimSpace(s[i+1:])
 	sign := byte(0)
@@ -180,9 +220,9 @@ func parseAmount(m Metric, s string) (float64, error) {
 	return v, nil
 }
 
-// Breaks reports whether f breaks the gate: f is in its scope and every
-// condition holds.
-func (g *Gate) Breaks(f *Function) bool {
+// Breaks reports whether f breaks the gate with the noise floor floorNs
+// (0 for none): f is in its scope and every condition holds.
+func (g *Gate) Breaks(f *Function, floorNs int64) bool {
 	if f.Module == "" && f.Name == model.StartName {
 		return false
 	}
@@ -190,14 +230,30 @@ func (g *Gate) Breaks(f *Function) bool {
 		return false
 	}
 	for _, c := range g.Conds {
-		if !c.Holds(c.Metric.Of(f)) {
+		if !c.holds(f, floorNs) {
 			return false
 		}
 	}
 	return true
 }
 
-// Holds reports whether the condition holds for a change.
+// holds reports whether the condition holds for f: a change of time
+// under the floor never does, and one from a base under it is new.
+func (c Cond) holds(f *Function, floorNs int64) bool {
+	d := c.Metric.Of(f)
+	if c.Metric.time() && floorNs > 0 {
+		if c.Metric.size(f) < float64(floorNs) {
+			return false
+		}
+		if c.Metric.baseSize(f) < float64(floorNs) {
+			d.RelPct = math.Inf(1)
+		}
+	}
+	return c.Holds(d)
+}
+
+// Holds reports whether the condition holds for a change, with no noise
+// floor.
 func (c Cond) Holds(d Delta) bool {
 	change := float64(d.Delta)
 	if c.Percent {
@@ -207,4 +263,15 @@ func (c Cond) Holds(d Delta) bool {
 		change = -change
 	}
 	return change > c.Amount
+}
+
+// severity is how badly f breaks the gate, to name the worst first: the
+// size of the change of the gate's first time metric, else of calls.
+func (g *Gate) severity(f *Function) float64 {
+	for _, c := range g.Conds {
+		if c.Metric.time() {
+			return c.Metric.size(f)
+		}
+	}
+	return math.Abs(float64(f.Calls.Delta))
 }

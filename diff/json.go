@@ -11,6 +11,8 @@ type (
 	jsonReport struct {
 		Format    string         `json:"format"`
 		Sort      SortKey        `json:"sort"`
+		PerCall   bool           `json:"per_call"`
+		NoiseNs   int64          `json:"noise_ns"`
 		Base      jsonSide       `json:"base"`
 		New       jsonSide       `json:"new"`
 		Totals    jsonTotals     `json:"totals"`
@@ -30,15 +32,19 @@ type (
 		Times      string   `json:"times"`
 	}
 	jsonTotals struct {
-		Functions int `json:"functions"`
-		Edges     int `json:"edges"`
+		Functions      int `json:"functions"`
+		Edges          int `json:"edges"`
+		QuietFunctions int `json:"quiet_functions"`
+		QuietEdges     int `json:"quiet_edges"`
 	}
 	jsonFunction struct {
 		jsonFuncID
-		Status string    `json:"status"`
-		Calls  jsonDelta `json:"calls"`
-		Self   jsonDelta `json:"self"`
-		Total  jsonDelta `json:"total"`
+		Status       string    `json:"status"`
+		Calls        jsonDelta `json:"calls"`
+		Self         jsonDelta `json:"self"`
+		Total        jsonDelta `json:"total"`
+		SelfPerCall  jsonDelta `json:"self_per_call"`
+		TotalPerCall jsonDelta `json:"total_per_call"`
 	}
 	jsonFuncID struct {
 		Name   string `json:"name"`
@@ -53,6 +59,7 @@ type (
 		Status       string    `json:"status"`
 		Calls        jsonDelta `json:"calls"`
 		Total        jsonDelta `json:"total"`
+		TotalPerCall jsonDelta `json:"total_per_call"`
 	}
 	jsonDelta struct {
 		Base   int64    `json:"base"`
@@ -86,20 +93,24 @@ func toJSONSide(file string, s *Side) jsonSide {
 }
 
 // WriteJSON writes r as the indented profile-diff/1 document. Times are
-// integer nanoseconds; with --top, totals still count every row.
+// integer nanoseconds; with --top, totals still count every row above the
+// noise floor. Rows under the floor are left out, as in the tables.
 func WriteJSON(w io.Writer, r *Report) error {
-	doc := jsonReport{Format: r.Format, Sort: r.Sort, Base: toJSONSide(r.BaseName, &r.Base),
-		New: toJSONSide(r.NewName, &r.New), Totals: jsonTotals{Functions: r.AllFunctions, Edges: r.AllEdges},
+	doc := jsonReport{Format: r.Format, Sort: r.Sort, PerCall: r.PerCall, NoiseNs: r.NoiseNs,
+		Base: toJSONSide(r.BaseName, &r.Base), New: toJSONSide(r.NewName, &r.New),
+		Totals: jsonTotals{Functions: r.AllFunctions, Edges: r.AllEdges, QuietFunctions: r.QuietFunctions,
+			QuietEdges: r.QuietEdges},
 		Functions: make([]jsonFunction, len(r.Functions)), Edges: make([]jsonEdge, len(r.Edges)),
 		Gates: make([]jsonGate, len(r.Gates))}
 	for i, f := range r.Functions {
 		doc.Functions[i] = jsonFunction{jsonFuncID: jsonFuncID{f.Name, f.Module}, Status: f.Status.String(),
-			Calls: toJSONDelta(f.Calls), Self: toJSONDelta(f.Self), Total: toJSONDelta(f.Total)}
+			Calls: toJSONDelta(f.Calls), Self: toJSONDelta(f.Self), Total: toJSONDelta(f.Total),
+			SelfPerCall: toJSONDelta(MetricSelfPerCall.Of(&f)), TotalPerCall: toJSONDelta(MetricTotalPerCall.Of(&f))}
 	}
 	for i, e := range r.Edges {
 		doc.Edges[i] = jsonEdge{Caller: e.Caller.Name, Callee: e.Callee.Name, CallerModule: e.Caller.Module,
 			CalleeModule: e.Callee.Module, Kind: e.Kind.String(), Status: e.Status.String(),
-			Calls: toJSONDelta(e.Calls), Total: toJSONDelta(e.Total)}
+			Calls: toJSONDelta(e.Calls), Total: toJSONDelta(e.Total), TotalPerCall: toJSONDelta(perCallDelta(e.Total, e.Calls))}
 	}
 	for i, g := range r.Gates {
 		doc.Gates[i] = jsonGate{Gate: g.Gate.Expr, Broken: len(g.Functions) > 0, Functions: make([]jsonFuncID, len(g.Functions))}

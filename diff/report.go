@@ -2,8 +2,10 @@ package diff
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 )
@@ -42,6 +44,14 @@ type Options struct {
 	// default C++ and Rust names are shortened there (names.Short).
 	// JSON always has them in full.
 	FullNames bool
+	// PerCall compares times per call (self/call, total/call) in the
+	// rows, instead of the totals: a run that did more of the same work
+	// at the same speed shows no change.
+	PerCall bool
+	// Noise is the noise floor (noise.go): rows whose changes of time
+	// are all under it are left out, and gates' conditions on times do
+	// not hold under it. The zero Noise is none.
+	Noise Noise
 }
 
 // Report is a Result laid out for the writers: sorted, cut to the top
@@ -51,16 +61,22 @@ type Report struct {
 	BaseName, NewName string
 	Base, New         Side
 	Sort              SortKey
-	AllFunctions      int // functions before Top
-	AllEdges          int // edges before Top
+	AllFunctions      int   // functions before Top, above the noise floor
+	AllEdges          int   // edges before Top, above the noise floor
+	QuietFunctions    int   // functions left out under the noise floor
+	QuietEdges        int   // edges left out under the noise floor
+	PerCall           bool  // the rows compare times per call (Options.PerCall)
+	Noise             Noise // as given
+	NoiseNs           int64 // the noise floor in nanoseconds, 0 for none
 	Functions         []Function
 	Edges             []Edge
 	Gates             []GateResult // one per gate, in the order given
-	Breaches          []Breach     // functions breaking a gate, in row order
+	Breaches          []Breach     // functions breaking a gate, by the first gate broken, the worst first (rank)
 	FullNames         bool         // the tables show Display, not Short (Options.FullNames)
 }
 
-// GateResult is one gate and the functions that break it.
+// GateResult is one gate and the functions that break it, the worst
+// first (Gate.severity).
 type GateResult struct {
 	Gate      *Gate
 	Functions []Function
@@ -89,36 +105,97 @@ func (r *Result) Report(opt Options) (*Report, error) {
 			return nil, fmt.Errorf("diff: gate %s: the profiles' values are sampled, their call counts unknown", g)
 		}
 	}
-	rep := &Report{Format: Format, BaseName: opt.BaseName, NewName: opt.NewName, Base: r.Base, New: r.New, Sort: key,
-		AllFunctions: len(r.Functions), AllEdges: len(r.Edges), FullNames: opt.FullNames,
-		Functions: slices.Clone(r.Functions), Edges: slices.Clone(r.Edges)}
-	sortFunctions(rep.Functions, functionOrder(key))
-	sortEdges(rep.Edges, edgeOrder(key))
-	for _, g := range opt.Gates {
-		gr := GateResult{Gate: g}
-		for _, f := range rep.Functions {
-			if g.Breaks(&f) {
-				gr.Functions = append(gr.Functions, f)
-			}
-		}
-		rep.Gates = append(rep.Gates, gr)
+	if opt.PerCall && (r.Base.Sampled || r.New.Sampled) {
+		return nil, errors.New("diff: per call: the profiles' values are sampled, their call counts unknown")
 	}
-	for _, f := range rep.Functions {
+	floor := opt.Noise.floor(&r.Base, &r.New)
+	rep := &Report{Format: Format, BaseName: opt.BaseName, NewName: opt.NewName, Base: r.Base, New: r.New, Sort: key,
+		FullNames: opt.FullNames, PerCall: opt.PerCall, Noise: opt.Noise, NoiseNs: floor}
+	self, total := rep.timeMetrics()
+	for _, f := range r.Functions {
+		if floor == 0 || self.size(&f) >= float64(floor) || total.size(&f) >= float64(floor) {
+			rep.Functions = append(rep.Functions, f)
+		}
+	}
+	for _, e := range r.Edges {
+		if floor == 0 || timeSize(e.Total, e.Calls, opt.PerCall) >= float64(floor) {
+			rep.Edges = append(rep.Edges, e)
+		}
+	}
+	rep.AllFunctions, rep.AllEdges = len(rep.Functions), len(rep.Edges)
+	rep.QuietFunctions, rep.QuietEdges = len(r.Functions)-len(rep.Functions), len(r.Edges)-len(rep.Edges)
+	sortFunctions(rep.Functions, functionOrder(key, self, total))
+	sortEdges(rep.Edges, edgeOrder(key, opt.PerCall))
+	// Gates check every function, listed or not: a gate may ask for less
+	// than the rows show (the floor still applies to its times).
+	var ranks []rank // of each breach, to sort them
+	for _, f := range r.Functions {
 		var broken []*Gate
-		for _, g := range opt.Gates {
-			if g.Breaks(&f) {
+		first := 0
+		for i, g := range opt.Gates {
+			if g.Breaks(&f, floor) {
+				if len(broken) == 0 {
+					first = i
+				}
 				broken = append(broken, g)
 			}
 		}
 		if len(broken) > 0 {
 			rep.Breaches = append(rep.Breaches, Breach{Function: f, Gates: broken})
+			ranks = append(ranks, rank{first, broken[0].severity(&f)})
 		}
+	}
+	sortWorst(rep.Breaches, ranks, func(b *Breach) *Function { return &b.Function })
+	for _, g := range opt.Gates {
+		gr := GateResult{Gate: g}
+		ranks = ranks[:0]
+		for _, f := range r.Functions {
+			if g.Breaks(&f, floor) {
+				gr.Functions = append(gr.Functions, f)
+				ranks = append(ranks, rank{0, g.severity(&f)})
+			}
+		}
+		sortWorst(gr.Functions, ranks, func(f *Function) *Function { return f })
+		rep.Gates = append(rep.Gates, gr)
 	}
 	if opt.Top > 0 {
 		rep.Functions = rep.Functions[:min(opt.Top, len(rep.Functions))]
 		rep.Edges = rep.Edges[:min(opt.Top, len(rep.Edges))]
 	}
 	return rep, nil
+}
+
+// timeMetrics are the metrics of the rows' self and total columns.
+func (r *Report) timeMetrics() (self, total Metric) {
+	if r.PerCall {
+		return MetricSelfPerCall, MetricTotalPerCall
+	}
+	return MetricSelf, MetricTotal
+}
+
+// rank is how bad a breach is: the gate it breaks first (in the order
+// given: severities of different gates are not comparable), then its
+// severity there.
+type rank struct {
+	gate     int
+	severity float64
+}
+
+// sortWorst sorts xs by rank (one per x), the worst first, then by name.
+func sortWorst[T any](xs []T, ranks []rank, fn func(*T) *Function) {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(ranks[a].gate, ranks[b].gate), cmp.Compare(ranks[b].severity, ranks[a].severity),
+			byName(fn(&xs[a]), fn(&xs[b])))
+	})
+	sorted := make([]T, len(xs))
+	for i, k := range idx {
+		sorted[i] = xs[k]
+	}
+	copy(xs, sorted)
 }
 
 // absDesc orders by the absolute value of a change, largest first.
@@ -132,22 +209,27 @@ func absDesc(a, b int64) int {
 	return cmp.Compare(abs(b), abs(a))
 }
 
-func functionOrder(key SortKey) func(a, b *Function) int {
-	metric := map[SortKey]func(*Function) int64{
-		SortSelf:  func(f *Function) int64 { return f.Self.Delta },
-		SortTotal: func(f *Function) int64 { return f.Total.Delta },
-		SortCalls: func(f *Function) int64 { return f.Calls.Delta },
-	}[key]
-	if metric == nil {
+func functionOrder(key SortKey, self, total Metric) func(a, b *Function) int {
+	var size func(*Function) float64
+	switch key {
+	case SortSelf:
+		size = self.size
+	case SortTotal:
+		size = total.size
+	case SortCalls:
+		size = func(f *Function) float64 { return math.Abs(float64(f.Calls.Delta)) }
+	default:
 		return byName
 	}
-	return func(a, b *Function) int { return cmp.Or(absDesc(metric(a), metric(b)), byName(a, b)) }
+	return func(a, b *Function) int { return cmp.Or(cmp.Compare(size(b), size(a)), byName(a, b)) }
 }
 
-func edgeOrder(key SortKey) func(a, b *Edge) int {
+func edgeOrder(key SortKey, perCall bool) func(a, b *Edge) int {
 	switch key {
 	case SortSelf, SortTotal:
-		return func(a, b *Edge) int { return cmp.Or(absDesc(a.Total.Delta, b.Total.Delta), edgeByName(a, b)) }
+		return func(a, b *Edge) int {
+			return cmp.Or(cmp.Compare(timeSize(b.Total, b.Calls, perCall), timeSize(a.Total, a.Calls, perCall)), edgeByName(a, b))
+		}
 	case SortCalls:
 		return func(a, b *Edge) int { return cmp.Or(absDesc(a.Calls.Delta, b.Calls.Delta), edgeByName(a, b)) }
 	}

@@ -10,7 +10,8 @@ import (
 // With Options.Diff the call graph of the new profile is coloured by
 // change instead of shaded by coverage (render --diff BASE): each node is
 // filled with diff.Color of its function (red slower, blue faster, the
-// deeper the larger the relative change of self time, grey unchanged), and
+// deeper the larger the change of self time as a share of the drawn
+// scope's time, grey under diff.Unchanged of it), and
 // its label gains a line with the change: "Δ +221ms (+1330.00%)", plus the
 // change of calls when there is one. The change is the function's (diff
 // matches functions, not nodes): a thread root drawn once per nesting
@@ -23,7 +24,7 @@ func (d *drawer) diffNode(fn int) (attrs []string, line string) {
 	if !ok {
 		return []string{`fillcolor="` + diff.Grey + `"`}, `Δ ?`
 	}
-	fill, white := diff.Color(f)
+	fill, white := diff.Color(f, d.v.base)
 	attrs = []string{`fillcolor="` + fill + `"`}
 	if white {
 		attrs = append(attrs, "fontcolor=white")
@@ -43,5 +44,6 @@ func (d *drawer) diffNode(fn int) (attrs []string, line string) {
 // diffLegend is the legend's lines on the colours of a diff.
 func diffLegend() []string {
 	return []string{"Δ: change of self time from the base",
-		fmt.Sprintf("    red: slower, blue: faster (deepest at ×%g), grey: within %s", diff.FullRatio, pct(diff.Unchanged))}
+		fmt.Sprintf("    red: slower, blue: faster, by share of the time (deepest at %s), grey: under %s",
+			pct(diff.FullShare), pct(diff.Unchanged))}
 }

@@ -43,9 +43,10 @@ func TestDiffColours(t *testing.T) {
 	dot := mustDOT(t, p, render.Options{Diff: r})
 	golden.Check(t, "sample-diff.dot", dot)
 	cases := []struct{ node, want string }{
-		// fib 135ns -> 405ns: three times, past ×2: deepest red, white text
+		// fib 135ns -> 405ns: +270ns, 22% of the drawn 1.24µs, past 10%:
+		// deepest red, white text
 		{"fib", `Δ +270ns (+200.00%)", fillcolor="#c80000", fontcolor=white`},
-		// compute 420ns -> 210ns: half, deepest blue
+		// compute 420ns -> 210ns: -17% of the time, deepest blue
 		{"worker [L1]", `Δ 0ns (0.00%), +1 calls", fillcolor="#e0e0e0"`},
 		{"compute", `Δ -210ns (-50.00%)", fillcolor="#003cc8", fontcolor=white`},
 		{"do_fork", `Δ 0ns (0.00%)", fillcolor="#e0e0e0"`},
