@@ -326,7 +326,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	refs := numbers.InScope(scope)
 	procs := processesInScope(p, scope, refs)
 	if (opt.Pid != 0 || opt.Tid != 0) && len(refs) == 0 && len(procs) == 0 {
-		return nil, scopeError(opt)
+		return nil, scope.NotFound()
 	}
 	g := p.Graph(scope)
 	r := &Report{Format: Format, Scope: scope, FullNames: opt.FullNames}
@@ -576,17 +576,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func scopeError(opt Options) error {
-	switch {
-	case opt.Pid != 0 && opt.Tid != 0:
-		return fmt.Errorf("no thread %d in process %d in the profile", opt.Tid, opt.Pid)
-	case opt.Tid != 0:
-		return fmt.Errorf("no thread %d in the profile", opt.Tid)
-	default:
-		return fmt.Errorf("no process %d in the profile", opt.Pid)
-	}
 }
 
 // processesInScope lists the processes of the scope: every one without a

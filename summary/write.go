@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -256,15 +257,7 @@ func sections(r *Report) []tables.Table {
 	}
 	kv := []tables.Kind{text, number}
 	m, t := r.Meta, r.Totals
-	scope := "whole profile"
-	switch {
-	case r.Scope.Pid != 0 && r.Scope.Tid != 0:
-		scope = fmt.Sprintf("pid %d, tid %d", r.Scope.Pid, r.Scope.Tid)
-	case r.Scope.Pid != 0:
-		scope = fmt.Sprintf("pid %d", r.Scope.Pid)
-	case r.Scope.Tid != 0:
-		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
-	}
+	scope := cmp.Or(r.Scope.String(), "whole profile")
 	timeRow := []string{"traced time", d(t.TracedNs)}
 	switch {
 	case t.BusySampled:
