@@ -72,8 +72,11 @@ type Report struct {
 
 // Meta describes the profiled run.
 type Meta struct {
-	Command     []string `json:"command"`
-	Exe         string   `json:"exe"`
+	Command []string `json:"command"`
+	Exe     string   `json:"exe"`
+	// StartedAs names the run's first process as it was started, beside
+	// Exe where that differs (model.StartedAs): the tables' exe.
+	StartedAs   string   `json:"-"`
 	Pid         int      `json:"pid"` // the first process's pid, 0 if none
 	Mode        string   `json:"mode"`
 	DurationNs  int64    `json:"duration_ns"`
@@ -242,6 +245,7 @@ type Process struct {
 	ParentPid int    `json:"parent_pid"`
 	ForkedBy  string `json:"forked_by"`
 	Exe       string `json:"exe"`
+	StartedAs string `json:"-"` // as Meta.StartedAs
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal"`
 	// State is how the image ended: ProcExited (ExitCode is its
@@ -332,7 +336,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	r := &Report{Format: Format, Scope: scope, FullNames: opt.FullNames}
 	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
 
-	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
+	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, StartedAs: p.Meta.StartedAs(), Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
 		Partial: p.Meta.Partial, Detached: p.Meta.Detached, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
 		Warnings: nonNil(slices.Clone(p.Meta.Warnings)), CPUSamples: cpuSamples(p.Meta.CPUSamples)}
 	if len(p.Processes) > 0 {
@@ -539,7 +543,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 	for _, pi := range procs {
 		pr := p.Processes[pi]
-		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal,
+		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, StartedAs: pr.StartedAs(), ExitCode: pr.ExitCode, Signal: pr.Signal,
 			State: procState(p, pi, replaced)}
 		if pr.Parent != model.None {
 			out.ParentPid = p.Processes[pr.Parent].Pid

@@ -267,7 +267,7 @@ func sections(r *Report) []tables.Table {
 	}
 	out := []tables.Table{
 		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
-			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
+			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.StartedAs)}, {"pid", i(m.Pid)},
 			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)}, {"detached", detachedText(m.Detached)},
 			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
 		}},
@@ -344,7 +344,7 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
 		Kinds:  []tables.Kind{number, number, symbol, text, number, text}}
 	for _, x := range r.Processes {
-		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.Exe), exitText(x),
+		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.StartedAs), exitText(x),
 			orDash(x.Signal)})
 	}
 	ts, byThread := threadSections(r, ts)
