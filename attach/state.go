@@ -297,7 +297,7 @@ func (e *engine) newProcess(pid int, as *space, parent *thread, forkedBy int, ex
 	if execOf != nil {
 		old = execOf.sp
 	}
-	info := session.ProcessInfo{Pid: pid, Exe: procfs.Exe(pid), Argv: procfs.Argv(pid), Parent: e.attachParent[pid]}
+	info := session.ProcessInfo{Pid: pid, Exe: procfs.Exe(pid), Argv: procfs.Argv(pid), Comm: procfs.Comm(pid), Parent: e.attachParent[pid]}
 	p := &process{pid: pid, sp: e.s.NewProcess(info, pt, forkedBy, old), as: as, exe: info.Exe}
 	e.stats.Processes++
 	return p

@@ -37,7 +37,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	fmt.Fprintf(w, "tool version\t%s\n", m.ToolVersion)
 	fmt.Fprintf(w, "mode\t%s\n", m.Mode)
 	fmt.Fprintf(w, "command\t%s\n", strings.Join(m.Command, " "))
-	fmt.Fprintf(w, "exe\t%s\n", m.Exe)
+	fmt.Fprintf(w, "exe\t%s\n", m.StartedAs())
 	if m.BuildID != "" {
 		fmt.Fprintf(w, "build id\t%s\n", m.BuildID)
 	}
@@ -116,7 +116,7 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 		if replaced[i] {
 			end = "exec"
 		}
-		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", pr.Pid, parentPid(pr), forkedBy(p, pr), pr.Exe, end)
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\t%s\n", pr.Pid, parentPid(pr), forkedBy(p, pr), pr.StartedAs(), end)
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -59,17 +59,19 @@ the CPU samples' times where the profile has them, else the measured times
 with waiting calls' time left out; --scope wall: measured wall time),
 colours by module. In a browser, click a frame to zoom into it, Search highlights
 frames matching a regular expression.
---threads gives each thread its own frame ("name-tid"), --title heads it.
+--threads gives each thread its own frame ("name-tid"), --title heads it;
+--tid and --pid draw one thread or process, as for the call graph.
 It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		Example: `  profile render profile.data --svg
   profile render profile.data --png --hot 20% --warm 5% -o graph.png
   profile render profile.data --flame --value self
+  profile render profile.data --flame --tid 4243
   profile render new.data --svg --diff base.data`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: profileArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if flameGraph {
-				for _, f := range []string{"hot", "warm", "pid", "tid", "nodecount", "edgefraction", "share"} {
+				for _, f := range []string{"hot", "warm", "nodecount", "edgefraction", "share"} {
 					if c.Flags().Changed(f) {
 						return usagef("--%s is for the call graph, not --flame", f)
 					}
@@ -82,8 +84,11 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 				if err != nil {
 					return err
 				}
+				if err := checkScope(pid, tid); err != nil {
+					return err
+				}
 				return renderFlame(c, args[0], out, diffBase, flame.Options{Value: v, Threads: threads, Title: title,
-					FullNames: fullNames, Busy: busy})
+					FullNames: fullNames, Busy: busy, Scope: model.Scope{Pid: pid, Tid: tid}})
 			}
 			if c.Flags().Changed("value") {
 				return usagef("--value is for --flame")
@@ -132,6 +137,9 @@ It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 			}
 			if opt.Diff, err = diffFrom(diffBase, p, !opt.Wall); err != nil {
 				return err
+			}
+			if err := p.CheckScope(opt.Scope); err != nil {
+				return &usageError{err}
 			}
 			data, err := render.DOT(p, opt)
 			if err != nil {
@@ -218,6 +226,9 @@ func renderFlame(c *cobra.Command, path, out, diffBase string, opt flame.Options
 	p, err := readProfile(path)
 	if err != nil {
 		return err
+	}
+	if err := p.CheckScope(opt.Scope); err != nil {
+		return &usageError{err}
 	}
 	r, err := diffFrom(diffBase, p, opt.Busy)
 	if err != nil {

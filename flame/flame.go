@@ -53,6 +53,11 @@ type Options struct {
 	// and Rust names are shortened (names.Short). The tooltip, which
 	// Search matches, always has the full name.
 	FullNames bool
+	// Scope draws one process's or one thread's contexts only, as the call
+	// graph's render.Options.Scope; zero for the whole profile. A scope
+	// that matches no thread is an error. A member of a composite thread
+	// (merge) is drawn with its own numbers.
+	Scope model.Scope
 	// Busy draws busy times (model.Profile.Busy): those of the CPU
 	// samples where the profile has them, the contexts they alone made
 	// (a counted function's) drawn too; else the measured times with the
@@ -86,11 +91,15 @@ func SVG(w io.Writer, p *model.Profile, opt Options) error {
 	if opt.Width < 100 {
 		return fmt.Errorf("flame graph: width %d px is too narrow (at least 100)", opt.Width)
 	}
+	if err := p.CheckScope(opt.Scope); err != nil {
+		return fmt.Errorf("flame graph: %w", err)
+	}
 	if opt.Busy && opt.Value != export.Calls {
 		p = p.Busy()
 	}
-	root := buildFrames(p, opt)
-	d := &drawer{p: p, opt: opt}
+	ths := scopeThreads(p, opt.Scope)
+	root := buildFrames(p, ths, opt)
+	d := &drawer{p: p, opt: opt, threads: ths}
 	d.layout(root)
 	if err := d.write(w); err != nil {
 		return fmt.Errorf("flame graph: %w", err)

@@ -75,34 +75,27 @@ func (f *frame) text() string {
 	return f.name
 }
 
-// buildFrames merges the threads' CCTs into one tree of frames under "all",
-// with widths set and children sorted by name.
-func buildFrames(p *model.Profile, opt Options) *frame {
+// buildFrames merges the CCTs of the (member) threads ths into one tree of
+// frames under "all", with widths set and children sorted by name.
+func buildFrames(p *model.Profile, ths []model.ThreadView, opt Options) *frame {
 	root := &frame{kind: kindAll, name: "all", fn: model.None}
 	fs := frames{}
 	var at []*frame // the frame of each node of the current thread
-	for ti := range p.Threads {
-		t := &p.Threads[ti]
+	for k, v := range ths {
+		t := &p.Threads[v.Thread]
 		top := root
 		if opt.Threads {
-			top = fs.child(frameKey{root, kindThread, ti}, func() *frame {
-				name := t.Name
-				if name == "" {
-					name = "thread"
-				}
-				return &frame{kind: kindThread, fn: model.None, name: fmt.Sprintf("%s-%d", name, t.Tid),
-					sortName: name, num: t.Tid}
+			top = fs.child(frameKey{root, kindThread, k}, func() *frame {
+				name := cmp.Or(v.Name, "thread")
+				return &frame{kind: kindThread, fn: model.None, name: fmt.Sprintf("%s-%d", name, v.Tid),
+					sortName: name, num: v.Tid}
 			})
 		}
+		drawn := drawnNodes(p, v.ThreadRef, opt)
 		at = at[:0]
-		parent := make([]bool, len(t.Nodes))
-		for ni := 1; ni < len(t.Nodes); ni++ {
-			parent[t.Nodes[ni].Parent] = true
-		}
 		for ni := range t.Nodes {
 			n := &t.Nodes[ni]
-			if !parent[ni] && n.DroppedNs == 0 && n.SampleOnly(model.None) && (!opt.Busy || opt.Value == export.Calls) {
-				// made by CPU samples alone: nothing measured to draw
+			if !drawn[ni] {
 				at = append(at, nil)
 				continue
 			}
@@ -116,6 +109,17 @@ func buildFrames(p *model.Profile, opt Options) *frame {
 				f = fs.funcChild(p, at[n.Parent], n.Func, opt.FullNames)
 			}
 			at = append(at, f)
+			if v.Member != model.None {
+				// A member of a composite thread has its own vector; in-flight
+				// counts and pruned time are the whole node's only, as in the
+				// call graph (model.Graph).
+				vec, _ := p.NodeVec(v.ThreadRef, ni)
+				f.calls += vec.Calls
+				f.recursive += vec.RecursiveCalls
+				f.self += vec.SelfNs
+				f.total += vec.TotalNs
+				continue
+			}
 			f.calls += n.Calls
 			f.recursive += n.RecursiveCalls
 			f.inFlight += n.InFlight
@@ -131,6 +135,47 @@ func buildFrames(p *model.Profile, opt Options) *frame {
 	}
 	root.finish(opt.Value)
 	return root
+}
+
+// drawnNodes tells which nodes of (member) thread r have frames: every
+// node with something of its own to draw, and the callers of those. A
+// context CPU samples alone made has nothing measured, so it is drawn only
+// with busy times; a member draws only the contexts it reached.
+func drawnNodes(p *model.Profile, r model.ThreadRef, opt Options) []bool {
+	t := &p.Threads[r.Thread]
+	sampled := opt.Busy && opt.Value != export.Calls
+	drawn := make([]bool, len(t.Nodes))
+	for ni := len(t.Nodes) - 1; ni >= 0; ni-- { // children follow their parents
+		n := &t.Nodes[ni]
+		if !drawn[ni] {
+			if r.Member == model.None {
+				drawn[ni] = n.DroppedNs != 0 || !n.SampleOnly(model.None) || sampled
+			} else {
+				_, drawn[ni] = p.NodeVec(r, ni)
+			}
+		}
+		if drawn[ni] && ni > 0 {
+			drawn[n.Parent] = true
+		}
+	}
+	return drawn
+}
+
+// scopeThreads lists the (member) threads a flame graph draws: every
+// thread whole without a scope (a composite thread's frames hold all its
+// members), else the scope's, as the call graph takes them
+// (model.Profile.ScopeThreads).
+func scopeThreads(p *model.Profile, s model.Scope) []model.ThreadView {
+	if s != (model.Scope{}) {
+		return p.ScopeThreads(s)
+	}
+	out := make([]model.ThreadView, len(p.Threads))
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		out[ti] = model.ThreadView{ThreadRef: model.ThreadRef{Thread: ti, Member: model.None},
+			Pid: p.Processes[t.Process].Pid, Tid: t.Tid, Name: t.Name, TracedNs: t.TracedNs}
+	}
+	return out
 }
 
 // finish sorts f's children and sets the widths of f and everything below

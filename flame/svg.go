@@ -43,9 +43,10 @@ type drawer struct {
 	p        *model.Profile
 	opt      Options
 	root     *frame
-	boxes    []box // preorder: parents before their children
-	elided   int   // frames narrower than MinWidth, left out
-	depth    int   // the deepest box's depth
+	threads  []model.ThreadView // the (member) threads drawn
+	boxes    []box              // preorder: parents before their children
+	elided   int                // frames narrower than MinWidth, left out
+	depth    int                // the deepest box's depth
 	scale    float64
 	tracedNs int64
 	path     []int // Options.Color's path, reused from frame to frame
@@ -54,8 +55,8 @@ type drawer struct {
 // layout places every frame at least MinWidth wide.
 func (d *drawer) layout(root *frame) {
 	d.root = root
-	for i := range d.p.Threads {
-		d.tracedNs += d.p.Threads[i].TracedNs
+	for _, t := range d.threads {
+		d.tracedNs += t.TracedNs
 	}
 	if root.width > 0 {
 		d.scale = float64(d.opt.Width-2*xpad) / float64(root.width)
@@ -206,9 +207,12 @@ func (d *drawer) traced() string {
 	if d.p.Meta.Sampled() {
 		verb = d.p.Meta.Values() + " ·"
 	}
-	s := fmt.Sprintf("%s %s in %d thread", verb, human.Duration(d.tracedNs), len(d.p.Threads))
-	if len(d.p.Threads) != 1 {
+	s := fmt.Sprintf("%s %s in %d thread", verb, human.Duration(d.tracedNs), len(d.threads))
+	if len(d.threads) != 1 {
 		s += "s"
+	}
+	if scope := d.opt.Scope.String(); scope != "" {
+		s += " (" + scope + ")"
 	}
 	return s
 }

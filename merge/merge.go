@@ -48,7 +48,7 @@
 // StartUnixNs is the earliest non-zero start; StopOverheadNs the largest;
 // Partial is set if any input was partial, with the distinct reasons
 // sorted and joined by "; "; Filters, Excludes and Libs are sorted unions;
-// ToolVersion, Command, Exe and BuildID are kept when all inputs agree and
+// ToolVersion, Command, Exe, Comm and BuildID are kept when all inputs agree and
 // cleared otherwise; Crash is the crash with the smallest (pid, tid) if any.
 // Detached is set if any input was: a merge of detached profiles is
 // detached, not partial.
@@ -397,8 +397,8 @@ func mergeProcesses(out *model.Profile, ins []*input) error {
 }
 
 func ownKey(pr *model.Process) string {
-	return fmt.Sprintf("%d|%d|%d|%t|%q|%q|%t|%d|%q", pr.ParentPid, pr.ForkedBy, pr.ForkedByTid, pr.ExecOf != model.None,
-		pr.Exe, pr.Argv, pr.Exited, pr.ExitCode, pr.Signal)
+	return fmt.Sprintf("%d|%d|%d|%t|%q|%q|%q|%t|%d|%q", pr.ParentPid, pr.ForkedBy, pr.ForkedByTid, pr.ExecOf != model.None,
+		pr.Exe, pr.Argv, pr.Comm, pr.Exited, pr.ExitCode, pr.Signal)
 }
 
 func compareProcs(a, b *proc) int {
@@ -674,6 +674,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 		x := &in.p.Meta
 		if i == 0 {
 			m.ToolVersion, m.Exe, m.BuildID, m.Command = x.ToolVersion, x.Exe, x.BuildID, slices.Clone(x.Command)
+			m.Comm = x.Comm
 			if x.Sampling != nil {
 				s := *x.Sampling
 				m.Sampling = &s
@@ -698,6 +699,7 @@ func mergeMeta(out *model.Profile, ins []*input) {
 			}
 			m.ToolVersion = agree(m.ToolVersion, x.ToolVersion)
 			m.Exe = agree(m.Exe, x.Exe)
+			m.Comm = agree(m.Comm, x.Comm)
 			m.BuildID = agree(m.BuildID, x.BuildID)
 			if !slices.Equal(m.Command, x.Command) {
 				m.Command = nil

@@ -41,6 +41,7 @@ func TestRoundTripDeepEqual(t *testing.T) {
 	p.Meta.Crash = &model.Crash{Pid: 100, Tid: 101, Signal: "SIGSEGV", Addr: 0x10, Stack: []string{"app:crash_here+0x4", "app:main+0x20"}}
 	p.Meta.BuildID, p.Meta.StopOverheadNs, p.Meta.Stops = "abcdef", 13_000, 42
 	p.Processes[1].Signal, p.Processes[1].Exited = "SIGKILL", false
+	p.Meta.Comm, p.Processes[0].Comm, p.Processes[0].Argv = "myserver", "myserver", []string{"./myserver", "-v"}
 	p.Meta.Detail = &model.DetailRule{Funcs: "^handle", SlowNs: 10e6, If: "ret<0", Limit: 100}
 	p.Threads[0].DroppedTrees = 3
 	p.Functions[2].TracedSinceNs = 1_200_000_000 // --auto-expand: traced from 1.2 s on
@@ -124,6 +125,35 @@ func TestReadsFileWithoutSampling(t *testing.T) {
 	}
 	if want := modeltest.Sample(); !reflect.DeepEqual(p, want) {
 		t.Errorf("old file differs:\n got %+v\nwant %+v", p, want)
+	}
+}
+
+// The names a process was started by (argv[0], comm) read back beside its
+// exe, and a file written before comm was recorded (sample-v1.data) reads
+// with none: the process is named by its exe alone.
+func TestRoundTripStartedAs(t *testing.T) {
+	p := modeltest.Sample()
+	p.Meta.Command, p.Meta.Comm = []string{"redis-server", "--port", "0"}, "redis-server"
+	p.Processes[0].Exe, p.Processes[0].Argv, p.Processes[0].Comm = "/usr/bin/redis-check-rdb",
+		[]string{"/usr/bin/redis-server *:6379"}, "redis-server"
+	p.Processes[1].Comm = "app"
+	q := roundTrip(t, p)
+	if q.Meta.Comm != "redis-server" || q.Processes[0].Comm != "redis-server" || q.Processes[1].Comm != "app" ||
+		!slices.Equal(q.Processes[0].Argv, p.Processes[0].Argv) {
+		t.Fatalf("read back meta comm %q, processes %+v", q.Meta.Comm, q.Processes)
+	}
+	if got, want := q.Meta.StartedAs(), "redis-server (/bin/app)"; got != want {
+		t.Errorf("Meta.StartedAs = %q, want %q", got, want)
+	}
+	if got, want := q.Processes[0].StartedAs(), "redis-server (/usr/bin/redis-check-rdb)"; got != want {
+		t.Errorf("Process.StartedAs = %q, want %q", got, want)
+	}
+	old, err := model.ReadFile("testdata/sample-v1.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Meta.Comm != "" || old.Processes[0].Comm != "" || old.Meta.StartedAs() != "/bin/app" {
+		t.Errorf("old file: comm %q, %q, named %q", old.Meta.Comm, old.Processes[0].Comm, old.Meta.StartedAs())
 	}
 }
 

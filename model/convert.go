@@ -46,7 +46,7 @@ func encode(p *Profile) *pb.ProfileFile {
 	m := p.Meta
 	f := &pb.ProfileFile{Meta: &pb.Meta{
 		ToolVersionStr: st.id(m.ToolVersion), ModeStr: st.id(m.Mode), CommandStr: st.ids(m.Command),
-		ExeStr: st.id(m.Exe), BuildIdStr: st.id(m.BuildID), StartUnixNs: m.StartUnixNs,
+		ExeStr: st.id(m.Exe), CommStr: st.id(m.Comm), BuildIdStr: st.id(m.BuildID), StartUnixNs: m.StartUnixNs,
 		DurationNs: m.DurationNs, Partial: m.Partial, PartialReasonStr: st.id(m.PartialReason), Detached: m.Detached,
 		FiltersStr: st.ids(m.Filters), ExcludesStr: st.ids(m.Excludes), LibsStr: st.ids(m.Libs),
 		StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
@@ -83,7 +83,7 @@ func encode(p *Profile) *pb.ProfileFile {
 			Pid: int64(pr.Pid), ParentPid: int64(pr.ParentPid), ParentPlus1: plus1(pr.Parent),
 			ForkedByPlus1: plus1(pr.ForkedBy), ForkedByTid: int64(pr.ForkedByTid), ExecOfPlus1: plus1(pr.ExecOf),
 			ExeStr: st.id(pr.Exe), ArgvStr: st.ids(pr.Argv), Exited: pr.Exited, ExitCode: int64(pr.ExitCode),
-			SignalStr: st.id(pr.Signal),
+			SignalStr: st.id(pr.Signal), CommStr: st.id(pr.Comm),
 		})
 	}
 	for i := range p.Threads {
@@ -242,7 +242,7 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 	if m := f.Meta; m != nil {
 		p.Meta = Meta{
 			ToolVersion: d.str(m.ToolVersionStr), Mode: d.str(m.ModeStr), Command: d.strList(m.CommandStr),
-			Exe: d.str(m.ExeStr), BuildID: d.str(m.BuildIdStr), StartUnixNs: m.StartUnixNs,
+			Exe: d.str(m.ExeStr), Comm: d.str(m.CommStr), BuildID: d.str(m.BuildIdStr), StartUnixNs: m.StartUnixNs,
 			DurationNs: m.DurationNs, Partial: m.Partial, PartialReason: d.str(m.PartialReasonStr), Detached: m.Detached,
 			Filters: d.strList(m.FiltersStr), Excludes: d.strList(m.ExcludesStr), Libs: d.strList(m.LibsStr),
 			StopOverheadNs: m.StopOverheadNs, Stops: m.Stops, TracedCalls: m.TracedCalls,
@@ -281,7 +281,7 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 			Pid: d.small(pr.Pid), ParentPid: d.small(pr.ParentPid), Parent: d.small(pr.ParentPlus1) - 1,
 			ForkedBy: d.small(pr.ForkedByPlus1) - 1, ForkedByTid: d.small(pr.ForkedByTid), ExecOf: d.small(pr.ExecOfPlus1) - 1,
 			Exe: d.str(pr.ExeStr), Argv: d.strList(pr.ArgvStr), Exited: pr.Exited, ExitCode: d.small(pr.ExitCode),
-			Signal: d.str(pr.SignalStr),
+			Signal: d.str(pr.SignalStr), Comm: d.str(pr.CommStr),
 		})
 	}
 	for _, t := range f.Threads {

@@ -1,6 +1,9 @@
 package model
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Key identifies a node of the function-level call graph. A thread's first
 // subroutine is keyed with the thread's nesting level so that merging
@@ -30,6 +33,31 @@ func (k EdgeKind) String() string {
 type Scope struct {
 	Pid int
 	Tid int
+}
+
+// String names the scope as titles say it: "pid 1, tid 2", "pid 1",
+// "tid 2", or "" for the whole profile.
+func (s Scope) String() string {
+	switch {
+	case s.Pid != 0 && s.Tid != 0:
+		return fmt.Sprintf("pid %d, tid %d", s.Pid, s.Tid)
+	case s.Pid != 0:
+		return fmt.Sprintf("pid %d", s.Pid)
+	case s.Tid != 0:
+		return fmt.Sprintf("tid %d", s.Tid)
+	}
+	return ""
+}
+
+// NotFound is the error for a scope that matches no thread of a profile.
+func (s Scope) NotFound() error {
+	switch {
+	case s.Pid != 0 && s.Tid != 0:
+		return fmt.Errorf("no thread %d in process %d in the profile", s.Tid, s.Pid)
+	case s.Tid != 0:
+		return fmt.Errorf("no thread %d in the profile", s.Tid)
+	}
+	return fmt.Errorf("no process %d in the profile", s.Pid)
 }
 
 // ThreadRef names one (member) thread: Thread indexes Profile.Threads;

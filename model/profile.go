@@ -5,7 +5,10 @@
 // knows nothing of ptrace.
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // StartFunc is the index of the pseudo-function START in every profile's
 // function table: the root of every thread's CCT.
@@ -32,6 +35,9 @@ type Meta struct {
 	Mode        string // "record", "attach", "merge", "import" or "synthetic"
 	Command     []string
 	Exe         string
+	// Comm is the first process's Process.Comm, as Exe is its Exe: with
+	// Command[0] (its argv[0]) the name it was started by (StartedAs).
+	Comm        string
 	BuildID     string
 	StartUnixNs int64
 	DurationNs  int64
@@ -132,16 +138,20 @@ func (k ProbeKind) String() string {
 // Process is one process image. An exec starts a new entry with the same pid.
 type Process struct {
 	Pid         int
-	ParentPid   int // 0 when unknown or not traced
-	Parent      int // index of the parent process entry, None for the first
-	ForkedBy    int // function index of the forking subroutine, None if none
-	ForkedByTid int // thread that forked it, 0 if none
-	ExecOf      int // index of the image this one replaced by exec, None otherwise
-	Exe         string
-	Argv        []string
-	Exited      bool // exit status known
-	ExitCode    int
-	Signal      string // fatal signal name, "" if none
+	ParentPid   int      // 0 when unknown or not traced
+	Parent      int      // index of the parent process entry, None for the first
+	ForkedBy    int      // function index of the forking subroutine, None if none
+	ForkedByTid int      // thread that forked it, 0 if none
+	ExecOf      int      // index of the image this one replaced by exec, None otherwise
+	Exe         string   // the file it runs, links resolved (/proc/PID/exe)
+	Argv        []string // its command line (/proc/PID/cmdline) when first seen
+	// Comm is its name in /proc/PID/comm when first seen: the base name
+	// of the path it was exec'd by (a link's own name, not its target's),
+	// 15 bytes at most. Empty in files made before it was recorded.
+	Comm     string
+	Exited   bool // exit status known
+	ExitCode int
+	Signal   string // fatal signal name, "" if none
 }
 
 // Thread is one thread with its calling-context tree.
@@ -263,6 +273,47 @@ func (p *Profile) isMainModule(m int) bool {
 		}
 	}
 	return false
+}
+
+// StartedAs names the run's first process as it was started (see
+// StartedAs).
+func (m *Meta) StartedAs() string { return StartedAs(first(m.Command), m.Comm, m.Exe) }
+
+// StartedAs names the process image as it was started (see StartedAs).
+func (pr *Process) StartedAs() string { return StartedAs(first(pr.Argv), pr.Comm, pr.Exe) }
+
+// StartedAs names a process by what the user typed beside the file it
+// runs: "redis-server (/usr/bin/redis-check-rdb)" for a program started
+// through a link named otherwise, just exe when argv[0]'s base name is
+// exe's (comm stands for an empty argv[0]). A process title written over
+// argv (redis-server's "/usr/bin/redis-server *:6379") is read as comm,
+// which it begins with.
+func StartedAs(argv0, comm, exe string) string {
+	name := baseName(argv0)
+	if name == "" || comm != "" && strings.HasPrefix(name, comm+" ") {
+		name = comm
+	}
+	base := baseName(exe)
+	switch {
+	case exe == "":
+		return name
+	case name == "" || name == base:
+		return exe
+	case argv0 == "" && len(comm) == maxComm && strings.HasPrefix(base, comm):
+		return exe // comm is exe's name cut short
+	}
+	return name + " (" + exe + ")"
+}
+
+// maxComm is the longest /proc/PID/comm: the kernel's TASK_COMM_LEN less
+// its NUL.
+const maxComm = 15
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
 }
 
 // FuncKey is the `module:name` key by which filters, calling contexts

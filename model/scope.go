@@ -46,6 +46,15 @@ func (p *Profile) ScopeThreads(s Scope) []ThreadView {
 	return out
 }
 
+// CheckScope is Scope.NotFound when scope s is not the whole profile and
+// matches none of p's (member) threads, else nil.
+func (p *Profile) CheckScope(s Scope) error {
+	if s != (Scope{}) && len(p.ScopeThreads(s)) == 0 {
+		return s.NotFound()
+	}
+	return nil
+}
+
 // NodeVec is CCT node i of thread r as that (member) thread saw it: the
 // whole node for a recorded thread, the member's contribution in a
 // composite. ok is false for a context the member never reached, and for

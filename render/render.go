@@ -134,7 +134,7 @@ func DOT(p *model.Profile, opt Options) ([]byte, error) {
 	threads := p.ThreadNumbers()
 	inScope := threads.InScope(opt.Scope)
 	if opt.Scope != (model.Scope{}) && len(inScope) == 0 {
-		return nil, scopeError(opt.Scope)
+		return nil, opt.Scope.NotFound()
 	}
 	v := newView(p, opt, threads)
 	d := &drawer{v: v, p: p, opt: opt, threads: threads, inScope: inScope, sel: v.choose(opt)}
@@ -160,17 +160,6 @@ func cmpOr(v, def float64) float64 {
 		return def
 	}
 	return v
-}
-
-func scopeError(s model.Scope) error {
-	switch {
-	case s.Pid != 0 && s.Tid != 0:
-		return fmt.Errorf("no thread %d in process %d in the profile", s.Tid, s.Pid)
-	case s.Tid != 0:
-		return fmt.Errorf("no thread %d in the profile", s.Tid)
-	default:
-		return fmt.Errorf("no process %d in the profile", s.Pid)
-	}
 }
 
 type drawer struct {
@@ -297,13 +286,8 @@ func (d *drawer) header(inScope []model.NumberedThread, rankdir string) {
 		if len(inScope) != 1 {
 			title += "s"
 		}
-		switch s := d.opt.Scope; {
-		case s.Pid != 0 && s.Tid != 0:
-			title += fmt.Sprintf(" (pid %d, tid %d)", s.Pid, s.Tid)
-		case s.Pid != 0:
-			title += fmt.Sprintf(" (pid %d)", s.Pid)
-		case s.Tid != 0:
-			title += fmt.Sprintf(" (tid %d)", s.Tid)
+		if s := d.opt.Scope.String(); s != "" {
+			title += " (" + s + ")"
 		}
 		if m.Partial {
 			title += ", partial"

@@ -49,6 +49,7 @@ type ProcessInfo struct {
 	Pid  int
 	Exe  string
 	Argv []string
+	Comm string // the name it was exec'd by (model.Process.Comm)
 	// Parent is the process's parent when it was already running when
 	// tracing began and its parent is traced too (attach --tree): no
 	// fork of it was seen.
@@ -141,7 +142,7 @@ func (s *Session) TracedCalls() int64 { return s.tracedCalls }
 // function forkedBy, or replacing execOf (nil: none) with an exec.
 func (s *Session) NewProcess(info ProcessInfo, parent *Thread, forkedBy int, execOf *Process) *Process {
 	pr := model.Process{Pid: info.Pid, Parent: model.None, ForkedBy: forkedBy, ExecOf: model.None,
-		Exe: info.Exe, Argv: info.Argv}
+		Exe: info.Exe, Argv: info.Argv, Comm: info.Comm}
 	if parent != nil {
 		pr.Parent = parent.Proc.Idx
 		pr.ParentPid = parent.Proc.Pid
@@ -530,7 +531,7 @@ func (s *Session) Finish(now int64, counters Counters) *model.Profile {
 func (s *Session) describe(m *model.Meta) {
 	if len(s.prof.Processes) > 0 {
 		if m.Exe == "" {
-			m.Exe = s.prof.Processes[0].Exe
+			m.Exe, m.Comm = s.prof.Processes[0].Exe, s.prof.Processes[0].Comm
 		}
 		if len(m.Command) == 0 {
 			m.Command = s.prof.Processes[0].Argv

@@ -429,7 +429,7 @@ func TestCrash(t *testing.T) {
 func TestLifecycle(t *testing.T) {
 	var now int64
 	s := testSession(&now)
-	p := s.NewProcess(ProcessInfo{Pid: pid, Exe: "/bin/sh"}, nil, model.None, nil)
+	p := s.NewProcess(ProcessInfo{Pid: pid, Exe: "/bin/dash", Argv: []string{"sh", "-c"}, Comm: "sh"}, nil, model.None, nil)
 	lead := s.NewThread(pid, p, nil, model.None, "sh")
 	other := s.NewThread(pid+1, p, nil, model.None, "sh")
 	s.SetLevel(other, 1, pid)
@@ -445,7 +445,7 @@ func TestLifecycle(t *testing.T) {
 	s.FinishThread(other, "", 10)
 	s.FinishThread(kid, "", 10)
 	s.ProcessEnded(p, false, 0, "SIGKILL")
-	np := s.NewProcess(ProcessInfo{Pid: pid, Exe: "/bin/prog"}, nil, model.None, p)
+	np := s.NewProcess(ProcessInfo{Pid: pid, Exe: "/bin/prog", Comm: "prog"}, nil, model.None, p)
 	s.NewThread(pid, np, nil, model.None, "prog")
 	s.Warn("careful")
 	prof := s.Finish(20, Counters{})
@@ -461,7 +461,13 @@ func TestLifecycle(t *testing.T) {
 	if th := prof.Threads[3]; th.Process != 1 || th.TracedNs != 20 || th.Name != "prog" {
 		t.Errorf("exec'd thread %+v", th)
 	}
-	if prof.Meta.Exe != "/bin/sh" || !reflect.DeepEqual(prof.Meta.Warnings, []string{"careful"}) {
+	// The run is named after its first image, as it was started: the
+	// exec'd image keeps its own names.
+	if m := prof.Meta; m.Exe != "/bin/dash" || m.Comm != "sh" || m.StartedAs() != "sh (/bin/dash)" ||
+		prof.Processes[1].Comm != "prog" || prof.Processes[1].StartedAs() != "/bin/prog" {
+		t.Errorf("names: meta exe %q comm %q (%q), exec'd image %+v", m.Exe, m.Comm, m.StartedAs(), prof.Processes[1])
+	}
+	if prof.Meta.Exe != "/bin/dash" || !reflect.DeepEqual(prof.Meta.Warnings, []string{"careful"}) {
 		t.Errorf("meta %+v", prof.Meta)
 	}
 }

@@ -21,8 +21,12 @@ import (
 
 // visible keeps the fields of a report that the JSON and CSV carry.
 func visible(r *summary.Report) summary.Report {
-	v := summary.Report{Format: r.Format, Meta: r.Meta, Totals: r.Totals, Modules: r.Modules,
-		Threads: r.Threads, Processes: r.Processes}
+	v := summary.Report{Format: r.Format, Meta: r.Meta, Totals: r.Totals, Modules: r.Modules, Threads: r.Threads}
+	v.Meta.StartedAs = "" // the tables' name, as Display
+	for _, pr := range r.Processes {
+		pr.StartedAs = ""
+		v.Processes = append(v.Processes, pr)
+	}
 	for _, f := range r.Functions {
 		f.Display = ""
 		v.Functions = append(v.Functions, f)
@@ -60,7 +64,7 @@ func reports(t *testing.T) map[string]*summary.Report {
 	detached.Meta.Mode, detached.Meta.Detached = "attach", true
 	detached.Processes[0].Exited = false
 	img := detached.Processes[1]
-	img.ExecOf, img.Exe, img.Exited = 1, "/bin/other", false
+	img.ExecOf, img.Exe, img.Argv, img.Exited = 1, "/bin/other", []string{"/bin/other"}, false
 	detached.Processes[1].Exited = false
 	detached.Processes = append(detached.Processes, img)
 	cpp := modeltest.NewBuilder("/opt/my app/bin")
@@ -478,7 +482,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 	}
 	p := kv(get("Profile", rows))
 	h("command").str(p["command"], strings.Join(r.Meta.Command, " "))
-	h("exe").str(p["exe"], r.Meta.Exe)
+	h("exe").str(p["exe"], r.Meta.StartedAs)
 	h("pid").num(p["pid"], int64(r.Meta.Pid))
 	h("mode").str(p["mode"], r.Meta.Mode)
 	h("duration").dur(p["duration"], r.Meta.DurationNs)
@@ -608,7 +612,7 @@ func checkHuman(t *testing.T, name string, secs []tsection, r *summary.Report) {
 		h("process %d pid", i).num(row[0], int64(x.Pid))
 		h("process %d parent", i).num(row[1], int64(x.ParentPid))
 		h("process %d forked by", i).str(row[2], shown(x.ForkedBy))
-		h("process %d exe", i).str(row[3], x.Exe)
+		h("process %d exe", i).str(row[3], x.StartedAs)
 		switch x.State {
 		case summary.ProcExited:
 			h("process %d exit", i).num(row[4], int64(x.ExitCode))

@@ -37,7 +37,7 @@ func TestLabels(t *testing.T) {
 		{"replaced by exec", func(p *model.Profile) {
 			p.Processes[1].Exited = false
 			img := p.Processes[1]
-			img.ExecOf, img.Exe, img.Exited, img.ExitCode = 1, "/bin/other", true, 3
+			img.ExecOf, img.Exe, img.Argv, img.Exited, img.ExitCode = 1, "/bin/other", []string{"other"}, true, 3
 			p.Processes = append(p.Processes, img)
 		}, []string{"exited", "exec", "exited"},
 			[]string{`(?m)^ *200 +100 +do_fork +/bin/app +exec +- *$`, `(?m)^ *200 +100 +do_fork +/bin/other +3 +- *$`}, false},

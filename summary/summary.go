@@ -72,8 +72,11 @@ type Report struct {
 
 // Meta describes the profiled run.
 type Meta struct {
-	Command     []string `json:"command"`
-	Exe         string   `json:"exe"`
+	Command []string `json:"command"`
+	Exe     string   `json:"exe"`
+	// StartedAs names the run's first process as it was started, beside
+	// Exe where that differs (model.StartedAs): the tables' exe.
+	StartedAs   string   `json:"-"`
 	Pid         int      `json:"pid"` // the first process's pid, 0 if none
 	Mode        string   `json:"mode"`
 	DurationNs  int64    `json:"duration_ns"`
@@ -248,6 +251,7 @@ type Process struct {
 	ParentPid int    `json:"parent_pid"`
 	ForkedBy  string `json:"forked_by"`
 	Exe       string `json:"exe"`
+	StartedAs string `json:"-"` // as Meta.StartedAs
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal"`
 	// State is how the image ended: ProcExited (ExitCode is its
@@ -357,13 +361,13 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	refs := numbers.InScope(scope)
 	procs := processesInScope(p, scope, refs)
 	if (opt.Pid != 0 || opt.Tid != 0) && len(refs) == 0 && len(procs) == 0 {
-		return nil, scopeError(opt)
+		return nil, scope.NotFound()
 	}
 	g := p.Graph(scope)
 	r := &Report{Format: Format, Scope: scope, FullNames: opt.FullNames}
 	pct := func(ns int64) float64 { return 100 * g.Coverage(ns) }
 
-	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
+	r.Meta = Meta{Command: nonNil(p.Meta.Command), Exe: p.Meta.Exe, StartedAs: p.Meta.StartedAs(), Mode: p.Meta.Mode, DurationNs: p.Meta.DurationNs,
 		Partial: p.Meta.Partial, Detached: p.Meta.Detached, Stops: p.Meta.Stops, TracedCalls: p.Meta.TracedCalls,
 		Warnings: nonNil(slices.Clone(p.Meta.Warnings)), CPUSamples: cpuSamples(p.Meta.CPUSamples)}
 	if len(p.Processes) > 0 {
@@ -583,7 +587,7 @@ func Compute(p *model.Profile, opt Options) (*Report, error) {
 	}
 	for _, pi := range procs {
 		pr := p.Processes[pi]
-		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal,
+		out := Process{Pid: pr.Pid, ParentPid: pr.ParentPid, Exe: pr.Exe, StartedAs: pr.StartedAs(), ExitCode: pr.ExitCode, Signal: pr.Signal,
 			State: procState(p, pi, replaced)}
 		if pr.Parent != model.None {
 			out.ParentPid = p.Processes[pr.Parent].Pid
@@ -620,17 +624,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-func scopeError(opt Options) error {
-	switch {
-	case opt.Pid != 0 && opt.Tid != 0:
-		return fmt.Errorf("no thread %d in process %d in the profile", opt.Tid, opt.Pid)
-	case opt.Tid != 0:
-		return fmt.Errorf("no thread %d in the profile", opt.Tid)
-	default:
-		return fmt.Errorf("no process %d in the profile", opt.Pid)
-	}
 }
 
 // processesInScope lists the processes of the scope: every one without a

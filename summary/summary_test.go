@@ -226,7 +226,7 @@ func compute(p *model.Profile, s model.Scope) *expect {
 				state = "exec"
 			}
 			x.processes = append(x.processes, summary.Process{Pid: pr.Pid, ParentPid: ppid, ForkedBy: forked,
-				Exe: pr.Exe, ExitCode: pr.ExitCode, Signal: pr.Signal, State: state})
+				Exe: pr.Exe, StartedAs: pr.StartedAs(), ExitCode: pr.ExitCode, Signal: pr.Signal, State: state})
 		}
 		if pr.ForkedBy < 0 || (!ok(pr.Pid, 0) && !ok(ppid, pr.ForkedByTid)) {
 			continue

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -257,15 +258,7 @@ func sections(r *Report) []tables.Table {
 	}
 	kv := []tables.Kind{text, number}
 	m, t := r.Meta, r.Totals
-	scope := "whole profile"
-	switch {
-	case r.Scope.Pid != 0 && r.Scope.Tid != 0:
-		scope = fmt.Sprintf("pid %d, tid %d", r.Scope.Pid, r.Scope.Tid)
-	case r.Scope.Pid != 0:
-		scope = fmt.Sprintf("pid %d", r.Scope.Pid)
-	case r.Scope.Tid != 0:
-		scope = fmt.Sprintf("tid %d", r.Scope.Tid)
-	}
+	scope := cmp.Or(r.Scope.String(), "whole profile")
 	timeRow := []string{"traced time", d(t.TracedNs)}
 	switch {
 	case t.BusySampled:
@@ -275,7 +268,7 @@ func sections(r *Report) []tables.Table {
 	}
 	out := []tables.Table{
 		{Title: "Profile", Header: []string{"field", "value"}, Kinds: []tables.Kind{text, text}, Rows: [][]string{
-			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.Exe)}, {"pid", i(m.Pid)},
+			{"command", orDash(strings.Join(m.Command, " "))}, {"exe", orDash(m.StartedAs)}, {"pid", i(m.Pid)},
 			{"mode", orDash(m.Mode)}, {"duration", d(m.DurationNs)}, {"partial", yesNo(m.Partial)}, {"detached", detachedText(m.Detached)},
 			{"stops", n(m.Stops)}, {"traced calls", n(m.TracedCalls)}, {"scope", scope},
 		}},
@@ -364,7 +357,7 @@ func sections(r *Report) []tables.Table {
 		Header: []string{"pid", "parent pid", "forked by", "exe", "exit code", "signal"},
 		Kinds:  []tables.Kind{number, number, symbol, text, number, text}}
 	for _, x := range r.Processes {
-		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.Exe), exitText(x),
+		ps.Rows = append(ps.Rows, []string{i(x.Pid), i(x.ParentPid), orDash(r.shown(x.ForkedBy)), orDash(x.StartedAs), exitText(x),
 			orDash(x.Signal)})
 	}
 	ts, byThread := threadSections(r, ts)

@@ -151,7 +151,10 @@ type Meta struct {
 	// Set when the tracer sampled the traced threads' CPU time (record
 	// --sample): the nodes' sampled_ns columns hold it. Absent in older
 	// files and without --sample: times are measured only.
-	CpuSamples    *CPUSamples `protobuf:"bytes,24,opt,name=cpu_samples,json=cpuSamples,proto3" json:"cpu_samples,omitempty"`
+	CpuSamples *CPUSamples `protobuf:"bytes,24,opt,name=cpu_samples,json=cpuSamples,proto3" json:"cpu_samples,omitempty"`
+	// The first process's comm, as exe_str is its exe (absent in older
+	// files).
+	CommStr       int64 `protobuf:"varint,25,opt,name=comm_str,json=commStr,proto3" json:"comm_str,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -352,6 +355,13 @@ func (x *Meta) GetCpuSamples() *CPUSamples {
 		return x.CpuSamples
 	}
 	return nil
+}
+
+func (x *Meta) GetCommStr() int64 {
+	if x != nil {
+		return x.CommStr
+	}
+	return 0
 }
 
 // CPUSamples is how the threads' CPU time was sampled: a sample every
@@ -965,6 +975,9 @@ type Process struct {
 	Exited        bool                   `protobuf:"varint,9,opt,name=exited,proto3" json:"exited,omitempty"`
 	ExitCode      int64                  `protobuf:"varint,10,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	SignalStr     int64                  `protobuf:"varint,11,opt,name=signal_str,json=signalStr,proto3" json:"signal_str,omitempty"`
+	// /proc/PID/comm when the tracer first saw the image: the name it was
+	// exec'd by, a link's own (absent in older files).
+	CommStr       int64 `protobuf:"varint,12,opt,name=comm_str,json=commStr,proto3" json:"comm_str,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1072,6 +1085,13 @@ func (x *Process) GetExitCode() int64 {
 func (x *Process) GetSignalStr() int64 {
 	if x != nil {
 		return x.SignalStr
+	}
+	return 0
+}
+
+func (x *Process) GetCommStr() int64 {
+	if x != nil {
+		return x.CommStr
 	}
 	return 0
 }
@@ -1733,7 +1753,7 @@ const file_profile_proto_rawDesc = "" +
 	"\amodules\x18\x03 \x03(\v2\x12.profile.v1.ModuleR\amodules\x122\n" +
 	"\tfunctions\x18\x04 \x03(\v2\x14.profile.v1.FunctionR\tfunctions\x121\n" +
 	"\tprocesses\x18\x05 \x03(\v2\x13.profile.v1.ProcessR\tprocesses\x12,\n" +
-	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\xf7\x06\n" +
+	"\athreads\x18\x06 \x03(\v2\x12.profile.v1.ThreadR\athreads\"\x92\a\n" +
 	"\x04Meta\x12(\n" +
 	"\x10tool_version_str\x18\x01 \x01(\x03R\x0etoolVersionStr\x12\x19\n" +
 	"\bmode_str\x18\x02 \x01(\x03R\amodeStr\x12\x1f\n" +
@@ -1765,7 +1785,8 @@ const file_profile_proto_rawDesc = "" +
 	"\x06detail\x18\x16 \x01(\v2\x16.profile.v1.DetailRuleR\x06detail\x12\x1a\n" +
 	"\bdetached\x18\x17 \x01(\bR\bdetached\x127\n" +
 	"\vcpu_samples\x18\x18 \x01(\v2\x16.profile.v1.CPUSamplesR\n" +
-	"cpuSamples\"\xd5\x01\n" +
+	"cpuSamples\x12\x19\n" +
+	"\bcomm_str\x18\x19 \x01(\x03R\acommStr\"\xd5\x01\n" +
 	"\n" +
 	"CPUSamples\x12\x1b\n" +
 	"\tperiod_ns\x18\x01 \x01(\x03R\bperiodNs\x12\x18\n" +
@@ -1820,7 +1841,7 @@ const file_profile_proto_rawDesc = "" +
 	"\x0ftraced_since_ns\x18\x03 \x01(\x03R\rtracedSinceNs\x12&\n" +
 	"\x0ftraced_until_ns\x18\x04 \x01(\x03R\rtracedUntilNs\x12\x14\n" +
 	"\x05probe\x18\x05 \x01(\x05R\x05probe\x12$\n" +
-	"\x0eprobe_note_str\x18\x06 \x01(\x03R\fprobeNoteStr\"\xd5\x02\n" +
+	"\x0eprobe_note_str\x18\x06 \x01(\x03R\fprobeNoteStr\"\xf0\x02\n" +
 	"\aProcess\x12\x10\n" +
 	"\x03pid\x18\x01 \x01(\x03R\x03pid\x12\x1d\n" +
 	"\n" +
@@ -1835,7 +1856,8 @@ const file_profile_proto_rawDesc = "" +
 	"\texit_code\x18\n" +
 	" \x01(\x03R\bexitCode\x12\x1d\n" +
 	"\n" +
-	"signal_str\x18\v \x01(\x03R\tsignalStr\"\xd5\x01\n" +
+	"signal_str\x18\v \x01(\x03R\tsignalStr\x12\x19\n" +
+	"\bcomm_str\x18\f \x01(\x03R\acommStr\"\xd5\x01\n" +
 	"\x06Member\x12\x10\n" +
 	"\x03run\x18\x01 \x01(\x03R\x03run\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x10\n" +
