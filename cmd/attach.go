@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"os"
-	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -13,8 +12,7 @@ import (
 
 func newAttachCmd() *cobra.Command {
 	var f traceFlags
-	var pids []int
-	var tree bool
+	var sel pidSelection
 	c := &cobra.Command{
 		Use:   "attach --pid PID[,PID...] [flags]",
 		Short: "Trace a running process until Ctrl-C, then detach and save",
@@ -46,31 +44,21 @@ status is 0 when the profile was saved, to FILE or kept aside; 1 when it
 could be saved nowhere, or tracing failed.`,
 		Example: `  profile attach --pid 4242
   profile attach --pid 4242 --duration 10s -o server.data
-  profile attach --pid 4242 --filter '^handle_' --lib libssl.so.3
   profile attach --pid 4242 --checkpoint handle_request -o server.data   # server.data.1, .2, ...
   profile attach --pid 4242 --tree --duration 10s   # a master and its worker processes`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(pids) == 0 {
-				return usagef("attach needs --pid PID")
+			pids, err := sel.list("attach")
+			if err != nil {
+				return err
 			}
-			var uniq []int
-			for _, pid := range pids {
-				if pid <= 0 {
-					return usagef("--pid %d: not a process id", pid)
-				}
-				if !slices.Contains(uniq, pid) {
-					uniq = append(uniq, pid)
-				}
-			}
-			pids = uniq
 			f.stdout = c.OutOrStdout()
 			opt, err := f.options("attach", nil, pids[0])
 			if err != nil {
 				return err
 			}
-			opt.Tree = tree
+			opt.Tree = sel.tree
 			if f.snapshotting() {
 				// Snapshots are compensated too: measured before attaching.
 				attach.PrepareCompensation(context.Background(), &opt)
@@ -85,13 +73,11 @@ could be saved nowhere, or tracing failed.`,
 			return f.finishTrace(c, r)
 		},
 	}
-	c.Flags().IntSliceVarP(&pids, "pid", "p", nil, "attach to the process `PID` (a list: 1,2,3, or repeat -p)")
-	c.Flags().BoolVar(&tree, "tree", false, "attach to each --pid process's descendants too (those it has now; later ones are followed anyway)")
+	sel.register(c, "attach to")
 	f.register(c)
 	c.Flags().Lookup("output").Usage = "write the profile to `FILE`, - for the standard output (an existing file is kept as FILE.old; a device such as /dev/null is written straight)"
 	f.registerAutoExpand(c)
 	f.registerCounted(c)
-	completeFlag(c, "pid", completePids)
 	completeTraceFlags(c)
 	return c
 }

@@ -64,7 +64,6 @@ frames matching a regular expression.
 It goes to profile.flame.svg, beside the call graph's profile.svg.`,
 		Example: `  profile render profile.data --svg
   profile render profile.data --png --hot 20% --warm 5% -o graph.png
-  profile render profile.data --flame --value self
   profile render profile.data --flame --tid 4243
   profile render new.data --svg --diff base.data`,
 		Args:              cobra.ExactArgs(1),

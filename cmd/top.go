@@ -22,7 +22,7 @@ import (
 func newTopCmd() *cobra.Command {
 	var (
 		f         traceFlags
-		pid       int
+		sel       pidSelection
 		interval  time.Duration
 		format    string
 		sortBy    string
@@ -31,7 +31,7 @@ func newTopCmd() *cobra.Command {
 		timeKind  string
 	)
 	c := &cobra.Command{
-		Use:   "top --pid PID [flags]",
+		Use:   "top --pid PID[,PID...] [flags]",
 		Short: "A live view of a running process: exact calls/s and times per function",
 		Long: `top attaches to a running process and shows, refreshed every --interval,
 each traced function's calls per second, self and total time in the last
@@ -72,9 +72,11 @@ them whole.`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if pid <= 0 {
-				return usagef("top needs --pid PID")
+			pids, err := sel.list("top")
+			if err != nil {
+				return err
 			}
+			pid := pids[0]
 			if interval < 100*time.Millisecond {
 				return usagef("--interval %s: at least 100ms", interval)
 			}
@@ -105,6 +107,7 @@ them whole.`,
 			if err != nil {
 				return err
 			}
+			opt.Tree = sel.tree
 			// The live views are compensated: measured before attaching.
 			attach.PrepareCompensation(context.Background(), &opt)
 			opt.Live.Progress = nil // the view shows the numbers
@@ -125,9 +128,9 @@ them whole.`,
 			s := &topSession{f: &f, pid: pid, sort: col, rows: rows, opt: top.Options{FullNames: fullNames, Wall: !busy},
 				snaps: snaps, ended: make(chan traceEnd, 1)}
 			// The first interval's CPU% is measured from before attach.
-			before := s.tasks([]int{pid})
+			before := s.tasks(pids)
 			go func() {
-				r, err := attach.Attach(ctx, pid, opt)
+				r, err := attach.AttachAll(ctx, pids, opt)
 				s.ended <- traceEnd{r, err}
 			}()
 			if format == "text" && isatty.IsTerminal(os.Stdout.Fd()) && isatty.IsTerminal(os.Stdin.Fd()) {
@@ -137,7 +140,7 @@ them whole.`,
 		},
 	}
 	fl := c.Flags()
-	fl.IntVarP(&pid, "pid", "p", 0, "watch the process `PID`")
+	sel.register(c, "watch")
 	fl.DurationVar(&interval, "interval", time.Second, "refresh every `D`")
 	fl.StringVar(&format, "format", "text", "piped output `FORMAT`: text (a table per interval) or json (an object per line)")
 	fl.StringVar(&sortBy, "sort", "self", "sort by `COLUMN`: calls/s, self, total, calls, self-all or name")
@@ -150,7 +153,6 @@ them whole.`,
 	for _, name := range []string{"detail", "slow", "detail-if", "detail-limit"} {
 		c.Flags().MarkHidden(name)
 	}
-	completeFlag(c, "pid", completePids)
 	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("text", "a table per interval"),

@@ -227,3 +227,19 @@ func TestTopScopeWall(t *testing.T) {
 		}
 	}
 }
+
+// top takes attach's selection: -p A,B watches both processes, whose
+// threads the thread list names by pid.
+func TestTopSeveralProcesses(t *testing.T) {
+	a, b := startLongrunFor(t, "5"), startLongrunFor(t, "5")
+	lines := topJSON(t, a.Process.Pid, "--pid", itoa(b.Process.Pid))
+	seen := map[int]bool{}
+	for _, l := range lines {
+		for _, th := range l.Threads {
+			seen[th.Pid] = true
+		}
+	}
+	if !seen[a.Process.Pid] || !seen[b.Process.Pid] || len(seen) != 2 {
+		t.Errorf("threads of processes %v, want those of %d and %d", slices.Sorted(maps.Keys(seen)), a.Process.Pid, b.Process.Pid)
+	}
+}

@@ -47,7 +47,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"record", "--expand", "", "--", "/bin/true"}, "--expand: empty function name"},
 		{[]string{"top", "--pid", "1", "--detail", "f"}, "top shows no trees"},
 		{[]string{"attach"}, "attach needs --pid PID"},
-		{[]string{"attach", "--pid", "-4"}, "attach needs --pid PID"},
+		{[]string{"attach", "--pid", "-4"}, "--pid -4: not a process id"},
 		{[]string{"attach", "--pid", "x"}, `invalid argument "x" for "-p, --pid" flag`},
 		{[]string{"attach", "--pid", "1", "--exclude", "("}, `--exclude "("`},
 		{[]string{"attach", "4242"}, `unknown command "4242" for "profile attach"`},
