@@ -105,18 +105,30 @@ func (e *engine) rebuildInFlight(t *thread, mods []*unwind.Module) {
 		if i == 0 && f.PC == start && !probedAtSites(as, start) {
 			continue // about to enter: the entry's probe will count it
 		}
-		sp := f.CFA - 8
-		// An inline-probed frame returns through the return stub; one the
-		// shadow stack has no room for, through a return breakpoint.
-		stub := as.inl != nil && as.inl.Patches[start] != nil && e.hijackInFlight(t, sp, f.RA)
-		if !stub {
-			if _, err := e.insertReturn(t.tid, as, f.RA); err != nil {
-				continue
-			}
+		if !e.enterInFlight(t, fn, start, f.CFA-8, f.RA, now) {
+			continue
 		}
-		e.s.EnterInFlight(t.st, fn, sp, f.RA, now)
-		e.ctxEnter(t, fn, sp, stub)
+		if g, gstart, gsp := e.tailCalled(t, frames, i); g != model.None {
+			e.enterInFlight(t, g, gstart, gsp, frames[i-1].RA, now)
+		}
 	}
+}
+
+// enterInFlight opens an in-flight activation of traced function fn
+// (entry start) whose return address ret sits at sp. An inline-probed
+// frame returns through the return stub; one the shadow stack has no room
+// for, through a return breakpoint. False if neither could be set.
+func (e *engine) enterInFlight(t *thread, fn int, start, sp, ret uint64, now int64) bool {
+	as := t.proc.as
+	stub := as.inl != nil && as.inl.Patches[start] != nil && e.hijackInFlight(t, sp, ret)
+	if !stub {
+		if _, err := e.insertReturn(t.tid, as, ret); err != nil {
+			return false
+		}
+	}
+	e.s.EnterInFlight(t.st, fn, sp, ret, now)
+	e.ctxEnter(t, fn, sp, stub)
+	return true
 }
 
 // tracedAt returns the traced function containing pc and its entry.

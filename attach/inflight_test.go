@@ -57,6 +57,17 @@ func TestAttachRebuildsInFlightFrames(t *testing.T) {
 		if !ok || ct.InFlight != 1 || ct.Calls != 0 {
 			t.Fatalf("compute_thread = %+v, want the computing thread's in-flight frame", ct)
 		}
+		// main waits in pthread_join, which tail-jumped into the C
+		// library's join: no frame of it is on the stack, the call before
+		// the return address into spawn_all names it. Its wait is its own,
+		// not spawn_all's self time.
+		pj, ok := nodeUnder(p, "spawn_all", "libc.so.6:pthread_join")
+		if !ok || pj.InFlight != 1 {
+			t.Fatalf("pthread_join under spawn_all = %+v (found %v), want in flight", pj, ok)
+		}
+		if sa, _ := nodeUnder(p, "main", "spawn_all"); sa.SelfNs > sa.TotalNs/10 {
+			t.Errorf("spawn_all: self %v of total %v: the join's wait is in it", time.Duration(sa.SelfNs), time.Duration(sa.TotalNs))
+		}
 		if err := target.Wait(); err != nil {
 			t.Fatalf("target: %v", err)
 		}
