@@ -27,6 +27,9 @@ import (
 type Options struct {
 	Filter       *instrument.Filter
 	NoFollowFork bool
+	// Debug, when set, finds the separate debug files of stripped
+	// modules, whose functions are then traced like any other.
+	Debug *instrument.DebugSearch
 	// Force traces programs that are refused otherwise (Go programs).
 	Force bool
 	// Probes is the probe kind: ProbesAuto (inline where a function can

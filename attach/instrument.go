@@ -122,8 +122,14 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			continue
 		}
 		l := e.addModule(as, maps, mod, bias, isMain)
+		pick := e.opt.Filter.Function
+		if chosen := ifuncChoices(tid, l); len(chosen) > 0 {
+			pick = func(path string, isMain bool, name string) bool {
+				return e.opt.Filter.Resolved(path, isMain, name, chosen[name])
+			}
+		}
 		for _, sym := range mod.Symbols {
-			if _, ok := e.probeSymbol(tid, as, l, sym, rips, e.opt.Filter.Function); ok {
+			if _, ok := e.probeSymbol(tid, as, l, sym, rips, pick); ok {
 				inserted++
 			}
 		}
@@ -139,6 +145,7 @@ func (e *engine) addModule(as *space, maps []instrument.Mapping, mod *instrument
 	as.modules = append(as.modules, l)
 	prof := e.s.Profile()
 	prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
+	prof.Modules[l.modIdx].SymbolsFrom = mod.SymbolsFrom
 	if isMain && prof.Meta.BuildID == "" {
 		prof.Meta.BuildID = mod.BuildID
 	}
@@ -473,7 +480,7 @@ func (e *engine) preopen(pid int) {
 		if !selected {
 			continue
 		}
-		mod, err := instrument.Open(path)
+		mod, err := instrument.OpenWith(path, e.opt.Debug)
 		if err != nil {
 			continue
 		}
@@ -515,5 +522,5 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 			return m, nil
 		}
 	}
-	return instrument.Open(path)
+	return instrument.OpenWith(path, e.opt.Debug)
 }
