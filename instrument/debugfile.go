@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -76,7 +77,10 @@ func (d *DebugSearch) find(path string, f *elf.File, id string) *debugFile {
 	p, url, err := d.Debuginfod.Fetch(id)
 	if err != nil {
 		d.missing(id, true)
-		d.warn(url, fmt.Sprintf("debuginfod: no debug file for %s (build id %s): %v", path, id, err))
+		if !errors.Is(err, errNotOnServers) {
+			// Said once: a server down fails every module alike.
+			d.warn(FromDebuginfod, fmt.Sprintf("debuginfod: %v", err))
+		}
 		return nil
 	}
 	if df := d.try(p, path, id, 0, false); df != nil {

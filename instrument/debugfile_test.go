@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,16 +36,11 @@ func splitDebug(t *testing.T, flags ...string) (stripped, debug, id string) {
 	return stripped, debug, openModule(t, full).BuildID
 }
 
-func copyFile(t *testing.T, from, to string) {
+// place links the file from at to (both in the test's temporary
+// directories), making its directory.
+func place(t *testing.T, from, to string) {
 	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
+	if err := errors.Join(os.MkdirAll(filepath.Dir(to), 0o755), os.Link(from, to)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -74,27 +70,27 @@ func TestOpenWithDebugFile(t *testing.T) {
 		warn  string
 	}{
 		{name: "build-id", from: FromBuildID, place: func(root, exe string) {
-			copyFile(t, debug, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"))
+			place(t, debug, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"))
 		}},
 		{name: "debuglink beside", from: FromDebuglink, place: func(root, exe string) {
-			copyFile(t, debug, filepath.Join(filepath.Dir(exe), "prog.debug"))
+			place(t, debug, filepath.Join(filepath.Dir(exe), "prog.debug"))
 		}},
 		{name: "debuglink .debug", from: FromDebuglink, place: func(root, exe string) {
-			copyFile(t, debug, filepath.Join(filepath.Dir(exe), ".debug", "prog.debug"))
+			place(t, debug, filepath.Join(filepath.Dir(exe), ".debug", "prog.debug"))
 		}},
 		{name: "debuglink global", from: FromDebuglink, place: func(root, exe string) {
-			copyFile(t, debug, filepath.Join(root, filepath.Dir(exe), "prog.debug"))
+			place(t, debug, filepath.Join(root, filepath.Dir(exe), "prog.debug"))
 		}},
 		{name: "debuginfod", from: FromDebuginfod, infod: true, place: func(string, string) {}},
 		{name: "none", place: func(string, string) {}},
 		{name: "other build", warn: "its build id 0123456789abcdef is not", place: func(root, exe string) {
-			copyFile(t, other, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"))
-			copyFile(t, other, filepath.Join(filepath.Dir(exe), "prog.debug"))
+			place(t, other, filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"))
+			place(t, other, filepath.Join(filepath.Dir(exe), "prog.debug"))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, exe := t.TempDir(), filepath.Join(t.TempDir(), "app")
-			copyFile(t, stripped, exe)
+			place(t, stripped, exe)
 			tc.place(root, exe)
 			var mu sync.Mutex
 			var warnings []string
@@ -145,15 +141,18 @@ func TestDebuglinkCRC(t *testing.T) {
 		t.Fatalf("built with a build id %s", id)
 	}
 	exe := filepath.Join(t.TempDir(), "app")
-	copyFile(t, stripped, exe)
-	copyFile(t, debug, filepath.Join(filepath.Dir(exe), "prog.debug"))
+	place(t, stripped, exe)
+	place(t, debug, filepath.Join(filepath.Dir(exe), "prog.debug"))
 	m, err := OpenWith(exe, &DebugSearch{Dir: t.TempDir()})
 	if err != nil || !strings.HasPrefix(m.SymbolsFrom, FromDebuglink) {
 		t.Fatalf("OpenWith: %v, symbols from %q", err, m.SymbolsFrom)
 	}
 	b, _ := os.ReadFile(debug)
 	b[len(b)-1] ^= 1
-	os.WriteFile(filepath.Join(filepath.Dir(exe), "prog.debug"), b, 0o644)
+	beside := filepath.Join(filepath.Dir(exe), "prog.debug")
+	if err := errors.Join(os.Remove(beside), os.WriteFile(beside, b, 0o644)); err != nil {
+		t.Fatal(err)
+	}
 	var warned []string
 	if _, err := OpenWith(exe, &DebugSearch{Dir: t.TempDir(), Warn: func(s string) { warned = append(warned, s) }}); err == nil ||
 		len(warned) != 1 || !strings.Contains(warned[0], "CRC") {

@@ -21,6 +21,10 @@ type Debuginfod struct {
 	Client *http.Client
 }
 
+// errNotOnServers: no server has the debug file, the usual answer for a
+// module without one, said by nobody.
+var errNotOnServers = errors.New("no debuginfod server has it")
+
 // debuginfodTimeout bounds one request: a server that hangs must not hold
 // the traced program stopped for long.
 const debuginfodTimeout = 30 * time.Second
@@ -53,11 +57,16 @@ func (c *Debuginfod) Fetch(id string) (path, url string, err error) {
 	var errs []error
 	for _, base := range c.URLs {
 		url = base + "/buildid/" + id + "/debuginfo"
-		if err := c.download(url, path); err != nil {
-			errs = append(errs, err)
-			continue
+		err := c.download(url, path)
+		if err == nil {
+			return path, url, nil
 		}
-		return path, url, nil
+		if !errors.Is(err, errNotOnServers) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return "", url, errNotOnServers
 	}
 	return "", url, errors.Join(errs...)
 }
@@ -73,6 +82,9 @@ func (c *Debuginfod) download(url, path string) error {
 		return fmt.Errorf("get %s: %w", url, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return errNotOnServers
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("get %s: %s", url, resp.Status)
 	}
