@@ -202,3 +202,31 @@ func TestOpenWithLibcDebug(t *testing.T) {
 		t.Errorf("no IRELATIVE slot of memcpy in %v", m.IFuncSlots)
 	}
 }
+
+// A debuginfod server that fails is said once; one that has no debug file
+// for the module (404), the usual answer, is not worth saying.
+func TestDebuginfodFailures(t *testing.T) {
+	stripped, _, _ := splitDebug(t)
+	exe := filepath.Join(t.TempDir(), "app") // no debug file beside it
+	place(t, stripped, exe)
+	for _, tc := range []struct {
+		status int
+		warned int
+	}{{http.StatusNotFound, 0}, {http.StatusInternalServerError, 1}} {
+		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+		}))
+		var warned []string
+		d := &DebugSearch{Dir: t.TempDir(), Debuginfod: NewDebuginfod(server.URL+"/ ", t.TempDir()),
+			Warn: func(s string) { warned = append(warned, s) }}
+		for range 2 {
+			if m, err := OpenWith(exe, d); err == nil {
+				t.Errorf("status %d: symbols from %q", tc.status, m.SymbolsFrom)
+			}
+		}
+		server.Close()
+		if len(warned) != tc.warned || (tc.warned > 0 && !strings.Contains(warned[0], "500 Internal Server Error")) {
+			t.Errorf("status %d: warnings %q, want %d", tc.status, warned, tc.warned)
+		}
+	}
+}
