@@ -131,7 +131,7 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 	d, ok := ds[pid]
 	if !ok {
 		var err error
-		if d, err = instrument.NewPidDiscoverer(pid); err != nil {
+		if d, err = instrument.NewPidDiscoverer(pid, e.opt.Debug); err != nil {
 			return nil, 0, err
 		}
 		ds[pid] = d

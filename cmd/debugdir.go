@@ -14,21 +14,20 @@ import (
 // debugDirEnv sets the debug directory when --debug-dir does not.
 const debugDirEnv = "PROFILE_DEBUG_DIR"
 
-// registerDebugDir adds --debug-dir: where the separate debug files of
-// stripped modules are looked for.
-func (f *traceFlags) registerDebugDir(c *cobra.Command) {
-	c.Flags().StringVar(&f.debugDir, "debug-dir", "", "look for the debug files of stripped modules under `DIR` (DIR/.build-id/xx/yyyy.debug, and DIR plus the module's directory for its .gnu_debuglink); default $"+debugDirEnv+", else "+instrument.DefaultDebugDir)
+// registerDebugDir adds --debug-dir to c, into dir: where the separate
+// debug files of stripped modules are looked for.
+func registerDebugDir(c *cobra.Command, dir *string) {
+	c.Flags().StringVar(dir, "debug-dir", "", "look for the debug files of stripped modules under `DIR` (DIR/.build-id/xx/yyyy.debug, and DIR plus the module's directory for its .gnu_debuglink); default $"+debugDirEnv+", else "+instrument.DefaultDebugDir)
 	completeFlag(c, "debug-dir", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return nil, cobra.ShellCompDirectiveFilterDirs
 	})
 }
 
-// debugSearch finds the debug files of stripped modules: under
-// --debug-dir, $PROFILE_DEBUG_DIR or /usr/lib/debug, then from the
+// debugSearch finds the debug files of stripped modules: under dir
+// (--debug-dir), $PROFILE_DEBUG_DIR or /usr/lib/debug, then from the
 // debuginfod servers of $DEBUGINFOD_URLS, cached under the user's cache
 // directory. Each debug file refused is said once on w.
-func (f *traceFlags) debugSearch(w io.Writer) *instrument.DebugSearch {
-	dir := f.debugDir
+func debugSearch(dir string, w io.Writer) *instrument.DebugSearch {
 	if dir == "" {
 		dir = os.Getenv(debugDirEnv)
 	}

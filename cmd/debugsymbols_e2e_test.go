@@ -296,3 +296,24 @@ func gdbHits(t *testing.T, gdb, prog string, funcs ...string) map[string]int64 {
 	}
 	return hits
 }
+
+// discover reads a stripped executable's functions from its debug file
+// too: step's callees, static functions only the debug file names.
+func TestDiscoverSplitDebug(t *testing.T) {
+	exe, id := strippedSplitdebug(t)
+	root := t.TempDir()
+	copyTo(t, wl(t, "splitdebug.debug"), buildIDPath(root, id), 0o644)
+	doc := discoverJSON(t, t.TempDir(), "--exe", exe, "--debug-dir", root, "step")
+	var got []string
+	for _, c := range doc.Root.Callees {
+		if c.Function != nil {
+			got = append(got, c.Function.Key)
+		}
+	}
+	if want := "splitdebug:leaf splitdebug:tenth"; strings.Join(got, " ") != want {
+		t.Errorf("step's callees %q, want %s", got, want)
+	}
+	if _, stderr, code := run(t, t.TempDir(), "discover", "--exe", exe, "--debug-dir", t.TempDir(), "step"); code == 0 {
+		t.Errorf("discover without the debug file found step:\n%s", stderr)
+	}
+}
