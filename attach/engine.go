@@ -30,6 +30,9 @@ type Options struct {
 	// Tree: AttachAll takes each process with every descendant it has at
 	// that moment (children created later are followed as ever).
 	Tree bool
+	// Debug, when set, finds the separate debug files of stripped
+	// modules, whose functions are then traced like any other.
+	Debug *instrument.DebugSearch
 	// Force traces programs that are refused otherwise (Go programs).
 	Force bool
 	// Probes is the probe kind: ProbesAuto (inline where a function can

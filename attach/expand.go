@@ -131,7 +131,7 @@ func (e *engine) discoverCallees(snap *model.Profile, fn int, ds map[int]*instru
 	d, ok := ds[pid]
 	if !ok {
 		var err error
-		if d, err = instrument.NewPidDiscoverer(pid); err != nil {
+		if d, err = instrument.NewPidDiscoverer(pid, e.opt.Debug); err != nil {
 			return nil, 0, err
 		}
 		ds[pid] = d
@@ -274,7 +274,7 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 // moduleFor opens a loaded module that no function was traced in so far
 // when selected chooses one of its functions, and records it.
 func (e *engine) moduleFor(as *space, mapped []instrument.Mapping, path string, selected func(string, bool, string) bool) *loaded {
-	mod, err := instrument.Open(path)
+	mod, err := instrument.OpenWith(path, e.opt.Debug)
 	if err != nil {
 		return nil
 	}

@@ -123,8 +123,14 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			continue
 		}
 		l := e.addModule(as, maps, mod, bias, isMain)
+		pick := e.opt.Filter.Function
+		if chosen := ifuncChoices(tid, l); len(chosen) > 0 {
+			pick = func(path string, isMain bool, name string) bool {
+				return e.opt.Filter.Resolved(path, isMain, name, chosen[name])
+			}
+		}
 		for _, sym := range mod.Symbols {
-			if _, ok := e.probeSymbol(tid, as, l, sym, rips, e.opt.Filter.Function); ok {
+			if _, ok := e.probeSymbol(tid, as, l, sym, rips, pick); ok {
 				inserted++
 			}
 		}
@@ -140,6 +146,7 @@ func (e *engine) addModule(as *space, maps []instrument.Mapping, mod *instrument
 	as.modules = append(as.modules, l)
 	prof := e.s.Profile()
 	prof.Modules[l.modIdx].DynamicOnly = mod.Dynamic
+	prof.Modules[l.modIdx].SymbolsFrom = mod.SymbolsFrom
 	if isMain && prof.Meta.BuildID == "" {
 		prof.Meta.BuildID = mod.BuildID
 	}
@@ -481,7 +488,7 @@ func (e *engine) preopen(pid int) {
 			}
 			continue
 		}
-		mod, err := instrument.Open(path)
+		mod, err := instrument.OpenWith(path, e.opt.Debug)
 		if err != nil {
 			continue
 		}
@@ -524,7 +531,7 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 			return m, nil
 		}
 	}
-	m, err := instrument.Open(path)
+	m, err := instrument.OpenWith(path, e.opt.Debug)
 	if err == nil {
 		e.share(path, m)
 	}

@@ -18,6 +18,7 @@ func newDiscoverCmd() *cobra.Command {
 		format    string
 		profile   string
 		fullNames bool
+		debugDir  string
 	)
 	c := &cobra.Command{
 		Use:   "discover (--pid PID | --exe FILE) FUNC",
@@ -33,7 +34,9 @@ place, and marked where it comes again.
 
 With --exe the libraries are found as the dynamic linker would find them;
 with --pid they are the ones the process has loaded (dlopen'ed included).
-record and attach --expand FUNC trace what discover lists (docs/discover.md).`,
+record and attach --expand FUNC trace what discover lists (docs/discover.md).
+A stripped module's functions come from its separate debug file, as
+record's do (--debug-dir, docs/symbols.md).`,
 		Example: `  profile discover --exe ./server handle_request
   profile discover --pid 4242 parse_request --depth 2
   profile discover --exe ./server handle_request --profile run.data --format json`,
@@ -52,7 +55,7 @@ record and attach --expand FUNC trace what discover lists (docs/discover.md).`,
 			if format != "text" && format != "json" {
 				return usagef("unknown --format %q: use text or json", format)
 			}
-			d, err := newDiscoverer(pid, exe)
+			d, err := newDiscoverer(pid, exe, debugSearch(debugDir, c.ErrOrStderr()))
 			if err != nil {
 				return err
 			}
@@ -89,6 +92,7 @@ record and attach --expand FUNC trace what discover lists (docs/discover.md).`,
 	fl.StringVar(&format, "format", "text", "output `FORMAT`: text or json")
 	fl.StringVar(&profile, "profile", "", "add the targets of indirect calls seen in the profile `FILE`")
 	fl.BoolVar(&fullNames, "full-names", false, "show function names in full (json always does)")
+	registerDebugDir(c, &debugDir)
 	completeFlag(c, "pid", completePids)
 	completeFlag(c, "profile", profileArgs(-1))
 	choices(c, "format",
@@ -98,9 +102,9 @@ record and attach --expand FUNC trace what discover lists (docs/discover.md).`,
 }
 
 // newDiscoverer reads the program of process pid, or the executable exe.
-func newDiscoverer(pid int, exe string) (*instrument.Discoverer, error) {
+func newDiscoverer(pid int, exe string, debug *instrument.DebugSearch) (*instrument.Discoverer, error) {
 	if pid != 0 {
-		return instrument.NewPidDiscoverer(pid)
+		return instrument.NewPidDiscoverer(pid, debug)
 	}
-	return instrument.NewExeDiscoverer(exe)
+	return instrument.NewExeDiscoverer(exe, debug)
 }

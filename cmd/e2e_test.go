@@ -27,6 +27,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Chmod(dir, 0o755) // the permission test runs the binary as nobody
+	// No debuginfod server is asked unless a test starts one.
+	os.Unsetenv("DEBUGINFOD_URLS")
 	profileBin = filepath.Join(dir, "profile")
 	build := exec.Command("go", "build", "-o", profileBin, "..")
 	build.Stderr = os.Stderr

@@ -48,7 +48,7 @@ func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid in
 			return usagef("--expand: empty function name")
 		}
 	}
-	d, err := expandDiscoverer(command, pid)
+	d, err := expandDiscoverer(command, pid, opt.Debug)
 	if err != nil {
 		return fmt.Errorf("--expand: %w", err)
 	}
@@ -101,15 +101,15 @@ func (f *traceFlags) expandOptions(opt *attach.Options, command []string, pid in
 
 // expandDiscoverer reads the program to be traced: record's command, or
 // the process of attach and top's --pid.
-func expandDiscoverer(command []string, pid int) (*instrument.Discoverer, error) {
+func expandDiscoverer(command []string, pid int, debug *instrument.DebugSearch) (*instrument.Discoverer, error) {
 	if pid > 0 {
-		return instrument.NewPidDiscoverer(pid)
+		return instrument.NewPidDiscoverer(pid, debug)
 	}
 	path, err := exec.LookPath(command[0])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", command[0], err)
 	}
-	return instrument.NewExeDiscoverer(path)
+	return instrument.NewExeDiscoverer(path, debug)
 }
 
 // autoExpandOptions reads --auto-expand N and --interval D: as the program

@@ -32,6 +32,7 @@ var metavars = map[string]bool{
 	"COLUMN": true,
 	"METRIC": true,
 	"KIND":   true,
+	"DIR":    true, // a directory: completed with directory names
 }
 
 // enumerated are the metavars of flags that take one of a few words.
@@ -110,6 +111,10 @@ func TestHelpMetavars(t *testing.T) {
 					if _, d := comp(c, nil, ""); d != cobra.ShellCompDirectiveFilterFileExt {
 						t.Errorf("%s: FILE completes with directive %d, want file extensions", name, d)
 					}
+				}
+			case ok && metavar == "DIR":
+				if _, d := comp(c, nil, ""); d != cobra.ShellCompDirectiveFilterDirs {
+					t.Errorf("%s: DIR completes with directive %d, want directories", name, d)
 				}
 			case !ok:
 				t.Errorf("%s: no completion (cobra's default would offer file names)", name)

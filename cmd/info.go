@@ -95,8 +95,13 @@ func writeInfo(out io.Writer, p *model.Profile) error {
 	}
 	fmt.Fprintf(w, "size\t%d functions, %d modules, %d CCT nodes\n", len(p.Functions)-1, len(p.Modules)-1, nodes)
 	for _, md := range p.Modules[1:] {
-		if md.DynamicOnly {
+		switch {
+		case md.DynamicOnly:
 			fmt.Fprintf(w, "module\t%s: no symbol table, traced through its dynamic symbols only\n", md.Path)
+		case md.SymbolsFrom != "":
+			fmt.Fprintf(w, "module\t%s: symbols from %s\n", md.Path, md.SymbolsFrom)
+		default:
+			fmt.Fprintf(w, "module\t%s: symbols from the file itself\n", md.Path)
 		}
 	}
 	if err := w.Flush(); err != nil {

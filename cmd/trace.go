@@ -26,6 +26,7 @@ type traceFlags struct {
 	filters      []string
 	excludes     []string
 	libs         []string
+	debugDir     string // --debug-dir DIR (debugdir.go)
 	noFollowFork bool
 	force        bool
 	stats        bool
@@ -134,6 +135,7 @@ func (f *traceFlags) register(c *cobra.Command) {
 	fl.StringArrayVar(&f.expand, "expand", nil, "also trace `FUNC` and the functions it can call, found in its code (repeatable; see profile discover)")
 	fl.IntVar(&f.expandDepth, "depth", 1, "with --expand or --auto-expand, follow callees `N` levels down")
 	fl.StringVar(&f.context, "context", "", "with --expand, record FUNC's callees only while `CONTEXT` (A>B: function A, then B deeper) is on the thread's stack")
+	registerDebugDir(c, &f.debugDir)
 }
 
 // defaultSample is --sample's default: perf's 4,000 samples a second of
@@ -172,6 +174,7 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 	}
 	opt := attach.Options{
 		Filter:       filter,
+		Debug:        debugSearch(f.debugDir, os.Stderr),
 		NoFollowFork: f.noFollowFork,
 		Force:        f.force,
 		Probes:       f.probes,

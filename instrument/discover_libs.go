@@ -14,8 +14,9 @@ import (
 // the libraries it loads, which define its imported functions.
 type Discoverer struct {
 	main     *Module
-	mainName string   // base name of the executable as the kernel names it
-	libs     []string // library paths, in the dynamic linker's search order
+	mainName string       // base name of the executable as the kernel names it
+	libs     []string     // library paths, in the dynamic linker's search order
+	debug    *DebugSearch // stripped modules' debug files, nil: none
 	mods     map[string]*Module
 	modErrs  map[string]error
 	exports  map[string]map[string]export // by module name
@@ -36,12 +37,12 @@ type export struct {
 // DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.conf and the default
 // directories). Libraries it cannot find are left out, with a warning in
 // each Discovery.
-func NewExeDiscoverer(path string) (*Discoverer, error) {
+func NewExeDiscoverer(path string, debug *DebugSearch) (*Discoverer, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("discover: %w", err)
 	}
-	d, err := newDiscoverer(real, filepath.Base(real))
+	d, err := newDiscoverer(real, filepath.Base(real), debug)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func NewExeDiscoverer(path string) (*Discoverer, error) {
 
 // NewPidDiscoverer reads the executable and the libraries process pid has
 // mapped now (dlopen'ed ones included) from /proc/PID.
-func NewPidDiscoverer(pid int) (*Discoverer, error) {
+func NewPidDiscoverer(pid int, debug *DebugSearch) (*Discoverer, error) {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("discover: no process %d", pid)
 	}
@@ -68,7 +69,7 @@ func NewPidDiscoverer(pid int) (*Discoverer, error) {
 		return nil, fmt.Errorf("discover: %w", err)
 	}
 	// /proc/PID/exe opens the running file even if it was replaced since.
-	d, err := newDiscoverer(fmt.Sprintf("/proc/%d/exe", pid), filepath.Base(strings.TrimSuffix(exe, deletedSuffix)))
+	d, err := newDiscoverer(fmt.Sprintf("/proc/%d/exe", pid), filepath.Base(strings.TrimSuffix(exe, deletedSuffix)), debug)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +81,8 @@ func NewPidDiscoverer(pid int) (*Discoverer, error) {
 	return d, nil
 }
 
-func newDiscoverer(exe, name string) (*Discoverer, error) {
-	m, err := Open(exe)
+func newDiscoverer(exe, name string, debug *DebugSearch) (*Discoverer, error) {
+	m, err := OpenWith(exe, debug)
 	var fe *elf.FormatError
 	if errors.As(err, &fe) {
 		return nil, fmt.Errorf("discover: %s is not an ELF executable: %w", name, err)
@@ -89,7 +90,7 @@ func newDiscoverer(exe, name string) (*Discoverer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discover: %w", err)
 	}
-	return &Discoverer{main: m, mainName: name, mods: map[string]*Module{name: m},
+	return &Discoverer{main: m, mainName: name, debug: debug, mods: map[string]*Module{name: m},
 		modErrs: map[string]error{}, exports: map[string]map[string]export{}, warned: map[string]bool{}}, nil
 }
 
@@ -128,7 +129,7 @@ func (d *Discoverer) module(name string) (*Module, error) {
 	if !ok {
 		return nil, fmt.Errorf("module %s is not loaded", name)
 	}
-	m, err := Open(path)
+	m, err := OpenWith(path, d.debug)
 	if err != nil {
 		d.modErrs[name] = err
 		return nil, err

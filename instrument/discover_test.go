@@ -55,7 +55,7 @@ func describeAll(cs []*Callee) []string {
 // library.
 func TestDiscoverCallees(t *testing.T) {
 	exe := workloadPath(t, "callees")
-	d, err := NewExeDiscoverer(exe)
+	d, err := NewExeDiscoverer(exe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestDiscoverCallees(t *testing.T) {
 
 // A function met again is marked Repeat, not expanded again.
 func TestDiscoverRepeat(t *testing.T) {
-	d, err := NewExeDiscoverer(workloadPath(t, "callees"))
+	d, err := NewExeDiscoverer(workloadPath(t, "callees"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestDiscoverShapes(t *testing.T) {
 	for _, flags := range [][]string{nil, {"-fcf-protection"}, {"-fno-plt"}, {"-fno-pie", "-no-pie"}, {"-O3"}} {
 		t.Run(strings.Join(flags, " "), func(t *testing.T) {
 			exe := buildC(t, "discover.c", flags...)
-			d, err := NewExeDiscoverer(exe)
+			d, err := NewExeDiscoverer(exe, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestDiscoverShapes(t *testing.T) {
 }
 
 func TestDiscoverErrors(t *testing.T) {
-	d, err := NewExeDiscoverer(workloadPath(t, "callees"))
+	d, err := NewExeDiscoverer(workloadPath(t, "callees"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestDiscoverErrors(t *testing.T) {
 		t.Errorf("libc.so.6:puts: %+v", disc.Root.Func)
 	}
 	// A stripped executable has nothing to discover.
-	_, err = NewExeDiscoverer(workloadPath(t, "stripped"))
+	_, err = NewExeDiscoverer(workloadPath(t, "stripped"), nil)
 	if !errors.Is(err, ErrNoSymbols) {
 		t.Errorf("stripped: %v, want ErrNoSymbols", err)
 	}
@@ -271,7 +271,7 @@ func TestDiscoverObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err := NewExeDiscoverer(exe)
+	d, err := NewExeDiscoverer(exe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

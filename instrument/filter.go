@@ -121,6 +121,25 @@ func (f *Filter) Function(path string, isMain bool, name string) bool {
 	return candidate && f.selected(path, name)
 }
 
+// Resolved is Function for the function name that the IFUNCs ifuncs of
+// the same module resolved to in the process: the calls through an IFUNC
+// (memcpy) land there (__memmove_avx_unaligned_erms), so a pattern that
+// selects the IFUNC selects it too, unless an exclude pattern names it.
+func (f *Filter) Resolved(path string, isMain bool, name string, ifuncs []string) bool {
+	if f.Function(path, isMain, name) {
+		return true
+	}
+	if neverTrace(name) || matchAny(f.exclude, model.FuncKey(path, name)) {
+		return false
+	}
+	for _, n := range ifuncs {
+		if f.Function(path, isMain, n) {
+			return true
+		}
+	}
+	return false
+}
+
 // selected applies the include and exclude patterns to a candidate.
 func (f *Filter) selected(path, name string) bool {
 	key := model.FuncKey(path, name)

@@ -208,3 +208,31 @@ func TestFilterWithFunctions(t *testing.T) {
 		}
 	}
 }
+
+// A function an IFUNC resolved to is selected under its own name or the
+// IFUNC's, and an exclude pattern naming it still drops it.
+func TestFilterResolved(t *testing.T) {
+	const libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	target := "__memmove_avx_unaligned_erms"
+	for _, tc := range []struct {
+		name             string
+		include, exclude []string
+		ifuncs           []string
+		want             bool
+	}{
+		{"the IFUNC's name", []string{"^libc.so.6:memcpy$"}, nil, []string{"memcpy", "memmove"}, true},
+		{"its own name", []string{"memmove_avx"}, nil, nil, true},
+		{"neither", []string{"^libc.so.6:strlen$"}, nil, []string{"memcpy"}, false},
+		{"no IFUNC chose it", []string{"^libc.so.6:memcpy$"}, nil, nil, false},
+		{"excluded by its own name", []string{"memcpy"}, []string{"avx_unaligned"}, []string{"memcpy"}, false},
+		{"the IFUNC excluded", []string{"libc"}, []string{":memcpy$"}, []string{"memcpy"}, true},
+	} {
+		f, err := NewFilter(tc.include, tc.exclude, []string{"libc.so.6"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Resolved(libc, false, target, tc.ifuncs); got != tc.want {
+			t.Errorf("%s: Resolved = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,15 @@ type Module struct {
 	// Dynamic: the file has no .symtab functions; Symbols are its dynamic
 	// (exported) symbols only.
 	Dynamic bool
+	// SymbolsFrom says where Symbols came from when not from the file
+	// itself: "build-id PATH", "debuglink PATH" or "debuginfod URL" (a
+	// separate debug file, DebugSearch); "" for the file.
+	SymbolsFrom string
+	// IFuncSlots maps the link-time address of each GOT slot the dynamic
+	// linker fills with an IFUNC's choice (R_X86_64_IRELATIVE) to the
+	// IFUNC's name: read in a running process, a slot tells which
+	// function the IFUNC resolved to.
+	IFuncSlots map[uint64]string
 
 	// PLT maps the link-time address of each PLT stub (.plt, .plt.sec,
 	// .plt.got) to the name of the function it jumps to.
@@ -73,7 +82,14 @@ type segment struct {
 
 // Open reads the function symbols, PLT stubs and layout of the ELF file at
 // path. The file is not kept open: Code and ReadAt reopen it.
-func Open(path string) (*Module, error) {
+func Open(path string) (*Module, error) { return OpenWith(path, nil) }
+
+// OpenWith is Open that, for a file without a symbol table (stripped),
+// takes the function symbols from its separate debug file, found by
+// debug (nil: none looked for). The debug file's addresses are the
+// file's own (the same link); its code is not there (.text is NOBITS),
+// so code is still read from the file at path.
+func OpenWith(path string, debug *DebugSearch) (*Module, error) {
 	f, m, err := openELF(path)
 	if err != nil {
 		return nil, err
@@ -83,6 +99,21 @@ func Open(path string) (*Module, error) {
 	syms, ifuncs, dynamic, err := readSymbols(f)
 	if err != nil {
 		return nil, fmt.Errorf("open module %s: %w", path, err)
+	}
+	if debug != nil && (dynamic || len(syms) == 0) {
+		if df := debug.find(path, f, m.BuildID); df != nil {
+			dsyms, difuncs, err := readDebugSymbols(df.f)
+			df.f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("open module %s: debug file %s: %w", path, df.at, err)
+			}
+			if len(dsyms) > 0 {
+				syms, dynamic, m.SymbolsFrom = dsyms, false, df.from+" "+df.at
+				for a, n := range difuncs {
+					ifuncs[a] = n
+				}
+			}
+		}
 	}
 	m.Dynamic = dynamic
 	if len(syms) == 0 {

@@ -34,6 +34,7 @@ func (m *Module) readPLT(f *elf.File, ifuncs map[uint64]string) error {
 	}
 	m.GOT = make(map[uint64]string)
 	m.PLT = make(map[uint64]string)
+	m.IFuncSlots = make(map[uint64]string)
 	var jmprel []string // .rela.plt names in order, for "push index" trampolines
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_RELA {
@@ -55,6 +56,9 @@ func (m *Module) readPLT(f *elf.File, ifuncs map[uint64]string) error {
 				}
 			case rIRelative:
 				name = ifuncs[addend]
+				if name != "" {
+					m.IFuncSlots[slot] = name
+				}
 			}
 			if name != "" {
 				m.GOT[slot] = name

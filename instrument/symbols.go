@@ -29,13 +29,8 @@ func readSymbols(f *elf.File) (syms []Symbol, ifuncs map[uint64]string, dynamicO
 		return nil, nil, false, fmt.Errorf("read .dynsym: %w", err)
 	}
 	ifuncs = make(map[uint64]string)
-	for _, table := range [][]elf.Symbol{dynamic, static} {
-		for _, s := range table {
-			if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC && defined(s) {
-				ifuncs[s.Value] = s.Name
-			}
-		}
-	}
+	addIFuncs(ifuncs, dynamic)
+	addIFuncs(ifuncs, static)
 	syms = collapse(functions(static))
 	if len(syms) == 0 {
 		syms, dynamicOnly = collapse(functions(dynamic)), true
@@ -43,8 +38,40 @@ func readSymbols(f *elf.File) (syms []Symbol, ifuncs map[uint64]string, dynamicO
 	return syms, ifuncs, dynamicOnly, nil
 }
 
+// readDebugSymbols returns the function symbols of a separate debug
+// file's .symtab, and its IFUNC symbols by address (readSymbols). Its
+// .dynsym is not read: the debug file keeps it as NOBITS.
+func readDebugSymbols(f *elf.File) ([]Symbol, map[uint64]string, error) {
+	static, err := f.Symbols()
+	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+		return nil, nil, fmt.Errorf("read .symtab: %w", err)
+	}
+	ifuncs := make(map[uint64]string)
+	addIFuncs(ifuncs, static)
+	return collapse(functions(static)), ifuncs, nil
+}
+
+// addIFuncs adds the defined IFUNC symbols of table to ifuncs, by value.
+func addIFuncs(ifuncs map[uint64]string, table []elf.Symbol) {
+	for _, s := range table {
+		if elf.ST_TYPE(s.Info) == elf.STT_GNU_IFUNC && defined(s) {
+			ifuncs[s.Value] = unversioned(s.Name)
+		}
+	}
+}
+
 func defined(s elf.Symbol) bool {
 	return s.Value != 0 && s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE
+}
+
+// unversioned drops the version a .symtab name carries for a symbol
+// defined with .symver ("memcpy@@GLIBC_2.14", a debug file's libc): the
+// function is named as .dynsym names it, where the version is apart.
+func unversioned(name string) string {
+	if i := strings.IndexByte(name, '@'); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // candidate is a function symbol before aliases are collapsed.
@@ -59,8 +86,9 @@ func functions(table []elf.Symbol) []candidate {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || !defined(s) {
 			continue
 		}
+		raw := unversioned(s.Name)
 		out = append(out, candidate{
-			Symbol: Symbol{Name: demangle.Filter(s.Name), Raw: s.Name, Value: s.Value, Size: s.Size},
+			Symbol: Symbol{Name: demangle.Filter(raw), Raw: raw, Value: s.Value, Size: s.Size},
 			bind:   elf.ST_BIND(s.Info),
 		})
 	}

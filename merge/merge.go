@@ -209,10 +209,14 @@ func (in *input) classify() error {
 func mergeTables(out *model.Profile, ins []*input) {
 	build := map[string]string{}
 	dynamicOnly := map[string]bool{}
+	symbolsFrom := map[string]string{}
 	funcs := model.NewFuncMap(model.ByPath)
 	for _, in := range ins {
 		for _, m := range in.p.Modules {
 			dynamicOnly[m.Path] = dynamicOnly[m.Path] || m.DynamicOnly
+			if symbolsFrom[m.Path] == "" {
+				symbolsFrom[m.Path] = m.SymbolsFrom
+			}
 			if b, ok := build[m.Path]; !ok || (m.BuildID != "" && (b == "" || m.BuildID < b)) {
 				build[m.Path] = m.BuildID
 			}
@@ -230,7 +234,7 @@ func mergeTables(out *model.Profile, ins []*input) {
 	out.Modules[0].BuildID = build[""]
 	for _, p := range paths {
 		modIdx[p] = len(out.Modules)
-		out.Modules = append(out.Modules, model.Module{Path: p, BuildID: build[p], DynamicOnly: dynamicOnly[p]})
+		out.Modules = append(out.Modules, model.Module{Path: p, BuildID: build[p], DynamicOnly: dynamicOnly[p], SymbolsFrom: symbolsFrom[p]})
 	}
 	funcs.Sort()
 	for _, id := range funcs.IDs[model.StartFunc+1:] {

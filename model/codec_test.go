@@ -40,6 +40,7 @@ func TestRoundTripDeepEqual(t *testing.T) {
 	p.Meta.Filters, p.Meta.Excludes, p.Meta.Libs = []string{"^app:"}, []string{"noise"}, []string{"libplugin"}
 	p.Meta.Crash = &model.Crash{Pid: 100, Tid: 101, Signal: "SIGSEGV", Addr: 0x10, Stack: []string{"app:crash_here+0x4", "app:main+0x20"}}
 	p.Meta.BuildID, p.Meta.StopOverheadNs, p.Meta.Stops = "abcdef", 13_000, 42
+	p.Modules[1].SymbolsFrom = "build-id /usr/lib/debug/.build-id/ab/cdef.debug"
 	p.Processes[1].Signal, p.Processes[1].Exited = "SIGKILL", false
 	p.Meta.Comm, p.Processes[0].Comm, p.Processes[0].Argv = "myserver", "myserver", []string{"./myserver", "-v"}
 	p.Meta.Detail = &model.DetailRule{Funcs: "^handle", SlowNs: 10e6, If: "ret<0", Limit: 100}

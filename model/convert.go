@@ -72,7 +72,8 @@ func encode(p *Profile) *pb.ProfileFile {
 		f.Meta.Crash = &pb.Crash{Pid: int64(c.Pid), Tid: int64(c.Tid), SignalStr: st.id(c.Signal), Addr: c.Addr, StackStr: st.ids(c.Stack)}
 	}
 	for _, md := range p.Modules {
-		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID), DynamicOnly: md.DynamicOnly})
+		f.Modules = append(f.Modules, &pb.Module{PathStr: st.id(md.Path), BuildIdStr: st.id(md.BuildID), DynamicOnly: md.DynamicOnly,
+			SymbolsFromStr: st.id(md.SymbolsFrom)})
 	}
 	for _, fn := range p.Functions {
 		f.Functions = append(f.Functions, &pb.Function{Module: int64(fn.Module), NameStr: st.id(fn.Name), TracedSinceNs: fn.TracedSinceNs,
@@ -270,7 +271,8 @@ func decode(f *pb.ProfileFile) (*Profile, error) {
 		}
 	}
 	for _, md := range f.Modules {
-		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr), DynamicOnly: md.DynamicOnly})
+		p.Modules = append(p.Modules, Module{Path: d.str(md.PathStr), BuildID: d.str(md.BuildIdStr), DynamicOnly: md.DynamicOnly,
+			SymbolsFrom: d.str(md.SymbolsFromStr)})
 	}
 	for _, fn := range f.Functions {
 		p.Functions = append(p.Functions, Function{Module: d.small(fn.Module), Name: d.str(fn.NameStr), TracedSinceNs: fn.TracedSinceNs,

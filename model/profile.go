@@ -91,6 +91,11 @@ type Module struct {
 	// DynamicOnly: the file has no symbol table; its functions were found
 	// through its dynamic symbols (the exported ones) only.
 	DynamicOnly bool
+	// SymbolsFrom says where its function symbols came from when not
+	// from the file itself (a stripped file's separate debug file):
+	// "build-id PATH", "debuglink PATH" or "debuginfod URL"; "" for the
+	// file.
+	SymbolsFrom string
 }
 
 // Function is identified by (module, symbol), never by address

@@ -25,6 +25,7 @@ var selfChecked = []string{
 	"unusual", "dlopen", "demo", "altstack", "many", "sigalrm",
 	"exceptions", "threads64", "inflight", "unpatchable", "difftarget",
 	"wide", "pool", "trapcost", "mixed", "hottrap", "vcall", "sites", "holdentry",
+	"splitdebug", "ifunc",
 }
 
 func mustBuild(t *testing.T) {

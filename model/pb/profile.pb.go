@@ -806,12 +806,16 @@ func (x *Crash) GetStackStr() []int64 {
 }
 
 type Module struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PathStr       int64                  `protobuf:"varint,1,opt,name=path_str,json=pathStr,proto3" json:"path_str,omitempty"`
-	BuildIdStr    int64                  `protobuf:"varint,2,opt,name=build_id_str,json=buildIdStr,proto3" json:"build_id_str,omitempty"`
-	DynamicOnly   bool                   `protobuf:"varint,3,opt,name=dynamic_only,json=dynamicOnly,proto3" json:"dynamic_only,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	PathStr     int64                  `protobuf:"varint,1,opt,name=path_str,json=pathStr,proto3" json:"path_str,omitempty"`
+	BuildIdStr  int64                  `protobuf:"varint,2,opt,name=build_id_str,json=buildIdStr,proto3" json:"build_id_str,omitempty"`
+	DynamicOnly bool                   `protobuf:"varint,3,opt,name=dynamic_only,json=dynamicOnly,proto3" json:"dynamic_only,omitempty"`
+	// Where the function symbols came from when not from the file itself
+	// (a stripped file's separate debug file): "build-id PATH",
+	// "debuglink PATH" or "debuginfod URL". Absent: the file.
+	SymbolsFromStr int64 `protobuf:"varint,4,opt,name=symbols_from_str,json=symbolsFromStr,proto3" json:"symbols_from_str,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Module) Reset() {
@@ -863,6 +867,13 @@ func (x *Module) GetDynamicOnly() bool {
 		return x.DynamicOnly
 	}
 	return false
+}
+
+func (x *Module) GetSymbolsFromStr() int64 {
+	if x != nil {
+		return x.SymbolsFromStr
+	}
+	return 0
 }
 
 type Function struct {
@@ -1829,12 +1840,13 @@ const file_profile_proto_rawDesc = "" +
 	"\n" +
 	"signal_str\x18\x03 \x01(\x03R\tsignalStr\x12\x12\n" +
 	"\x04addr\x18\x04 \x01(\x04R\x04addr\x12\x1b\n" +
-	"\tstack_str\x18\x05 \x03(\x03R\bstackStr\"h\n" +
+	"\tstack_str\x18\x05 \x03(\x03R\bstackStr\"\x92\x01\n" +
 	"\x06Module\x12\x19\n" +
 	"\bpath_str\x18\x01 \x01(\x03R\apathStr\x12 \n" +
 	"\fbuild_id_str\x18\x02 \x01(\x03R\n" +
 	"buildIdStr\x12!\n" +
-	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\"\xc9\x01\n" +
+	"\fdynamic_only\x18\x03 \x01(\bR\vdynamicOnly\x12(\n" +
+	"\x10symbols_from_str\x18\x04 \x01(\x03R\x0esymbolsFromStr\"\xc9\x01\n" +
 	"\bFunction\x12\x16\n" +
 	"\x06module\x18\x01 \x01(\x03R\x06module\x12\x19\n" +
 	"\bname_str\x18\x02 \x01(\x03R\anameStr\x12&\n" +
