@@ -411,6 +411,9 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
 			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"], 100*f.sampledRPS["GET"]/f.untraced["GET"],
 			100*f.traced["SET"]/f.untraced["SET"], f.traced["SET"], f.untraced["SET"], f.perfN[0], f.perfN[1])
+		fmt.Fprintf(&b, "\nredis's main thread on a CPU during the default attach: %.1f%% of its wall time by perf stat's task-clock of the thread, "+
+			"%.1f%% by the profile's busy time (%.1f%% with the probes' samples, as perf counts them).\n",
+			100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 		shareTable(&b, "redis", f.rows)
 	}
 	b.WriteString("\n")

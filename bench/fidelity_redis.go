@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/profile-dev/profile/model"
 )
 
 // The fidelity rows' server: Debian's redis-server under redis-benchmark
@@ -32,6 +35,11 @@ type redisFidelity struct {
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
 	sampledRPS       map[string]float64 // requests/s by command, attached with the default probes
 	rows             []fidelityRow
+	// mainShare is the main thread's share of its wall time on a CPU
+	// during the default attach: by perf stat's task-clock of that thread
+	// (perf), by the profile's busy time (busy: the program's samples) and
+	// with the probes' samples too (withProbes: what perf counts).
+	mainShare struct{ perf, busy, withProbes float64 }
 }
 
 // redisServer is a redis-server of the bench's own.
@@ -164,12 +172,29 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		perf[i], f.perfN[i] = shares, n
 	}
 	var prof [3]map[string]float64
+	pid := s.cmd.Process.Pid
 	for i, flags := range [][]string{{"--no-compensate", "--sample=0"}, {"--sample=0"}, nil} {
 		out := filepath.Join(c.tmp, "redis.data")
-		argv := append([]string{c.profile, "attach", "--pid", strconv.Itoa(s.cmd.Process.Pid), "-o", out}, flags...)
+		argv := append([]string{c.profile, "attach", "--pid", strconv.Itoa(pid), "-o", out}, flags...)
+		var stat *taskClock
+		if i == 2 {
+			// The main thread's time on a CPU by the kernel's count, over
+			// the attach's window (perf starts first, ends last).
+			if stat, err = startTaskClock(c.tmp, pid); err != nil {
+				return nil, "", err
+			}
+		}
 		rps, err := s.during(argv, 2*time.Second)
 		if err != nil {
 			return nil, "", err
+		}
+		if stat != nil {
+			if f.mainShare.perf, err = stat.share(); err != nil {
+				return nil, "", err
+			}
+			if f.mainShare.busy, f.mainShare.withProbes, err = mainBusyShare(out, pid); err != nil {
+				return nil, "", err
+			}
 		}
 		switch i {
 		case 1:
@@ -185,5 +210,75 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
 	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s default), %.0f/s untraced\n",
 		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
+	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (%.1f%% with the probes)\n",
+		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 	return f, "", nil
+}
+
+// taskClock is perf stat counting one thread's task-clock.
+type taskClock struct {
+	cmd   *exec.Cmd
+	out   string
+	start time.Time
+}
+
+func startTaskClock(dir string, tid int) (*taskClock, error) {
+	out := filepath.Join(dir, "taskclock.csv")
+	cmd := exec.Command("perf", "stat", "-x", ",", "-e", "task-clock", "-t", strconv.Itoa(tid), "-o", out)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &taskClock{cmd: cmd, out: out, start: time.Now()}, nil
+}
+
+// share stops perf and returns the thread's task-clock over the wall time
+// perf ran.
+func (c *taskClock) share() (float64, error) {
+	c.cmd.Process.Signal(syscall.SIGINT)
+	c.cmd.Wait()
+	wall := time.Since(c.start)
+	b, err := os.ReadFile(c.out)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 2 && strings.HasPrefix(f[2], "task-clock") {
+			ms, err := strconv.ParseFloat(f[0], 64)
+			if err != nil {
+				return 0, fmt.Errorf("perf stat: %q: %w", line, err)
+			}
+			return ms * 1e6 / float64(wall), nil
+		}
+	}
+	return 0, fmt.Errorf("perf stat said %q", lastLine(string(b)))
+}
+
+// mainBusyShare is thread tid's busy time in the profile at out over its
+// traced wall time: the program's CPU samples, and with the samples in
+// the probes' code added in proportion (the profile keeps their number for
+// all threads; the main thread holds nearly all of redis's).
+func mainBusyShare(out string, tid int) (busy, withProbes float64, err error) {
+	p, err := model.ReadFile(out)
+	if err != nil {
+		return 0, 0, err
+	}
+	b := p.Busy()
+	var wall, cpu, all int64
+	for i, th := range p.Threads {
+		all += b.Threads[i].TracedNs
+		if th.Tid == tid {
+			wall, cpu = th.TracedNs, b.Threads[i].TracedNs
+		}
+	}
+	if wall == 0 || all == 0 {
+		return 0, 0, fmt.Errorf("%s: no thread %d", out, tid)
+	}
+	busy = float64(cpu) / float64(wall)
+	withProbes = busy
+	if c := p.Meta.CPUSamples; c != nil && c.Samples > 0 {
+		probes := float64(c.InProbes) / float64(c.Samples) * float64(cpu) // the main thread's part of them
+		withProbes = (float64(cpu) + probes) / float64(wall)
+	}
+	return busy, withProbes, nil
 }
