@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/internal/proctext"
+	"github.com/profile-dev/profile/model"
+	"github.com/profile-dev/profile/summary"
 )
 
 // Redis scenarios: a real server (Debian's redis-server, dynamic symbols
@@ -322,6 +324,9 @@ func benchmarkAttached(t *testing.T, dir, port string, srv *proc, probes string,
 			t.Errorf("%s: %s: %d calls in the profile, cmdstat_%s:calls=%d", probes, fn, c, cmd, want)
 		}
 	}
+	if probes == "inline" {
+		busyRanksWork(t, p)
+	}
 	if t.Failed() && !failedBefore {
 		logProfileInfo(t, dir, out, prof)
 	}
@@ -376,4 +381,29 @@ func TestRedisAttachThroughput(t *testing.T) {
 		untraced["SET"], untraced["GET"], n,
 		inline.rps["SET"], 100*inline.rps["SET"]/untraced["SET"], inline.rps["GET"], 100*inline.rps["GET"]/untraced["GET"], n, inline.tracedCalls, inline.ring,
 		trap.rps["SET"], 100*trap.rps["SET"]/untraced["SET"], trap.rps["GET"], 100*trap.rps["GET"]/untraced["GET"], nTrap, trap.tracedCalls)
+}
+
+// busyRanksWork checks what a user of a server sees first: summary's
+// default (busy) times rank redis's command processing above the idle
+// waits of its background threads, which wall time ranks first (epoll_wait
+// keeps its CPU time inside the kernel, which is work, not waiting).
+func busyRanksWork(t *testing.T, p *model.Profile) {
+	t.Helper()
+	r, err := summary.Compute(p, summary.Options{Busy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := map[string]int64{}
+	for _, f := range r.Functions {
+		total[f.Name] = f.TotalNs
+	}
+	work := total["processCommand"]
+	if work == 0 {
+		t.Errorf("busy summary: processCommand has no time")
+	}
+	for _, wait := range []string{"pthread_cond_wait", "pthread_cond_timedwait"} {
+		if total[wait] >= work {
+			t.Errorf("busy summary: %s %v ranks at or above processCommand %v", wait, time.Duration(total[wait]), time.Duration(work))
+		}
+	}
 }
