@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profile-dev/profile/export"
+	"github.com/profile-dev/profile/model"
 )
 
 func newExportCmd() *cobra.Command {
@@ -15,6 +16,7 @@ func newExportCmd() *cobra.Command {
 		format, value, out string
 		threads            bool
 		timeKind           string
+		pid, tid           int
 	)
 	c := &cobra.Command{
 		Use:   "export FILE",
@@ -33,6 +35,9 @@ func newExportCmd() *cobra.Command {
           thread's timeline, with arguments and return values, and arrows
           from spawning and forking threads. A profile recorded without
           --detail has only the process and thread names.
+
+--pid and --tid export one process or thread (of a merged profile, only
+threads it does not combine with others).
 
 pprof and folded carry busy time (--scope busy, as summary shows it: the
 CPU samples' times where the profile has them, else the measured times less
@@ -66,9 +71,15 @@ file, or -o - for standard output.`,
 			if out, err = outputPath(args[0], out, strings.TrimPrefix(f.Ext, ".")); err != nil {
 				return err
 			}
+			if err := checkScope(pid, tid); err != nil {
+				return err
+			}
 			p, err := readProfile(args[0])
 			if err != nil {
 				return err
+			}
+			if p, err = p.Only(model.Scope{Pid: pid, Tid: tid}); err != nil {
+				return &usageError{err}
 			}
 			chrome := strings.EqualFold(format, "chrome")
 			if chrome {
@@ -94,6 +105,8 @@ file, or -o - for standard output.`,
 	fl.StringVar(&value, "value", "self", "folded: the `VALUE` of each line: self (ns), calls or total (ns)")
 	fl.BoolVar(&threads, "threads", false, "folded: the thread (name-tid) as the first frame, threads kept apart")
 	fl.StringVar(&timeKind, "scope", "busy", "pprof and folded: times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
+	fl.IntVar(&pid, "pid", 0, "export only process `PID`")
+	fl.IntVar(&tid, "tid", 0, "export only thread `TID`")
 	scopeChoices(c)
 	choices(c, "format",
 		cobra.CompletionWithDesc("pprof", "gzip-compressed profile.proto for go tool pprof"),

@@ -178,3 +178,59 @@ func TestExportChromeRequests(t *testing.T) {
 		t.Errorf("otherData %v", tr.OtherData)
 	}
 }
+
+// export --tid writes one thread's stacks: the folded lines of a level-2
+// thread of testdata/src/threads.c start at its thread function, their
+// calls add up to that thread's calls in summary --tid, and no other
+// thread's function is in them; a tid the profile lacks exits 2.
+func TestExportOneThread(t *testing.T) {
+	dir := t.TempDir()
+	record(t, dir, "threads.data", "threads")
+	var whole struct {
+		Threads []struct {
+			Tid       int    `json:"tid"`
+			SpawnedBy string `json:"spawned_by"`
+		} `json:"threads"`
+	}
+	decodeSummary(t, dir, &whole, "threads.data")
+	tid := 0
+	for _, th := range whole.Threads {
+		if th.SpawnedBy == "spawn_level2" {
+			tid = th.Tid
+			break
+		}
+	}
+	if tid == 0 {
+		t.Fatalf("no thread spawned by spawn_level2 in %+v", whole.Threads)
+	}
+	var one struct {
+		Totals struct {
+			Calls int64 `json:"calls"`
+		} `json:"totals"`
+	}
+	decodeSummary(t, dir, &one, "threads.data", "--tid", itoa(tid))
+	out, stderr, code := run(t, dir, "export", "threads.data", "--format", "folded", "--value", "calls", "--tid", itoa(tid), "-o", "-")
+	if code != 0 {
+		t.Fatalf("export --tid: exit %d %s", code, stderr)
+	}
+	var calls int64
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.ParseInt(line[i+1:], 10, 64)
+		if err != nil {
+			t.Fatalf("line %q", line)
+		}
+		calls += n
+		if !strings.HasPrefix(line, "level2_thread") {
+			t.Errorf("line %q: not a stack of the level-2 thread", line)
+		}
+	}
+	if calls != one.Totals.Calls {
+		t.Errorf("export --tid %d: %d calls, summary --tid says %d", tid, calls, one.Totals.Calls)
+	}
+	_, stderr, code = run(t, dir, "export", "threads.data", "--format", "folded", "--tid", "99999", "-o", "-")
+	oneLineError(t, stderr, code, "no thread 99999")
+	if code != 2 {
+		t.Errorf("export --tid 99999: exit %d, want 2", code)
+	}
+}

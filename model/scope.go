@@ -1,6 +1,9 @@
 package model
 
-import "iter"
+import (
+	"fmt"
+	"iter"
+)
 
 // The walk over a scope's threads, written once. A scope (one thread, one
 // process, or everything) covers (member) threads: a recorded thread, or
@@ -123,4 +126,34 @@ func (p *Profile) Contexts(r ThreadRef) iter.Seq[Context] {
 			}
 		}
 	}
+}
+
+// Only is p with the recorded threads of scope s alone (the whole profile
+// for the whole scope): what writers that take whole threads (the
+// exports) give a scope. A composite thread (merge) whose members s
+// divides is an error: its stacks are one.
+func (p *Profile) Only(s Scope) (*Profile, error) {
+	if s == (Scope{}) {
+		return p, nil
+	}
+	if err := p.CheckScope(s); err != nil {
+		return nil, err
+	}
+	in := map[int]int{} // thread index -> its (member) threads in s
+	for _, v := range p.ScopeThreads(s) {
+		in[v.Thread]++
+	}
+	out := *p
+	out.Threads = nil
+	for ti := range p.Threads {
+		t := &p.Threads[ti]
+		switch n := in[ti]; {
+		case n == 0:
+		case len(t.Members) > 1 && n < len(t.Members):
+			return nil, fmt.Errorf("%s: thread %d of this merged profile combines %d threads of its runs; it cannot be divided", s, t.Tid, len(t.Members))
+		default:
+			out.Threads = append(out.Threads, *t)
+		}
+	}
+	return &out, nil
 }

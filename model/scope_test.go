@@ -1,6 +1,8 @@
 package model_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/model"
@@ -32,5 +34,43 @@ func TestCheckScope(t *testing.T) {
 		if got != c.fail {
 			t.Errorf("%#v: CheckScope %q, want %q", c.scope, got, c.fail)
 		}
+	}
+}
+
+// Only keeps the recorded threads of a scope, and refuses to divide a
+// merged thread.
+func TestOnly(t *testing.T) {
+	p := modeltest.Sample()
+	for _, c := range []struct {
+		scope model.Scope
+		tids  []int
+	}{
+		{model.Scope{}, []int{100, 101, 102, 200}},
+		{model.Scope{Tid: 101}, []int{101}},
+		{model.Scope{Pid: 100}, []int{100, 101, 102}},
+		{model.Scope{Pid: 200}, []int{200}},
+	} {
+		q, err := p.Only(c.scope)
+		if err != nil {
+			t.Fatalf("%v: %v", c.scope, err)
+		}
+		var got []int
+		for _, th := range q.Threads {
+			got = append(got, th.Tid)
+		}
+		if !slices.Equal(got, c.tids) {
+			t.Errorf("%v: threads %v, want %v", c.scope, got, c.tids)
+		}
+	}
+	if _, err := p.Only(model.Scope{Tid: 99999}); err == nil {
+		t.Error("a tid not in the profile: no error")
+	}
+	// SampleComposite's thread 101 merges two runs' threads 101 and 102.
+	c := modeltest.SampleComposite()
+	if _, err := c.Only(model.Scope{Tid: 102}); err == nil || !strings.Contains(err.Error(), "cannot be divided") {
+		t.Errorf("a merged thread's member: %v", err)
+	}
+	if q, err := c.Only(model.Scope{Pid: 100}); err != nil || len(q.Threads) != 2 {
+		t.Errorf("a process of a merged profile: %v", err)
 	}
 }
