@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profile-dev/profile/components"
+	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/render"
 )
 
@@ -27,6 +28,7 @@ func newComponentsCmd() *cobra.Command {
 	var (
 		rulesPath, format, out string
 		svg                    bool
+		pid, tid               int
 	)
 	c := &cobra.Command{
 		Use:   "components FILE",
@@ -77,9 +79,15 @@ names a file, - for standard output).`,
 					return err
 				}
 			}
+			if err := checkScope(pid, tid); err != nil {
+				return err
+			}
 			p, err := readProfile(args[0])
 			if err != nil {
 				return err
+			}
+			if p, err = p.Only(model.Scope{Pid: pid, Tid: tid}); err != nil {
+				return &usageError{err}
 			}
 			r, err := components.Compute(p, rules)
 			if err != nil {
@@ -103,6 +111,8 @@ names a file, - for standard output).`,
 	fl.StringVar(&rulesPath, "rules", "", "name components by entry functions from the YAML `FILE` (default: one component per module)")
 	fl.StringVar(&format, "format", "text", "output `FORMAT`: text, markdown or json")
 	fl.BoolVar(&svg, "svg", false, "draw the component tree as SVG")
+	fl.IntVar(&pid, "pid", 0, "only process `PID`")
+	fl.IntVar(&tid, "tid", 0, "only thread `TID`")
 	c.MarkFlagsMutuallyExclusive("format", "svg")
 	fl.StringVarP(&out, "output", "o", "", "write to `FILE`, - for standard output (default: standard output; with --svg FILE.components.svg)")
 	completeFlag(c, "rules", fileArgs(-1, "yaml", "yml"))

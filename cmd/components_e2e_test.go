@@ -192,11 +192,37 @@ func TestComponentsErrors(t *testing.T) {
 		{[]string{"components", "--format", "xml", p}, 2, `unknown --format "xml"`},
 		{[]string{"components", "--format", "json", "--svg", p}, 2, "none of the others can be"},
 		{[]string{"components", "none.data"}, 1, "none.data: no such file"},
+		{[]string{"components", "--tid", "999", p}, 2, "no thread 999 in the profile"},
+		{[]string{"components", "--pid", "-1", p}, 2, "bad --pid -1"},
 	} {
 		_, stderr, code := run(t, dir, c.args...)
 		if code != c.code {
 			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, stderr)
 		}
 		oneLineError(t, stderr, code, c.want)
+	}
+}
+
+// components --tid splits one thread: its components' time adds up to
+// that thread's traced time (modeltest.Sample's thread 101).
+func TestComponentsOneThread(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sample.data")
+	sample := modeltest.Sample()
+	if err := model.WriteFile(p, sample); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for _, th := range sample.Threads {
+		if th.Tid == 101 {
+			want = th.TracedNs
+		}
+	}
+	d := componentsJSON(t, dir, "--tid", "101", p)
+	if d.TracedNs != want || want == 0 {
+		t.Errorf("components --tid 101: traced %d, the thread's %d", d.TracedNs, want)
+	}
+	if all := componentsJSON(t, dir, p); all.TracedNs <= want {
+		t.Errorf("the whole profile's traced time %d, not above one thread's %d", all.TracedNs, want)
 	}
 }
