@@ -274,7 +274,7 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 // moduleFor opens a loaded module that no function was traced in so far
 // when selected chooses one of its functions, and records it.
 func (e *engine) moduleFor(as *space, mapped []instrument.Mapping, path string, selected func(string, bool, string) bool) *loaded {
-	mod, err := instrument.OpenWith(path, e.opt.Debug)
+	mod, err := instrument.OpenWith(path, e.debugSearch())
 	if err != nil {
 		return nil
 	}

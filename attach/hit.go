@@ -145,7 +145,13 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 		e.resume(t, 0)
 		return
 	}
-	if n, err := e.scan(t.tid, t.proc); err != nil || n == 0 {
+	// A launched program's first image has not begun: it may wait for
+	// debuginfod (debugSearch).
+	e.debugNet = e.launched && t.proc.pid == e.rootPid && !e.rootScanned
+	e.rootScanned = true
+	n, err := e.scan(t.tid, t.proc)
+	e.debugNet = false
+	if err != nil || n == 0 {
 		if err == nil {
 			err = e.nothingToTrace(t.proc)
 		}

@@ -21,12 +21,16 @@ import (
 // its first scan), the call-frame information of the modules unwindAt it
 // loaded, and what keeps a killed profiler's areas mapped.
 type scanning struct {
-	libsSeen    map[string]bool
-	opened      map[string]*instrument.Module
-	shared      map[string]*instrument.Module // opened for an earlier process of AttachAll
-	unwindPre   []*unwind.Module
-	unwindAt    []string
-	leftoverWhy string
+	libsSeen map[string]bool
+	opened   map[string]*instrument.Module
+	shared   map[string]*instrument.Module // opened for an earlier process of AttachAll
+	// debugNet: debuginfod may be asked now (debugSearch); rootScanned:
+	// the launched program's first image has been.
+	debugNet, rootScanned bool
+	localDebug            *instrument.DebugSearch // opt.Debug without debuginfod
+	unwindPre             []*unwind.Module
+	unwindAt              []string
+	leftoverWhy           string
 }
 
 // scan loads the modules mapped in p that are new since the last scan and
@@ -475,6 +479,8 @@ func (e *engine) preopen(pid int) {
 	}
 	exe := procfs.Exe(pid)
 	e.opened = map[string]*instrument.Module{}
+	e.debugNet = true // the process runs on: nobody waits for the network
+	defer func() { e.debugNet = false }()
 	biases := map[string]uint64{}
 	for _, path := range instrument.LoadedPaths(maps) {
 		isMain, _, selected := e.selects(path, exe)
@@ -488,7 +494,7 @@ func (e *engine) preopen(pid int) {
 			}
 			continue
 		}
-		mod, err := instrument.OpenWith(path, e.opt.Debug)
+		mod, err := instrument.OpenWith(path, e.debugSearch())
 		if err != nil {
 			continue
 		}
@@ -531,7 +537,7 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 			return m, nil
 		}
 	}
-	m, err := instrument.OpenWith(path, e.opt.Debug)
+	m, err := instrument.OpenWith(path, e.debugSearch())
 	if err == nil {
 		e.share(path, m)
 	}
@@ -548,4 +554,21 @@ func (e *engine) share(path string, m *instrument.Module) {
 		}
 		e.shared[path] = m
 	}
+}
+
+// debugSearch is where modules' debug files are looked for now: with
+// debuginfod only while no traced thread waits for it (preopen, before an
+// attach stops the process; a launched program's first image, which has
+// not begun). A library loaded later or an exec'd image, opened while its
+// thread is stopped, takes local debug files only: a server's answer can
+// take seconds.
+func (e *engine) debugSearch() *instrument.DebugSearch {
+	d := e.opt.Debug
+	if d == nil || d.Debuginfod == nil || e.debugNet {
+		return d
+	}
+	if e.localDebug == nil {
+		e.localDebug = &instrument.DebugSearch{Dir: d.Dir, Warn: d.Warn}
+	}
+	return e.localDebug
 }
