@@ -24,15 +24,21 @@ func (e *engine) countedFn(fn int) bool {
 }
 
 // keepsTime tells whether fn keeps a timed probe whatever its calls cost
-// (--counted and adaptive probes alike): --timed, recorded in detail, a
-// component of the calling context, the checkpoint, or a waiting or
-// creating call (its wall time is the profile's blocked time; its
-// spawns are the threads' parents).
+// (--counted and adaptive probes alike): its time asked for (timeAsked),
+// or a waiting or creating call (its wall time is the profile's blocked
+// time; its spawns are the threads' parents).
 func (e *engine) keepsTime(fn int) bool {
+	f := e.s.Profile().Functions[fn]
+	return e.timeAsked(fn) || model.IsWaitingCall(f.Name) || model.IsCreationCall(f.Name)
+}
+
+// timeAsked tells whether the user asked to see fn in time: --timed,
+// recorded in detail, a component of the calling context, the
+// checkpoint.
+func (e *engine) timeAsked(fn int) bool {
 	p := e.s.Profile()
 	f := p.Functions[fn]
 	if e.s.Selected(fn) || (e.opt.Timed != nil && e.named(fn, e.opt.Timed)) ||
-		model.IsWaitingCall(f.Name) || model.IsCreationCall(f.Name) ||
 		f.Name == e.opt.Live.Checkpoint || p.FuncName(fn) == e.opt.Live.Checkpoint {
 		return true
 	}

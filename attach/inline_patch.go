@@ -30,10 +30,21 @@ var unwinders = map[string]bool{
 
 // returnsTwice are functions whose return address is saved and used
 // again (setjmp's longjmp, vfork's child and parent): a replaced one would
-// lead a second return to a shadow entry long gone. They get trap probes.
+// lead a second return to a shadow entry long gone. The counting probe
+// replaces no return address: they take it (instrument.go), or a trap
+// probe where their time was asked for.
 var returnsTwice = map[string]bool{
 	"vfork": true, "__vfork": true, "setjmp": true, "_setjmp": true, "__setjmp": true,
 	"sigsetjmp": true, "__sigsetjmp": true, "getcontext": true, "__getcontext": true, "savectx": true,
+}
+
+// errReturnsTwice refuses a timed inline probe to a returnsTwice function.
+var errReturnsTwice = errors.New("returns twice")
+
+// countedID tells whether an inline id is a counted function's (no
+// unwinder's entry).
+func (e *engine) countedID(id uint32) bool {
+	return id&stub.FlagRestore == 0 && e.counted[int(id&stub.FnMask)]
 }
 
 // isUnwinderLib tells the libraries holding an unwinder that may walk
@@ -103,8 +114,8 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if sym.Size == 0 {
 		return errors.New("size unknown")
 	}
-	if returnsTwice[sym.Raw] || returnsTwice[sym.Name] {
-		return errors.New("returns twice")
+	if (returnsTwice[sym.Raw] || returnsTwice[sym.Name]) && !e.countedID(id) {
+		return errReturnsTwice
 	}
 	if _, ok := is.Patches[addr]; ok {
 		return nil

@@ -180,6 +180,12 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	why := "" // --probes trap: asked for, not refused
 	counted := as.inl != nil && e.countedFn(fn)
+	// A function that returns twice takes no timed inline probe; unless
+	// its time was asked for, it is counted exactly, with no stop.
+	twice := as.inl != nil && !counted && (returnsTwice[sym.Raw] || returnsTwice[sym.Name]) && !e.timeAsked(fn)
+	if twice {
+		counted = true
+	}
 	if counted {
 		if e.counted == nil {
 			e.counted = map[int]bool{}
@@ -196,9 +202,12 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 			}
 		}
 		if err == nil {
-			if counted {
+			switch {
+			case twice:
+				e.probed(fn, model.ProbeCounted, errReturnsTwice.Error()+": counted, not timed")
+			case counted:
 				e.probed(fn, model.ProbeCounted, "")
-			} else {
+			default:
 				e.probed(fn, model.ProbeInline, "")
 			}
 			return fn, true
