@@ -83,7 +83,8 @@ func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 // and the time it was blocked (testdata/src/syscpu.c): slurp's reads of
 // /dev/urandom are on a CPU all along, doze's usleep off one. The CPU
 // time inside waiting calls is the kernel's own account of the reads'
-// system time (the workload prints it, from getrusage) within a quarter,
+// system time (the workload prints it, from getrusage; tick-based on some
+// kernels) within 40%: all of the read's wall time, or none, is far out,
 // and the blocked time at least the sleeps'. Sampled in user mode only
 // (perf_event_paranoid 2 without root), there is no split.
 func TestWaitingCallsOnCPU(t *testing.T) {
@@ -121,7 +122,7 @@ func TestWaitingCallsOnCPU(t *testing.T) {
 		return
 	}
 	want := readUs * 1000
-	if !tt.WaitingCPU || tt.WaitingCPUNs < want*3/4 || tt.WaitingCPUNs > want*5/4 {
+	if !tt.WaitingCPU || tt.WaitingCPUNs < want*6/10 || tt.WaitingCPUNs > want*14/10 {
 		t.Errorf("on a CPU in waiting calls %v (split %v), the kernel says the reads took %v", time.Duration(tt.WaitingCPUNs), tt.WaitingCPU, time.Duration(want))
 	}
 	if sleeps := int64(rounds * 5 * time.Millisecond); tt.BlockedNs < sleeps {
