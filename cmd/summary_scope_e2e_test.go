@@ -84,8 +84,8 @@ func TestSummaryBusyScopeOnAnIdlePool(t *testing.T) {
 // /dev/urandom are on a CPU all along, doze's usleep off one. The CPU
 // time inside waiting calls is the kernel's own account of the reads'
 // system time (the workload prints it, from getrusage; tick-based on some
-// kernels) within 40%: all of the read's wall time, or none, is far out,
-// and the blocked time at least the sleeps'. Sampled in user mode only
+// kernels) within 40% (none of it, as user-mode samples would see, is far
+// out), and the blocked time at least the sleeps'. Sampled in user mode only
 // (perf_event_paranoid 2 without root), there is no split.
 func TestWaitingCallsOnCPU(t *testing.T) {
 	dir := t.TempDir()
