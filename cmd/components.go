@@ -29,6 +29,7 @@ func newComponentsCmd() *cobra.Command {
 		rulesPath, format, out string
 		svg                    bool
 		pid, tid               int
+		timeKind               string
 	)
 	c := &cobra.Command{
 		Use:   "components FILE",
@@ -82,6 +83,10 @@ names a file, - for standard output).`,
 			if err := checkScope(pid, tid); err != nil {
 				return err
 			}
+			busy, err := busyScope(timeKind)
+			if err != nil {
+				return err
+			}
 			p, err := readProfile(args[0])
 			if err != nil {
 				return err
@@ -89,10 +94,15 @@ names a file, - for standard output).`,
 			if p, err = p.Only(model.Scope{Pid: pid, Tid: tid}); err != nil {
 				return &usageError{err}
 			}
+			times := "wall"
+			if busy {
+				p, times = p.Busy(), "busy"
+			}
 			r, err := components.Compute(p, rules)
 			if err != nil {
 				return err
 			}
+			r.Times = times
 			if !svg {
 				return emit(c, out, func(w io.Writer) error { return write(w, r) })
 			}
@@ -111,6 +121,8 @@ names a file, - for standard output).`,
 	fl.StringVar(&rulesPath, "rules", "", "name components by entry functions from the YAML `FILE` (default: one component per module)")
 	fl.StringVar(&format, "format", "text", "output `FORMAT`: text, markdown or json")
 	fl.BoolVar(&svg, "svg", false, "draw the component tree as SVG")
+	fl.StringVar(&timeKind, "scope", "busy", "times of `KIND` busy (waiting calls' time left out, or the CPU samples' when recorded with them) or wall")
+	scopeChoices(c)
 	fl.IntVar(&pid, "pid", 0, "only process `PID`")
 	fl.IntVar(&tid, "tid", 0, "only thread `TID`")
 	c.MarkFlagsMutuallyExclusive("format", "svg")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 
 type componentsDoc struct {
 	Mode       string `json:"mode"`
+	Times      string `json:"times"`
 	TracedNs   int64  `json:"traced_ns"`
 	Components []struct {
 		Name      string `json:"name"`
@@ -78,7 +80,7 @@ func TestComponentsRecordedDemo(t *testing.T) {
 	}
 	decodeSummary(t, dir, &s, "demo.data", "--scope", "wall") // the wall time the others show
 
-	d := componentsJSON(t, dir, "--rules", rules, "demo.data")
+	d := componentsJSON(t, dir, "--rules", rules, "--scope", "wall", "demo.data")
 	want := map[string]int64{
 		"index":   calls("build_index"),
 		"server":  calls("serve_loop"),
@@ -134,7 +136,7 @@ func TestComponentsRecordedDemo(t *testing.T) {
 	}
 
 	// without rules: modules, with summary's self times
-	m := componentsJSON(t, dir, "demo.data")
+	m := componentsJSON(t, dir, "--scope", "wall", "demo.data")
 	self := map[string]int64{}
 	for _, c := range m.Components {
 		self[c.Name] = c.SelfNs
@@ -224,5 +226,27 @@ func TestComponentsOneThread(t *testing.T) {
 	}
 	if all := componentsJSON(t, dir, p); all.TracedNs <= want {
 		t.Errorf("the whole profile's traced time %d, not above one thread's %d", all.TracedNs, want)
+	}
+}
+
+// components shows busy time by default, as summary does: the same busy
+// time in all, and --scope wall the wall time.
+func TestComponentsBusyByDefault(t *testing.T) {
+	dir := t.TempDir()
+	recordWith(t, dir, "demo.data", []string{"--sample", "0"}, "demo")
+	for _, c := range []struct {
+		args  []string
+		times string
+	}{{nil, "busy"}, {[]string{"--scope", "wall"}, "wall"}} {
+		var s struct {
+			Totals struct {
+				TracedNs int64 `json:"traced_ns"`
+			} `json:"totals"`
+		}
+		decodeSummary(t, dir, &s, append(slices.Clone(c.args), "demo.data")...)
+		d := componentsJSON(t, dir, append(slices.Clone(c.args), "demo.data")...)
+		if d.Times != c.times || d.TracedNs != s.Totals.TracedNs {
+			t.Errorf("components %v: %s time %d, want %s as summary's %d", c.args, d.Times, d.TracedNs, c.times, s.Totals.TracedNs)
+		}
 	}
 }

@@ -46,6 +46,11 @@ type Report struct {
 	Format   string `json:"format"`
 	Mode     string `json:"mode"`      // "modules" or "rules"
 	TracedNs int64  `json:"traced_ns"` // traced time of every thread: the base of the percentages
+	// Times says what the times are: "wall" (measured) or "busy"
+	// (model.Profile.Busy: waiting calls' time left out, or the CPU
+	// samples' times); Compute says wall, a caller that gives it the busy
+	// profile says busy.
+	Times string `json:"times"`
 	// Components is the flat statistics, by self time, largest first.
 	Components []Stat `json:"components"`
 	// Tree is the hierarchical statistics: START and the component paths
@@ -87,7 +92,7 @@ func Compute(p *model.Profile, rules *Rules) (*Report, error) {
 	if p == nil {
 		return nil, errors.New("components: no profile")
 	}
-	r := &Report{Format: Format, Mode: "modules"}
+	r := &Report{Format: Format, Mode: "modules", Times: "wall"}
 	if rules != nil {
 		r.Mode = "rules"
 	}

@@ -57,7 +57,7 @@ func DOT(r *Report, title string) []byte {
 	legend := []string{"Legend", "node: component (calls into it, self time, self %), total time",
 		"a path's steps: frames grouped by component (" + r.Mode + ")",
 		"edge: entries into the callee component",
-		"% of the traced time " + human.Duration(r.TracedNs),
+		"% of the " + timeKind(r) + " " + human.Duration(r.TracedNs),
 		fmt.Sprintf("fill pale to red by self share: orange from %s, red from %s (as render)", human.Percent(warmShare), human.Percent(hotShare))}
 	fmt.Fprintf(&b, "  legend [shape=note, fillcolor=\"#f8f8f8\", fontsize=9, label=%s];\n",
 		quote(strings.Join(legend, "\n")+"\n"))

@@ -41,7 +41,7 @@ func layout(r *Report, name func(path []string) string) []tables.Table {
 		kinds[c+1] = tables.Number
 	}
 	kinds[0] = tables.Symbol
-	fl := tables.Table{Title: fmt.Sprintf("Components by %s (by self time; %% of the traced time %s)", by, human.Duration(r.TracedNs)),
+	fl := tables.Table{Title: fmt.Sprintf("Components by %s (by self time; %% of the %s %s)", by, timeKind(r), human.Duration(r.TracedNs)),
 		Header: append([]string{"component"}, header...), Kinds: kinds}
 	for i := range r.Components {
 		fl.Rows = append(fl.Rows, row(r.Components[i].Name, &r.Components[i]))
@@ -74,4 +74,12 @@ func WriteText(w io.Writer, r *Report) error {
 func WriteMarkdown(w io.Writer, r *Report) error {
 	whole := func(path []string) string { return strings.Join(path, " › ") }
 	return tables.WriteMarkdown(w, "Components", layout(r, whole))
+}
+
+// timeKind names the time r's percentages are of.
+func timeKind(r *Report) string {
+	if r.Times == "busy" {
+		return "busy time"
+	}
+	return "traced time"
 }
