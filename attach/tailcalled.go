@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
 )
@@ -33,7 +34,7 @@ func (e *engine) tailCalled(t *thread, frames []unwind.Frame, i int) (int, uint6
 	if ptrace.ReadMem(t.tid, sp, slot[:]) != nil || binary.LittleEndian.Uint64(slot[:]) != inner.RA {
 		return model.None, 0, 0
 	}
-	target, ok := callTarget(t.tid, inner.RA)
+	target, ok := callTarget(t.tid, as, inner.RA)
 	if !ok {
 		return model.None, 0, 0
 	}
@@ -44,40 +45,30 @@ func (e *engine) tailCalled(t *thread, frames []unwind.Frame, i int) (int, uint6
 	return fn, start, sp
 }
 
-// callTarget is where the call instruction that returns to ret went: a
-// call rel32, a call through a GOT slot (-fno-plt), and through a PLT
-// stub's jump to its GOT slot, each followed to the function.
-func callTarget(tid int, ret uint64) (uint64, bool) {
-	var b [6]byte
-	if ret < 6 || ptrace.ReadMem(tid, ret-6, b[:]) != nil {
+// callTarget is where the call instruction that returns to ret went
+// (instrument.DecodeCalls on the original bytes before ret): a call rel32,
+// through a PLT stub's GOT slot, or through a GOT slot (-fno-plt), each
+// slot read in the process.
+func callTarget(tid int, as *space, ret uint64) (uint64, bool) {
+	code := make([]byte, instrument.CallLookback)
+	if ptrace.ReadMem(tid, ret-uint64(len(code)), code) != nil {
 		return 0, false
 	}
-	var to uint64
-	switch {
-	case b[1] == 0xe8: // call rel32
-		to = ret + uint64(int64(int32(binary.LittleEndian.Uint32(b[2:]))))
-	case b[0] == 0xff && b[1] == 0x15: // call *disp32(%rip)
-		return readPtr(tid, ret+uint64(int64(int32(binary.LittleEndian.Uint32(b[2:])))))
-	default:
-		return 0, false
+	as.origBytes(ret-uint64(len(code)), code)
+	for _, c := range instrument.DecodeCalls(code, ret, as.isPLT) {
+		switch {
+		case c.Rel && c.Kind == instrument.KindPLT:
+			m := as.moduleAt(c.Target)
+			if slot, ok := m.mod.PLTSlot(c.Target - m.bias); ok {
+				return readPtr(tid, slot+m.bias)
+			}
+		case c.Rel:
+			return c.Target, true
+		case c.Slot != 0:
+			return readPtr(tid, c.Slot)
+		}
 	}
-	// A PLT stub: [endbr64] [bnd] jmp *disp32(%rip).
-	var s [16]byte
-	if ptrace.ReadMem(tid, to, s[:]) != nil {
-		return to, true
-	}
-	at := 0
-	if s[0] == 0xf3 && s[1] == 0x0f && s[2] == 0x1e && s[3] == 0xfa {
-		at = 4
-	}
-	if s[at] == 0xf2 {
-		at++
-	}
-	if s[at] != 0xff || s[at+1] != 0x25 {
-		return to, true
-	}
-	next := to + uint64(at+6)
-	return readPtr(tid, next+uint64(int64(int32(binary.LittleEndian.Uint32(s[at+2:])))))
+	return 0, false
 }
 
 // readPtr reads the 8-byte pointer at addr.

@@ -49,13 +49,14 @@ type Module struct {
 	// with -fno-plt calls through these slots directly (call [rip+slot]).
 	GOT map[uint64]string
 
-	plt   []addrRange // PLT sections
-	got   []addrRange // .got and .got.plt
-	loads []segment   // PT_LOAD headers
-	ino   uint64      // inode of the opened file, to recognise it in /proc/PID/maps
-	size  int64       // its size and modification time (Unchanged)
-	mtime time.Time
-	real  string // Path with symlinks resolved, as the kernel names it in maps
+	plt      []addrRange       // PLT sections
+	pltSlots map[uint64]uint64 // PLT stub -> the GOT slot it jumps through (PLTSlot)
+	got      []addrRange       // .got and .got.plt
+	loads    []segment         // PT_LOAD headers
+	ino      uint64            // inode of the opened file, to recognise it in /proc/PID/maps
+	size     int64             // its size and modification time (Unchanged)
+	mtime    time.Time
+	real     string // Path with symlinks resolved, as the kernel names it in maps
 	// swept: each function's entry branches by address (Sweep), nil
 	// before a sweep.
 	swept map[uint64]swept

@@ -34,6 +34,7 @@ func (m *Module) readPLT(f *elf.File, ifuncs map[uint64]string) error {
 	}
 	m.GOT = make(map[uint64]string)
 	m.PLT = make(map[uint64]string)
+	m.pltSlots = make(map[uint64]uint64)
 	m.IFuncSlots = make(map[uint64]string)
 	var jmprel []string // .rela.plt names in order, for "push index" trampolines
 	for _, s := range f.Sections {
@@ -88,31 +89,37 @@ func (m *Module) readPLT(f *elf.File, ifuncs map[uint64]string) error {
 			entry = 16
 		}
 		for off := uint64(0); off+entry <= uint64(len(data)); off += entry {
-			if target := stubTarget(data[off:off+entry], s.Addr+off, m.GOT, jmprel); target != "" {
+			target, slot := stubTarget(data[off:off+entry], s.Addr+off, m.GOT, jmprel)
+			if target != "" {
 				m.PLT[s.Addr+off] = target
+			}
+			if slot != 0 {
+				m.pltSlots[s.Addr+off] = slot
 			}
 		}
 	}
 	return nil
 }
 
-// stubTarget names the function a PLT stub at link-time address pc jumps to:
-// through the GOT slot of its "jmp [rip+slot]", or, for a lazy-binding
-// trampoline ("push index; jmp .plt0"), the index-th .rela.plt entry.
-func stubTarget(stub []byte, pc uint64, got map[uint64]string, jmprel []string) string {
+// stubTarget names the function a PLT stub at link-time address pc jumps to
+// and the GOT slot it jumps through (0 if none): the slot of its "jmp
+// [rip+slot]", or, for a lazy-binding trampoline ("push index; jmp
+// .plt0"), the index-th .rela.plt entry's name.
+func stubTarget(stub []byte, pc uint64, got map[uint64]string, jmprel []string) (string, uint64) {
 	pushed := ""
 	for off := 0; off < len(stub); {
 		inst, err := decodeInst(stub[off:])
 		if err != nil {
-			return ""
+			return "", 0
 		}
 		next := pc + uint64(off+inst.Len)
 		switch inst.Op {
 		case x86asm.JMP:
 			if _, ok := ripMem(inst); ok {
-				return got[next+uint64(pcRel(stub[off:], inst))]
+				slot := next + uint64(pcRel(stub[off:], inst))
+				return got[slot], slot
 			}
-			return pushed
+			return pushed, 0
 		case x86asm.PUSH:
 			if imm, ok := inst.Args[0].(x86asm.Imm); ok && imm >= 0 && int64(imm) < int64(len(jmprel)) {
 				pushed = jmprel[imm]
@@ -120,5 +127,13 @@ func stubTarget(stub []byte, pc uint64, got map[uint64]string, jmprel []string) 
 		}
 		off += inst.Len
 	}
-	return ""
+	return "", 0
+}
+
+// PLTSlot is the link-time address of the GOT slot the PLT stub at
+// link-time address stub jumps through: read in a running process, it
+// holds where a call through the stub goes.
+func (m *Module) PLTSlot(stub uint64) (uint64, bool) {
+	slot, ok := m.pltSlots[stub]
+	return slot, ok
 }
