@@ -30,19 +30,14 @@ func (e *engine) attachAll(pids []int) error {
 	}
 	e.roots = targets
 	e.attachParent = map[int]*session.Process{}
-	attached := map[int]*process{}
 	for _, pid := range targets {
-		if parent, ok := attached[procfs.PPid(pid)]; ok {
-			e.attachParent[pid] = parent.sp
+		// The leader's tid is the pid: a parent attached before is in
+		// e.threads under its pid.
+		if parent := e.threads[procfs.PPid(pid)]; parent != nil {
+			e.attachParent[pid] = parent.proc.sp
 		}
 		err := e.attach(pid)
 		if err == nil {
-			for _, t := range e.threads {
-				if t.proc.pid == pid {
-					attached[pid] = t.proc
-					break
-				}
-			}
 			continue
 		}
 		if !listed[pid] && !e.detaching && gone(pid, err) {
