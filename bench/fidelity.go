@@ -412,7 +412,7 @@ func fidelitySection(r fidelityResults, when string) section {
 			100*f.traced["GET"]/f.untraced["GET"], f.traced["GET"], f.untraced["GET"], 100*f.sampledRPS["GET"]/f.untraced["GET"],
 			100*f.traced["SET"]/f.untraced["SET"], f.traced["SET"], f.untraced["SET"], f.perfN[0], f.perfN[1])
 		fmt.Fprintf(&b, "\nredis's main thread on a CPU during the default attach: %.1f%% of its wall time by perf stat's task-clock of the thread, "+
-			"%.1f%% by the profile's busy time (%.1f%% with the probes' samples, as perf counts them).\n",
+			"%.1f%% by the profile's busy time (about %.1f%% with the probes' samples, which perf counts too, given the thread in proportion to its busy time).\n",
 			100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 		shareTable(&b, "redis", f.rows)
 	}

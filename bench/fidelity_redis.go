@@ -38,7 +38,8 @@ type redisFidelity struct {
 	// mainShare is the main thread's share of its wall time on a CPU
 	// during the default attach: by perf stat's task-clock of that thread
 	// (perf), by the profile's busy time (busy: the program's samples) and
-	// with the probes' samples too (withProbes: what perf counts).
+	// with the probes' samples too (withProbes, an estimate: the profile
+	// counts them for all threads; the thread gets them in proportion).
 	mainShare struct{ perf, busy, withProbes float64 }
 }
 
@@ -210,7 +211,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
 	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s default), %.0f/s untraced\n",
 		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
-	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (%.1f%% with the probes)\n",
+	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 	return f, "", nil
 }
