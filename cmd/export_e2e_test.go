@@ -186,23 +186,7 @@ func TestExportChromeRequests(t *testing.T) {
 func TestExportOneThread(t *testing.T) {
 	dir := t.TempDir()
 	record(t, dir, "threads.data", "threads")
-	var whole struct {
-		Threads []struct {
-			Tid       int    `json:"tid"`
-			SpawnedBy string `json:"spawned_by"`
-		} `json:"threads"`
-	}
-	decodeSummary(t, dir, &whole, "threads.data")
-	tid := 0
-	for _, th := range whole.Threads {
-		if th.SpawnedBy == "spawn_level2" {
-			tid = th.Tid
-			break
-		}
-	}
-	if tid == 0 {
-		t.Fatalf("no thread spawned by spawn_level2 in %+v", whole.Threads)
-	}
+	tid := spawnedBy(t, dir, "threads.data", "spawn_level2")
 	var one struct {
 		Totals struct {
 			Calls int64 `json:"calls"`
@@ -233,4 +217,24 @@ func TestExportOneThread(t *testing.T) {
 	if code != 2 {
 		t.Errorf("export --tid 99999: exit %d, want 2", code)
 	}
+}
+
+// spawnedBy is the tid of the first thread of the profile file in dir
+// that function fn spawned, as summary lists the threads.
+func spawnedBy(t *testing.T, dir, file, fn string) int {
+	t.Helper()
+	var whole struct {
+		Threads []struct {
+			Tid       int    `json:"tid"`
+			SpawnedBy string `json:"spawned_by"`
+		} `json:"threads"`
+	}
+	decodeSummary(t, dir, &whole, file)
+	for _, th := range whole.Threads {
+		if th.SpawnedBy == fn {
+			return th.Tid
+		}
+	}
+	t.Fatalf("no thread spawned by %s in %+v", fn, whole.Threads)
+	return 0
 }

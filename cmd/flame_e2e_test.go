@@ -176,11 +176,8 @@ func TestRenderFlameOneThread(t *testing.T) {
 		} `json:"meta"`
 		Totals struct {
 			TracedNs int64 `json:"traced_ns"`
+			Threads  int   `json:"threads"`
 		} `json:"totals"`
-		Threads []struct {
-			Tid       int    `json:"tid"`
-			SpawnedBy string `json:"spawned_by"`
-		} `json:"threads"`
 	}
 	decodeSummary(t, dir, &whole, "threads.data")
 	for _, c := range []struct {
@@ -191,16 +188,7 @@ func TestRenderFlameOneThread(t *testing.T) {
 		{"spawn_level2", "level2_thread", 3, []string{"main", "spawn_level1", "level1_thread", "spawn_level2"}},
 		{"spawn_level1", "level1_thread", 2, []string{"main", "spawn_level1", "level2_thread", "sync_point"}},
 	} {
-		tid := 0
-		for _, th := range whole.Threads {
-			if th.SpawnedBy == c.spawnedBy {
-				tid = th.Tid
-				break
-			}
-		}
-		if tid == 0 {
-			t.Fatalf("no thread spawned by %s in %+v", c.spawnedBy, whole.Threads)
-		}
+		tid := spawnedBy(t, dir, "threads.data", c.spawnedBy)
 		var one struct {
 			Totals struct {
 				Calls    int64 `json:"calls"`
@@ -280,7 +268,7 @@ func TestRenderFlameOneThread(t *testing.T) {
 		t.Fatalf("render --flame --pid %s: %s", pid, stderr)
 	}
 	if all := flameFrames(t, proc)[0].width; all != whole.Totals.TracedNs ||
-		!strings.Contains(proc, fmt.Sprintf(" in %d threads (pid %s)</text>", len(whole.Threads), pid)) {
+		!strings.Contains(proc, fmt.Sprintf(" in %d threads (pid %s)</text>", whole.Totals.Threads, pid)) {
 		t.Errorf("--pid %s: all %d ns wide, want %d, and a subtitle naming the process", pid, all, whole.Totals.TracedNs)
 	}
 	_, stderr, code = run(t, dir, "render", "--flame", "--pid", pid, "--tid", "1", "threads.data")
