@@ -16,12 +16,21 @@ import (
 // holding no function's start names nothing.
 func ifuncChoices(tid int, l *loaded) map[string][]string {
 	out := map[string][]string{}
-	buf := make([]byte, 8)
+	if len(l.mod.IFuncSlots) == 0 {
+		return out
+	}
+	// The slots lie together in the GOT: one read of their span, while
+	// the process is held stopped.
+	lo, hi := uint64(1<<64-1), uint64(0)
+	for slot := range l.mod.IFuncSlots {
+		lo, hi = min(lo, slot), max(hi, slot+8)
+	}
+	got := make([]byte, hi-lo)
+	if hi-lo > 1<<20 || ptrace.ReadMem(tid, lo+l.bias, got) != nil {
+		return out
+	}
 	for slot, ifunc := range l.mod.IFuncSlots {
-		if err := ptrace.ReadMem(tid, slot+l.bias, buf); err != nil {
-			continue
-		}
-		addr := binary.LittleEndian.Uint64(buf) - l.bias
+		addr := binary.LittleEndian.Uint64(got[slot-lo:]) - l.bias
 		sym, ok := l.mod.Lookup(addr)
 		if !ok || sym.Value != addr || slices.Contains(out[sym.Name], ifunc) {
 			continue
