@@ -148,7 +148,8 @@ func (e *engine) adapt() {
 	e.drainAll()
 	snap := e.profileNow()
 	short := e.shortCalls(snap)
-	if len(short) == 0 {
+	arm := e.fastPlans()
+	if len(short) == 0 && len(arm) == 0 {
 		e.looked(false)
 		return
 	}
@@ -156,7 +157,13 @@ func (e *engine) adapt() {
 	if !ok {
 		return // a vfork in progress: the next tick tries again
 	}
-	e.looked(true)
+	// Functions moved now take fast paths at the next look, soon.
+	e.looked(len(short) > 0)
+	for as, plan := range arm {
+		if t := e.fastSingle(as); t != nil && t == plan.t && t.stopped {
+			e.armFast(as, t, plan.sites)
+		}
+	}
 	moved := map[int]bool{}
 	done := map[*space]bool{}
 	for _, t := range e.threads {

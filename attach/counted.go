@@ -89,6 +89,7 @@ func (e *engine) takeArcsOf(is *inlineSpace, slot int, t *thread) {
 	r.Counts(func(ret uint64, id uint32, calls uint64) {
 		arcs = append(arcs, model.Arc{Caller: e.callerAt(as, ret), Callee: int(id), Calls: int64(calls)})
 	})
+	arcs = append(arcs, e.fastArcs(as, t)...)
 	e.s.SetArcs(t.st, model.SortArcs(arcs))
 }
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,4 +166,58 @@ func TestCountedAttachAndKilled(t *testing.T) {
 	}
 	check("after the kills", attachForOpt(t, pid, 500*time.Millisecond, opt))
 	endsClean(t, target, out, before, "rounds ")
+}
+
+// fastpathCalls reads fastpath's own counts: each thread's calls by arc,
+// by tid.
+func fastpathCalls(t *testing.T, out string) map[int]map[string]int64 {
+	t.Helper()
+	got := map[int]map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 8 || f[0] != "calls" {
+			t.Fatalf("fastpath printed %q", line)
+		}
+		tid, _ := strconv.Atoi(f[1])
+		m := map[string]int64{}
+		for i := 2; i < 8; i += 2 {
+			m[f[i]], _ = strconv.ParseInt(f[i+1], 10, 64)
+		}
+		got[tid] = m
+	}
+	return got
+}
+
+// The counting fast path (one plain increment in a slot of the function's
+// for a call from one of its busiest sites, while the process has one
+// thread) keeps every thread's arcs exact through a process's life: main
+// alone (armed), main beside a second thread (disarmed before that thread
+// runs), main alone again (armed again at a later look), a forked child
+// (its copy of the slots counts its calls only) and main after it. leaf
+// has more call sites than a fast path has slots: the others take the
+// counting stub. Each thread's arcs to leaf and twig are the counts
+// fastpath keeps itself (sites, other and now, short too, move to
+// counting and take fast paths of their own).
+func TestCountedFastPathExact(t *testing.T) {
+	for _, kind := range []string{ProbesAuto, ProbesInline} {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			opt.Probes, opt.Counted, opt.SamplePeriod = kind, countedRE, 250*time.Microsecond
+			r, out := recordWorkload(t, "fastpath", opt, "300")
+			want := fastpathCalls(t, out)
+			if len(want) != 3 {
+				t.Fatalf("fastpath reported %d threads, want 3: %q", len(want), out)
+			}
+			got := threadArcs(r.Profile)
+			for tid, w := range want {
+				maps.DeleteFunc(got[tid], func(arc string, _ int64) bool { return !countedRE.MatchString(arc[strings.Index(arc, ">")+1:]) })
+				if !maps.Equal(got[tid], w) {
+					t.Errorf("thread %d: arcs %v, want fastpath's own %v", tid, got[tid], w)
+				}
+			}
+			if r.Stats.Probes.Fast < 2 || r.Stats.Probes.FastCalls == 0 {
+				t.Errorf("fast paths: %d functions, %d calls; want leaf's and twig's at least, and calls", r.Stats.Probes.Fast, r.Stats.Probes.FastCalls)
+			}
+		})
+	}
 }

@@ -195,6 +195,10 @@ type ProbeStats struct {
 	// them timed first, moved to counting live (adapt.go).
 	Counted int
 	Moved   int
+	// Fast: counted functions given a fast path, FastCalls the calls it
+	// counted (fastcount.go).
+	Fast      int
+	FastCalls int64
 	// Demoted: trap probes taken out of functions found hot (auto).
 	Demoted int
 	// Sites: inline probes at a function's call sites, its first bytes

@@ -192,7 +192,7 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 		return s, nil
 	}
 	a.next = (a.next + 63) &^ 63
-	if a.next+uint64(stub.Len()) > a.size {
+	if a.next+uint64(stub.Len()) > a.codeEnd() {
 		return 0, fmt.Errorf("inline probes: area full")
 	}
 	s := a.base + a.next

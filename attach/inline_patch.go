@@ -182,7 +182,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if id&stub.FlagRestore == 0 {
 		fn = int(id & stub.FnMask)
 	}
-	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn}
+	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn, Moved: cur}
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	return nil
 }
@@ -322,7 +322,7 @@ func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
 		return n
 	}
 	for _, a := range as.areas {
-		if dist(a.base, addr) < near && a.next+need(a) <= a.size {
+		if dist(a.base, addr) < near && a.next+need(a) <= a.codeEnd() {
 			return a, nil
 		}
 	}

@@ -213,13 +213,18 @@ func relocatedAt(as *space, ip uint64) int {
 	if is == nil {
 		return model.None
 	}
-	if as.bodiesOf != len(is.Patches) {
-		as.bodies, as.bodiesOf = as.bodies[:0], len(is.Patches)
+	of := [2]int{len(is.Patches), 0}
+	if as.fast != nil {
+		of[1] = as.fast.paths
+	}
+	if as.bodiesOf != of {
+		as.bodies, as.bodiesOf = as.bodies[:0], of
 		for _, p := range is.Patches {
 			if p.Patch.Len > 0 && p.Fn != model.None && len(p.Patch.Tramp) > instrument.TrampBody {
 				as.bodies = append(as.bodies, trampBody{p.TrampAt + instrument.TrampBody, p.TrampAt + uint64(len(p.Patch.Tramp)), p.Fn})
 			}
 		}
+		as.bodies = append(as.bodies, as.fastBodies()...)
 		slices.SortFunc(as.bodies, func(a, b trampBody) int { return cmp.Compare(a.lo, b.lo) })
 	}
 	i, _ := slices.BinarySearchFunc(as.bodies, ip+1, func(b trampBody, t uint64) int { return cmp.Compare(b.lo, t) })

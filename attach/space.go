@@ -37,9 +37,10 @@ type space struct {
 	// bodies: the trampolines' relocated instructions, by address, for
 	// the samples taken there (sampling.go), built for bodiesOf patches.
 	bodies     []trampBody
-	bodiesOf   int
-	leftBehind // what killed profilers left here (leftover.go, reclaim.go)
-	spaceGate  // the calling context's breakpoints (context.go)
+	bodiesOf   [2]int      // patches, fast paths
+	fast       *fastCounts // the counting probe's fast paths (fastcount.go)
+	leftBehind             // what killed profilers left here (leftover.go, reclaim.go)
+	spaceGate              // the calling context's breakpoints (context.go)
 }
 
 // traps: the trap probes' breakpoints in a space, by address. removed:
@@ -181,7 +182,7 @@ func (s *space) isPLT(addr uint64) bool {
 // areaNear returns an area with a free slot within rel32 reach of addr.
 func (s *space) areaNear(addr uint64) *area {
 	for _, a := range s.areas {
-		if a.next+instrument.SlotSize <= a.size && dist(a.base, addr) < near {
+		if a.next+instrument.SlotSize <= a.codeEnd() && dist(a.base, addr) < near {
 			return a
 		}
 	}

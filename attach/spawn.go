@@ -19,6 +19,11 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		return // killed before its first stop: gone
 	}
 	isThread := ev == unix.PTRACE_EVENT_CLONE && procfs.Tgid(child) == t.proc.pid
+	shared := ev == unix.PTRACE_EVENT_VFORK || (!isThread && e.sharesMemory(child, t))
+	if isThread || shared {
+		// A second task in t's memory: the slots count for one.
+		e.disarmFast(t.proc.as)
+	}
 	if isThread {
 		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))
 		if e.detaching {
@@ -35,7 +40,6 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		e.resume(nt, 0)
 		return
 	}
-	shared := ev == unix.PTRACE_EVENT_VFORK || e.sharesMemory(child, t)
 	if (e.opt.NoFollowFork || e.detaching) && !shared {
 		// Clean the child's copy of every breakpoint and probe, then let
 		// it go.

@@ -13,6 +13,8 @@ import (
 	"encoding/binary"
 	"maps"
 	"slices"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
@@ -44,6 +46,10 @@ type Patch struct {
 	Sites   []instrument.SiteBytes
 	Fn      int
 	TrampAt uint64 // where its trampoline is
+	// Moved: the bytes at Patch.At its trampoline relocated, as the text
+	// held them (a call site re-aimed there is ours): a second copy of
+	// them runs in the counting probe's fast path.
+	Moved []byte
 }
 
 // Changes lists every change p made to the text: each at its address, as
@@ -132,4 +138,15 @@ func (s *Space[T]) ReadCounters(read func(addr uint64, b []byte) error) {
 	if read(s.Data+stub.DUnregistered, b[:]) == nil {
 		s.Unregistered = int64(binary.LittleEndian.Uint64(b[:]))
 	}
+}
+
+// FastCalls are the counters of fast path line (attach/fastcount.go) as
+// they stand: a word per call site, written by the process's one thread.
+func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
+	var out [stub.FastCountLine / 8]uint64
+	off := stub.FastCounts + line*stub.FastCountLine
+	for k := range out {
+		out[k] = atomic.LoadUint64((*uint64)(unsafe.Pointer(&s.Mem[off+8*k])))
+	}
+	return out
 }

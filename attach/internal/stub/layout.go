@@ -70,7 +70,14 @@ const (
 	CountEntries = 1 << CountBits
 	CountSize    = 32
 	RingStride   = RCounts + CountEntries*CountSize
-	RingsSize    = MaxSlots * RingStride
+	// The counting probe's fast paths' calls (attach/fastcount.go), after
+	// the rings: a line of FastCountLine bytes per function, a word per
+	// call site, in no ring (a fast path counts for a process's one
+	// thread). In the memfd, they outlive the process and its image.
+	FastCounts     = MaxSlots * RingStride
+	FastCountLine  = 64
+	FastCountLines = 4096
+	RingsSize      = FastCounts + FastCountLines*FastCountLine
 
 	// Stub offsets in probe.bin.
 	Entry   = 0x000

@@ -1,0 +1,396 @@
+package attach
+
+import (
+	"cmp"
+	"encoding/binary"
+	"maps"
+	"slices"
+
+	"github.com/profile-dev/profile/attach/internal/inline"
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/attach/internal/stub"
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/model"
+)
+
+// The counting probe's fast path (docs/design.md, Counting fast path): in
+// a process with one thread, a counted function's calls from its busiest
+// call sites are one plain increment of the call site's counter, taken
+// before the trampoline calls the counting stub (instrument.FastCount).
+// The trampoline's first instruction, push id, becomes a jump to the fast
+// path; the text is not touched again. A counter counts for one thread
+// only, so the fast path is armed while its process has one thread and
+// disarmed before a second one runs (a clone, a vfork): a thread's calls
+// counted there are its arcs as much as those in its count table. The
+// call sites' return addresses and their counters' addresses sit in the
+// area above the code, written only while every thread is stopped; the
+// counters in the memfd of rings (stub.FastCounts), read here while the
+// process runs, and after it has gone or exec'd.
+const (
+	fastLinesSize = 64 << 10 // the top of each area: the fast paths' call sites
+	// fastMinCalls is how many calls a call site has made through the
+	// counting stub before it takes a slot: the slots go to the busy
+	// sites, for good (a slot's counter is never given to another site).
+	fastMinCalls = 1000
+)
+
+// codeEnd is how far code may fill area a: the fast paths' call sites
+// are above.
+func (a *area) codeEnd() uint64 { return a.size - fastLinesSize }
+
+// fastCounts is one space's fast paths.
+type fastCounts struct {
+	fns map[int]*fastFn // by function
+	// owner is the thread whose calls the counters count while armed; nil
+	// when disarmed.
+	owner *thread
+	// done: calls counted there and already given to their thread.
+	done map[*thread]map[fastKey]int64
+	// paths counts the fast paths written: sampling's index of relocated
+	// instructions is rebuilt when it changes.
+	paths int
+	lines int // counter lines taken in the memfd
+	// refused: counted functions that cannot have a fast path (no room,
+	// no patch at their entry, a body too long): not planned again.
+	refused map[int]bool
+}
+
+type fastKey struct {
+	ret uint64
+	fn  int
+}
+
+// fastFn is one function's fast path, call sites and counters.
+type fastFn struct {
+	tramp    uint64      // its trampoline
+	id       uint32      // the id the trampoline pushes
+	at, end  uint64      // the fast path
+	bodies   [][2]uint64 // its copies of the moved instructions
+	line     uint64      // its call sites and their counters' addresses, in the area
+	counters int         // its counter line in the memfd
+	rets     [instrument.FastSlots]uint64
+	base     [instrument.FastSlots]uint64 // each counter when owner's period began
+	armed    bool                         // the trampoline jumps here
+}
+
+// areaOf is the area holding address at.
+func (s *space) areaOf(at uint64) *area {
+	for _, a := range s.areas {
+		if at >= a.base && at < a.base+a.size {
+			return a
+		}
+	}
+	return nil
+}
+
+// fastSingle is the one thread of space as, or nil when it has none or
+// more (a vfork child borrowing it counts).
+func (e *engine) fastSingle(as *space) *thread {
+	var one *thread
+	for _, t := range e.threads {
+		if t.proc.as == as {
+			if one != nil {
+				return nil
+			}
+			one = t
+		}
+	}
+	return one
+}
+
+// fastPlan is what arming as for its one thread t would do: the new call
+// sites each counted function's fast path takes (busiest first, from t's count
+// table), and whether anything is to be done at all.
+func (e *engine) fastPlan(as *space, t *thread) (map[int][]uint64, bool) {
+	is := as.inl
+	slot, ok := is.TidSlot[t.tid]
+	if is.Mem == nil || !ok || len(e.counted) == 0 {
+		return nil, false
+	}
+	fc := as.fast
+	type site struct {
+		ret   uint64
+		calls uint64
+	}
+	by := map[int][]site{}
+	is.Ring(slot).Counts(func(ret uint64, id uint32, calls uint64) {
+		if fn := int(id); calls >= fastMinCalls && e.counted[fn] && (fc == nil || !fc.refused[fn]) {
+			by[fn] = append(by[fn], site{ret, calls})
+		}
+	})
+	plan := map[int][]uint64{}
+	for fn, sites := range by {
+		var f *fastFn
+		if fc != nil {
+			f = fc.fns[fn]
+		}
+		free := instrument.FastSlots
+		if f != nil {
+			free = 0
+			for _, r := range f.rets {
+				if r == 0 {
+					free++
+				}
+			}
+		}
+		slices.SortFunc(sites, func(a, b site) int { return cmp.Compare(b.calls, a.calls) })
+		for _, s := range sites {
+			if free == 0 {
+				break
+			}
+			if f != nil && slices.Contains(f.rets[:], s.ret) {
+				continue
+			}
+			plan[fn] = append(plan[fn], s.ret)
+			free--
+		}
+	}
+	disarmed := fc != nil && fc.owner != t && len(fc.fns) > 0
+	return plan, len(plan) > 0 || disarmed
+}
+
+// armFast gives the functions of plan their new call sites (and a fast path
+// where they have none) and arms every fast path of as for t, its one
+// thread: every thread stopped.
+func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
+	if as.fast == nil {
+		as.fast = &fastCounts{fns: map[int]*fastFn{}, done: map[*thread]map[fastKey]int64{}, refused: map[int]bool{}}
+	}
+	fc := as.fast
+	byFn := map[int]*inline.Patch{}
+	for _, p := range as.inl.Patches {
+		if p.Fn != model.None && p.Patch.Len > 0 {
+			byFn[p.Fn] = p
+		}
+	}
+	for fn, rets := range plan {
+		f := fc.fns[fn]
+		if f == nil {
+			if p := byFn[fn]; p != nil {
+				f = e.newFastPath(t.tid, as, p)
+			}
+			if f == nil {
+				fc.refused[fn] = true
+				continue
+			}
+			fc.fns[fn] = f
+		}
+		for _, ret := range rets {
+			k := slices.Index(f.rets[:], 0)
+			if k < 0 {
+				break
+			}
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], ret)
+			if ptrace.WriteMem(t.tid, f.line+uint64(8*k), w[:]) != nil {
+				break
+			}
+			f.rets[k] = ret
+		}
+	}
+	if fc.owner != t {
+		// A new period: what the counters hold now is not t's.
+		fc.owner = t
+		for _, f := range fc.fns {
+			f.base = as.inl.FastCalls(f.counters)
+		}
+	}
+	for _, f := range fc.fns {
+		if !f.armed {
+			jmp := []byte{0xe9, 0, 0, 0, 0}
+			binary.LittleEndian.PutUint32(jmp[1:], uint32(int32(int64(f.at)-int64(f.tramp+5))))
+			f.armed = ptrace.WriteMem(t.tid, f.tramp, jmp) == nil
+		}
+	}
+}
+
+// newFastPath writes function p's fast path and call site line in its
+// trampoline's area and takes a line of counters, or returns nil when
+// they do not fit or its trampoline is not the counting one.
+func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
+	a := as.areaOf(p.TrampAt)
+	if a == nil || len(p.Moved) == 0 || as.fast.lines >= stub.FastCountLines {
+		return nil
+	}
+	var hdr [5]byte
+	if ptrace.ReadMem(tid, p.TrampAt, hdr[:]) != nil || hdr[0] != 0x68 {
+		return nil
+	}
+	lines := fastLinesUsed(as, a)
+	if (lines+1)*instrument.FastLine > fastLinesSize {
+		return nil
+	}
+	line := a.base + a.size - uint64(lines+1)*instrument.FastLine
+	at := (a.next + 15) &^ 15
+	f := &fastFn{tramp: p.TrampAt, id: binary.LittleEndian.Uint32(hdr[1:]), at: a.base + at, line: line, counters: as.fast.lines}
+	code, err := instrument.FastCount(f.at, f.tramp, line, f.id, func(to uint64) ([]byte, error) {
+		b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
+		f.bodies = append(f.bodies, [2]uint64{to, to + uint64(len(b))})
+		return b, err
+	})
+	if err != nil || at+uint64(len(code)) > a.codeEnd() {
+		return nil
+	}
+	ptrs := make([]byte, 0, instrument.FastSlots*8)
+	for k := range instrument.FastSlots {
+		ptrs = binary.LittleEndian.AppendUint64(ptrs, as.inl.Rings+uint64(stub.FastCounts+f.counters*stub.FastCountLine+8*k))
+	}
+	if ptrace.WriteMem(tid, line+instrument.FastSlots*8, ptrs) != nil || ptrace.WriteMem(tid, f.at, code) != nil {
+		return nil
+	}
+	as.fast.lines++
+	a.next = at + uint64(len(code))
+	f.end = f.at + uint64(len(code))
+	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{f.at, f.end})
+	as.fast.paths++
+	e.stats.Probes.Fast++
+	return f
+}
+
+// fastLinesUsed is how many call site lines of area a the fast paths of as
+// took.
+func fastLinesUsed(as *space, a *area) int {
+	n := 0
+	if as.fast != nil {
+		for _, f := range as.fast.fns {
+			if f.line >= a.base && f.line < a.base+a.size {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// harvestFast gives the owner of as's counters the calls counted there
+// since they were last read; the process may run on (a word is read at
+// once, and what is counted after the read is the next harvest's), or be
+// gone.
+func (e *engine) harvestFast(as *space) {
+	fc := as.fast
+	if fc == nil || fc.owner == nil || as.inl.Mem == nil {
+		return
+	}
+	t := fc.owner
+	done := fc.done[t]
+	if done == nil {
+		done = map[fastKey]int64{}
+		fc.done[t] = done
+	}
+	for fn, f := range fc.fns {
+		now := as.inl.FastCalls(f.counters)
+		for k, ret := range f.rets {
+			if ret != 0 && now[k] != f.base[k] {
+				done[fastKey{ret, fn}] += int64(now[k] - f.base[k])
+				e.stats.Probes.FastCalls += int64(now[k] - f.base[k])
+			}
+		}
+		f.base = now
+	}
+}
+
+// disarmFast gives the counters' calls to their owner and puts back every
+// trampoline's push: a second thread is about to run in as (every thread
+// of as stopped, the owner in the system call that made it).
+func (e *engine) disarmFast(as *space) {
+	fc := as.fast
+	if fc == nil || fc.owner == nil {
+		return
+	}
+	e.harvestFast(as)
+	e.unjumpFast(fc.owner.tid, fc)
+	fc.owner = nil
+}
+
+// unjumpFast puts back the push of every trampoline of fc, through task
+// tid.
+func (e *engine) unjumpFast(tid int, fc *fastCounts) {
+	for _, f := range fc.fns {
+		if f.armed {
+			push := []byte{0x68, 0, 0, 0, 0}
+			binary.LittleEndian.PutUint32(push[1:], f.id)
+			f.armed = ptrace.WriteMem(tid, f.tramp, push) != nil
+		}
+	}
+}
+
+// fastArcs are t's calls counted by the fast paths of as, read now if t
+// owns the counters.
+func (e *engine) fastArcs(as *space, t *thread) []model.Arc {
+	fc := as.fast
+	if fc == nil {
+		return nil
+	}
+	if fc.owner == t {
+		e.harvestFast(as)
+	}
+	var arcs []model.Arc
+	for k, calls := range fc.done[t] {
+		arcs = append(arcs, model.Arc{Caller: e.callerAt(as, k.ret), Callee: k.fn, Calls: calls})
+	}
+	return arcs
+}
+
+// forkFast is the fast paths of a process forked from one whose are fc:
+// the same paths and call sites in its copy of the areas, counting from
+// zero in its own memfd for the child's one thread if they were armed;
+// without a memfd of its own (is.Mem nil) they would count in its
+// parent's, and are disarmed.
+func (e *engine) forkFast(fc *fastCounts, child *thread, is *inlineSpace) *fastCounts {
+	if fc == nil {
+		return nil
+	}
+	c := &fastCounts{fns: map[int]*fastFn{}, done: map[*thread]map[fastKey]int64{}, paths: fc.paths, lines: fc.lines,
+		refused: maps.Clone(fc.refused)}
+	for fn, f := range fc.fns {
+		cf := *f
+		cf.base = [instrument.FastSlots]uint64{}
+		c.fns[fn] = &cf
+	}
+	if fc.owner == nil {
+		return c
+	}
+	if is.Mem == nil {
+		e.unjumpFast(child.tid, c)
+		return c
+	}
+	c.owner = child
+	return c
+}
+
+// fastBodies are the fast paths' copies of moved instructions, for the
+// samples taken there (sampling.go).
+func (s *space) fastBodies() []trampBody {
+	if s.fast == nil {
+		return nil
+	}
+	var out []trampBody
+	for fn, f := range s.fast.fns {
+		for _, b := range f.bodies {
+			out = append(out, trampBody{b[0], b[1], fn})
+		}
+	}
+	return out
+}
+
+// fastPlan is the arming of one space for its one thread.
+type fastPlan struct {
+	t     *thread
+	sites map[int][]uint64
+}
+
+// fastPlans are the spaces with one thread whose fast paths are to be
+// armed or given new call sites, read from the count tables as the
+// program runs: the look that finds some stops the threads (adapt).
+func (e *engine) fastPlans() map[*space]fastPlan {
+	out := map[*space]fastPlan{}
+	for _, t := range e.threads {
+		as := t.proc.as
+		if as.inl == nil || t.vforkOf != nil || e.fastSingle(as) != t {
+			continue
+		}
+		if sites, need := e.fastPlan(as, t); need {
+			out[as] = fastPlan{t, sites}
+		}
+	}
+	return out
+}
