@@ -28,15 +28,17 @@ import (
 
 // fidelityRounds is cpu.lua's rounds traced with measured times (some
 // 0.2 s untraced, 15-35 times that traced); fidelityDefaultRounds those
-// traced with the default probes, sampled (some 1.8 s untraced: some
-// 8,000 samples of the program, the set-up's half second a small part of
-// the cost). perf samples fidelityPerfRounds (the same mix of work, each
-// round alike) at perfHz: some 7,500 samples a run, a floor of a few
-// points.
+// traced with the default probes, sampled (some 3.6 s untraced: some
+// 14,000 samples of the program, the set-up's half second a small part
+// of the cost). perf samples fidelityPerfRounds (the same mix of work,
+// each round alike) at perfHz: some 16,000 samples a run. Both draw
+// shares from samples, so both carry sampling noise into the distance:
+// at 120 rounds a run the floor (perf against perf) was 4-7 points and
+// the default profile's distance moved by as much from run to run.
 const (
 	fidelityRounds        = "12"
-	fidelityDefaultRounds = "120"
-	fidelityPerfRounds    = "120"
+	fidelityDefaultRounds = "240"
+	fidelityPerfRounds    = "240"
 	perfHz                = "3999"
 )
 
@@ -405,7 +407,8 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
-			"kept for the default profile, `attach` sampled; raw and compensated are `--sample=0`).\n\n", redisRequests)
+			"kept for the default profile, `attach` sampled; raw and compensated are `--sample=0`). Requests/s untraced and with "+
+			"the default probes are the median of %d benchmarks (one lands at either of two rates some 20%% apart), compensated one.\n\n", redisRequests, rateRuns)
 		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled,
