@@ -56,6 +56,7 @@ type fidelity struct {
 type fidelityRow struct {
 	name                            string
 	perf, perf2, raw, comp, sampled float64
+	perfCPU                         float64 // perf's first run with the samples inside waiting calls kept: the default profile's reference
 }
 
 // buildLua builds the Lua driver in dir; "" and why when it cannot.
@@ -140,9 +141,10 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 		}
 		f.traced, f.sampledWall = wall, swall
 		f.floor, f.raw, f.comp, f.sampled = tvd(p1, p2), tvd(raw, p1), tvd(comp, p1), tvd(sampled, p1CPU)
-		f.rows = shareRows(p1, p2, raw, comp, sampled)
+		f.rows = shareRows(p1, p2, raw, comp, sampled, p1CPU)
 		fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, default (sampled) %.1f; traced %.2fx untraced, default %.2fx\n",
 			f.floor, f.raw, f.comp, f.sampled, float64(f.traced)/float64(f.untraced), float64(f.sampledWall)/float64(f.untracedLong))
+		fmt.Printf("  default profile, functions with at least 1%% of perf's samples: %s\n", offByTwo(f.rows))
 		out = append(out, f)
 	}
 	return out, "", nil
@@ -150,14 +152,14 @@ func measureLuaFidelity(c config) ([]fidelity, string, error) {
 
 // shareRows are the functions with at least 1% in any of the shares,
 // perf's first run's largest first.
-func shareRows(p1, p2, raw, comp, sampled map[string]float64) []fidelityRow {
+func shareRows(p1, p2, raw, comp, sampled, p1CPU map[string]float64) []fidelityRow {
 	var rows []fidelityRow
 	seen := map[string]bool{}
-	for _, m := range []map[string]float64{p1, raw, comp, sampled} {
+	for _, m := range []map[string]float64{p1, raw, comp, sampled, p1CPU} {
 		for name, v := range m {
 			if v >= 0.01 && !seen[name] {
 				seen[name] = true
-				rows = append(rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name], sampled[name]})
+				rows = append(rows, fidelityRow{name, p1[name], p2[name], raw[name], comp[name], sampled[name], p1CPU[name]})
 			}
 		}
 	}
@@ -423,11 +425,28 @@ func fidelitySection(r fidelityResults, when string) section {
 	return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
 }
 
-// shareTable writes the rows of one program's shares.
+// shareTable writes the rows of one program's shares, and which
+// functions the default profile puts more than 2 points from perf.
 func shareTable(b *strings.Builder, title string, rows []fidelityRow) {
 	fmt.Fprintf(b, "\n%s: functions with at least 1%% of perf's samples or of a profile's busy self time (shares):\n\n", title)
-	b.WriteString("| function | perf | perf again | profile raw | profile compensated | profile default |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| function | perf | perf again | profile raw | profile compensated | perf on CPU | profile default |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp, 100*r.sampled)
+		fmt.Fprintf(b, "| `%s` | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", r.name, 100*r.perf, 100*r.perf2, 100*r.raw, 100*r.comp, 100*r.perfCPU, 100*r.sampled)
 	}
+	fmt.Fprintf(b, "\n%s, the default profile against perf on CPU, functions with at least 1%% of perf's samples: %s.\n", title, offByTwo(rows))
+}
+
+// offByTwo names the functions with at least 1% of perf's samples (on
+// CPU) whose share in the default profile is more than 2 points away.
+func offByTwo(rows []fidelityRow) string {
+	var off []string
+	for _, r := range rows {
+		if d := 100 * (r.sampled - r.perfCPU); r.perfCPU >= 0.01 && (d > 2 || d < -2) {
+			off = append(off, fmt.Sprintf("`%s` %+.1f points", r.name, d))
+		}
+	}
+	if len(off) == 0 {
+		return "every one within 2 points"
+	}
+	return "more than 2 points off: " + strings.Join(off, ", ")
 }

@@ -240,9 +240,10 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		}
 	}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
-	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2])
+	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2], onCPU[0])
 	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s default), %.0f/s untraced\n",
 		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
+	fmt.Printf("  default profile, functions with at least 1%% of perf's samples: %s\n", offByTwo(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 	return f, "", nil

@@ -80,3 +80,21 @@ func TestBusySharesGiveOtherModulesToTheirCaller(t *testing.T) {
 		t.Fatalf("shares %v, want main 0.5 (10+40), work 0.5 (20+30)", got)
 	}
 }
+
+// offByTwo holds the default profile to perf on CPU, for functions with at
+// least 1% of perf's samples only, and more than 2 points either way.
+func TestOffByTwo(t *testing.T) {
+	for _, tc := range []struct {
+		rows []fidelityRow
+		want string
+	}{
+		{[]fidelityRow{{name: "f", perfCPU: 0.10, sampled: 0.12}}, "every one within 2 points"},
+		{[]fidelityRow{{name: "f", perfCPU: 0.10, sampled: 0.125}, {name: "g", perfCPU: 0.05, sampled: 0.02}},
+			"more than 2 points off: `f` +2.5 points, `g` -3.0 points"},
+		{[]fidelityRow{{name: "rare", perfCPU: 0.005, sampled: 0.05}}, "every one within 2 points"},
+	} {
+		if got := offByTwo(tc.rows); got != tc.want {
+			t.Errorf("offByTwo(%+v) = %q, want %q", tc.rows, got, tc.want)
+		}
+	}
+}
