@@ -29,6 +29,14 @@ const (
 	// the run's 14.6M events).
 	adaptMany      = 100_000
 	adaptManyBelow = 2 * time.Microsecond
+	// A look is due early, adaptFirst after the last, once the rings have
+	// brought this many events since it: a server attached idle gets its
+	// load later, by which time the looks are seconds apart, and its short
+	// functions would stay timed that long (redis under redis-benchmark: 2
+	// s of a 5 s run). Twice as many each time a look so brought moves
+	// none, up to adaptEventsMax.
+	adaptEvents    = 200_000
+	adaptEventsMax = 20_000_000
 )
 
 // adapting: the tick, and when the tracer looks next.
@@ -36,6 +44,10 @@ type adapting struct {
 	adaptDue atomic.Bool
 	lookGap  time.Duration // from one look to the next
 	nextLook time.Time
+	lastLook time.Time
+	// eventGap: the ring events that make a look due early;
+	// eventsAtLook, the events drained at the last look.
+	eventGap, eventsAtLook int64
 }
 
 // adaptive tells whether the session moves short functions to counting:
@@ -66,24 +78,31 @@ func (e *engine) adaptLoop(stop <-chan struct{}) {
 // after the start (a short call costs most while it is timed), then less
 // and less often, twice as late each time, up to adaptEvery; but again
 // soon after a look that moved some, as a program's next phase (a sort
-// after a parse) brings short functions of its own.
+// after a parse) brings short functions of its own; and early once the
+// rings have brought eventGap events since the last look (a load that
+// starts after a quiet while).
 func (e *engine) lookDue() bool {
 	now := time.Now()
 	if e.nextLook.IsZero() {
-		e.lookGap, e.nextLook = adaptFirst, now
+		e.lookGap, e.nextLook, e.eventGap = adaptFirst, now, adaptEvents
 	}
-	return !now.Before(e.nextLook)
+	return !now.Before(e.nextLook) ||
+		e.stats.Rings.Events-e.eventsAtLook >= e.eventGap && now.Sub(e.lastLook) >= adaptFirst
 }
 
 // looked schedules the next look after one that moved some functions or
 // none.
 func (e *engine) looked(moved bool) {
+	now := time.Now()
 	if moved {
-		e.lookGap = adaptFirst
+		e.lookGap, e.eventGap = adaptFirst, adaptEvents
 	} else {
 		e.lookGap = min(2*e.lookGap, adaptEvery)
+		if e.stats.Rings.Events-e.eventsAtLook >= e.eventGap {
+			e.eventGap = min(2*e.eventGap, adaptEventsMax)
+		}
 	}
-	e.nextLook = time.Now().Add(e.lookGap)
+	e.nextLook, e.lastLook, e.eventsAtLook = now.Add(e.lookGap), now, e.stats.Rings.Events
 }
 
 // shortCall is a function's calls so far and their mean time: its
