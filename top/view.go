@@ -117,8 +117,14 @@ func sum(p *model.Profile, s Scope) sums {
 // indices agree.
 func Compute(prev, cur *model.Profile, s Scope, opt Options) View {
 	was, is := sum(prev, s), sum(cur, s)
-	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: is.threads, TracedNs: is.traced,
-		DTracedNs: is.traced - was.traced}
+	v := View{Elapsed: time.Duration(cur.Meta.DurationNs), Threads: is.threads, TracedNs: is.traced}
+	// The interval's traced time, thread by thread: a thread's busy time
+	// can fall (a waiting call still open counts as busy until it returns
+	// and its time is found blocked), and a thread gone from the scope took
+	// nothing in the interval; neither makes the interval's time negative.
+	for k, th := range is.byThread {
+		v.DTracedNs += max(0, th.traced-was.byThread[k].traced)
+	}
 	if prev != nil {
 		v.Interval = time.Duration(cur.Meta.DurationNs - prev.Meta.DurationNs)
 	} else {

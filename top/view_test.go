@@ -234,3 +234,32 @@ func TestScreenKeys(t *testing.T) {
 		t.Fatal("DoneMsg does not quit")
 	}
 }
+
+// The interval's traced time adds up each thread's growth: a thread whose
+// busy time fell (a waiting call found blocked once it returned) or that
+// left the scope adds nothing, rather than make the interval negative.
+func TestIntervalTracedNeverNegative(t *testing.T) {
+	snap := func(traced map[int]int64) *model.Profile {
+		b := modeltest.NewBuilder("/bin/rate")
+		b.Process(7, model.None, "", 0)
+		p := *b.P
+		for tid, ns := range traced {
+			p.Threads = append(p.Threads, model.Thread{Tid: tid, Process: 0, SpawnedBy: model.None, TracedNs: ns,
+				Nodes: []model.Node{{Func: model.StartFunc, Parent: model.None}}})
+		}
+		return &p
+	}
+	for _, c := range []struct {
+		prev, cur map[int]int64
+		want      int64
+	}{
+		{map[int]int64{7: 100, 8: 50}, map[int]int64{7: 130, 8: 60}, 40},
+		{map[int]int64{7: 100, 8: 50}, map[int]int64{7: 80, 8: 60}, 10},
+		{map[int]int64{7: 100, 8: 50}, map[int]int64{7: 120}, 20},
+		{map[int]int64{7: 100}, map[int]int64{7: 100, 9: 30}, 30},
+	} {
+		if got := Compute(snap(c.prev), snap(c.cur), Scope{}, Options{}).DTracedNs; got != c.want {
+			t.Errorf("%v then %v: interval traced %d, want %d", c.prev, c.cur, got, c.want)
+		}
+	}
+}
