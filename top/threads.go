@@ -186,8 +186,10 @@ func ThreadRows(prev, cur *Snapshot) []ThreadRow {
 			r = &ThreadRow{Pid: k[0], Tid: k[1], Name: a.name}
 			rows[k] = r
 		}
-		r.TracedNs, r.DCalls = a.traced-b.traced, a.calls-b.calls
-		r.BusyNs, r.BusyNsAll = busy.traced-busyWas.traced, busy.traced
+		// Never below 0: a snapshot taken while the profiler held the
+		// thread stopped counted time a later one takes out.
+		r.TracedNs, r.DCalls = max(0, a.traced-b.traced), a.calls-b.calls
+		r.BusyNs, r.BusyNsAll = max(0, busy.traced-busyWas.traced), busy.traced
 		if interval > 0 {
 			r.CallsPerSec = float64(r.DCalls) / interval.Seconds()
 		}
