@@ -111,8 +111,14 @@ func Title(h Header, v View) string {
 	if v.Interval > 0 {
 		rate = float64(v.DCalls) / v.Interval.Seconds()
 	}
+	// The final view comes after the detach, when no thread is traced
+	// any more: it counts the threads its profile holds.
+	threads := h.Threads
+	if h.Final {
+		threads = v.Threads
+	}
 	s := fmt.Sprintf("pid %d %s  %s  threads %d  %s calls/s  probes %d inline %d trap  tracer CPU %.1f%%  %s times",
-		h.Pid, h.Exe, v.Elapsed.Truncate(100*time.Millisecond), h.Threads, human.Count(int64(rate+0.5)),
+		h.Pid, h.Exe, v.Elapsed.Truncate(100*time.Millisecond), threads, human.Count(int64(rate+0.5)),
 		h.InlineFunctions, h.TrapFunctions, 100*h.TracerCPU, scopeName(v))
 	if h.Final {
 		s += "  (final)"

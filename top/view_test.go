@@ -263,3 +263,20 @@ func TestIntervalTracedNeverNegative(t *testing.T) {
 		}
 	}
 }
+
+// The title counts the traced threads live, and the profile's threads in
+// the final view, which comes after the detach.
+func TestTitleThreads(t *testing.T) {
+	v := View{Threads: 5}
+	for _, c := range []struct {
+		h    Header
+		want string
+	}{
+		{Header{Pid: 7, Exe: "rate", Threads: 3}, "  threads 3  "},
+		{Header{Pid: 7, Exe: "rate", Threads: 0, Final: true}, "  threads 5  "},
+	} {
+		if got := Title(c.h, v); !strings.Contains(got, c.want) {
+			t.Errorf("Title(%+v) = %q, want %q in it", c.h, got, c.want)
+		}
+	}
+}
