@@ -130,7 +130,7 @@ func (e *engine) leaveArea(t *thread) {
 	if ptrace.GetRegs(t.tid, &regs) != nil {
 		return
 	}
-	if !t.proc.as.inArea(regs.Rip) {
+	if t.proc.as.areaOf(regs.Rip) == nil {
 		return
 	}
 	for _, b := range t.proc.as.bps {

@@ -64,23 +64,13 @@ type fastKey struct {
 type fastFn struct {
 	tramp    uint64      // its trampoline
 	id       uint32      // the id the trampoline pushes
-	at, end  uint64      // the fast path
+	at       uint64      // the fast path
 	bodies   [][2]uint64 // its copies of the moved instructions
 	line     uint64      // its call sites and their counters' addresses, in the area
 	counters int         // its counter line in the memfd
 	rets     [instrument.FastSlots]uint64
 	base     [instrument.FastSlots]uint64 // each counter when owner's period began
 	armed    bool                         // the trampoline jumps here
-}
-
-// areaOf is the area holding address at.
-func (s *space) areaOf(at uint64) *area {
-	for _, a := range s.areas {
-		if at >= a.base && at < a.base+a.size {
-			return a
-		}
-	}
-	return nil
 }
 
 // fastSingle is the one thread of space as, or nil when it has none or
@@ -175,17 +165,18 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 			}
 			fc.fns[fn] = f
 		}
+		next := f.rets
 		for _, ret := range rets {
-			k := slices.Index(f.rets[:], 0)
-			if k < 0 {
-				break
+			if k := slices.Index(next[:], 0); k >= 0 {
+				next[k] = ret
 			}
-			var w [8]byte
-			binary.LittleEndian.PutUint64(w[:], ret)
-			if ptrace.WriteMem(t.tid, f.line+uint64(8*k), w[:]) != nil {
-				break
-			}
-			f.rets[k] = ret
+		}
+		var w [instrument.FastSlots * 8]byte
+		for k, ret := range next {
+			binary.LittleEndian.PutUint64(w[8*k:], ret)
+		}
+		if ptrace.WriteMem(t.tid, f.line, w[:]) == nil {
+			f.rets = next
 		}
 	}
 	if fc.owner != t {
@@ -206,14 +197,12 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 
 // newFastPath writes function p's fast path and call site line in its
 // trampoline's area and takes a line of counters, or returns nil when
-// they do not fit or its trampoline is not the counting one.
+// they do not fit. p's trampoline calls the counting stub (its function
+// is counted); its id is the one the planned trampoline pushes.
 func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	a := as.areaOf(p.TrampAt)
-	if a == nil || len(p.Moved) == 0 || as.fast.lines >= stub.FastCountLines {
-		return nil
-	}
-	var hdr [5]byte
-	if ptrace.ReadMem(tid, p.TrampAt, hdr[:]) != nil || hdr[0] != 0x68 {
+	hdr := p.Patch.Tramp
+	if a == nil || len(p.Moved) == 0 || as.fast.lines >= stub.FastCountLines || len(hdr) < 5 || hdr[0] != 0x68 {
 		return nil
 	}
 	lines := fastLinesUsed(as, a)
@@ -240,8 +229,7 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	}
 	as.fast.lines++
 	a.next = at + uint64(len(code))
-	f.end = f.at + uint64(len(code))
-	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{f.at, f.end})
+	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{f.at, f.at + uint64(len(code))})
 	as.fast.paths++
 	e.stats.Probes.Fast++
 	return f

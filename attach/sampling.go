@@ -191,15 +191,13 @@ func (e *engine) flushAll(t *thread) {
 // sampledAt is the traced function whose code holds ip (model.None if
 // none), and whether ip lies in the probes' own code.
 func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
-	for _, a := range as.areas {
-		if ip >= a.base && ip < a.base+a.size {
-			// A trampoline's relocated instructions are its function's
-			// first ones, run there: the function's time, not the probe's.
-			if fn := relocatedAt(as, ip); fn != model.None {
-				return fn, false
-			}
-			return model.None, true
+	if as.areaOf(ip) != nil {
+		// A trampoline's relocated instructions are its function's first
+		// ones, run there: the function's time, not the probe's.
+		if fn := relocatedAt(as, ip); fn != model.None {
+			return fn, false
 		}
+		return model.None, true
 	}
 	fn, _ := e.tracedAt(as, ip)
 	return fn, false

@@ -195,14 +195,14 @@ func (a *area) alloc() uint64 {
 	return slot
 }
 
-// inArea tells whether pc is in one of the out-of-line areas.
-func (s *space) inArea(pc uint64) bool {
+// areaOf is the out-of-line area holding address at, or nil.
+func (s *space) areaOf(at uint64) *area {
 	for _, a := range s.areas {
-		if pc >= a.base && pc < a.base+a.size {
-			return true
+		if at >= a.base && at < a.base+a.size {
+			return a
 		}
 	}
-	return false
+	return nil
 }
 
 func dist(a, b uint64) uint64 {
