@@ -14,7 +14,6 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
@@ -144,9 +143,9 @@ func (s *Space[T]) ReadCounters(read func(addr uint64, b []byte) error) {
 // they stand: a word per call site, written by the process's one thread.
 func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
 	var out [stub.FastCountLine / 8]uint64
-	off := stub.FastCounts + line*stub.FastCountLine
+	off, mem := stub.FastCounts+line*stub.FastCountLine, Ring{mem: s.Mem}
 	for k := range out {
-		out[k] = atomic.LoadUint64((*uint64)(unsafe.Pointer(&s.Mem[off+8*k])))
+		out[k] = atomic.LoadUint64(mem.word(off + 8*k))
 	}
 	return out
 }
