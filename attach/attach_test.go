@@ -5,6 +5,7 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +65,37 @@ func attachForOpt(t *testing.T, pid int, d time.Duration, opt Options) *Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// attachRunning starts an attach to pid and returns once it traces (its
+// first progress report); stop ends it and returns what it returned.
+func attachRunning(t *testing.T, pid int, opt Options) (stop func() (*Result, error)) {
+	t.Helper()
+	ready := make(chan struct{})
+	var once sync.Once
+	opt.Live.Progress = func(Stats) { once.Do(func() { close(ready) }) }
+	ctx, cancel := context.WithCancel(context.Background())
+	type res struct {
+		r   *Result
+		err error
+	}
+	done := make(chan res, 1)
+	go func() { r, err := Attach(ctx, pid, opt); done <- res{r, err} }()
+	select {
+	case <-ready:
+	case d := <-done:
+		cancel()
+		t.Fatalf("attach ended before tracing: %v", d.err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		<-done
+		t.Fatal("attach: not tracing after 20 s")
+	}
+	return func() (*Result, error) {
+		cancel()
+		d := <-done
+		return d.r, d.err
+	}
 }
 
 func TestAttachDetachKeepsTargetCorrect(t *testing.T) {

@@ -44,12 +44,24 @@ func (e *engine) detachAll() {
 		}
 	}
 	for as, t := range spaces {
+		if as.holding() && as.textChanged() && !e.parkForDetach(t.proc, as) {
+			continue // left as a killed profiler leaves it
+		}
 		for _, k := range e.probes {
 			k.detach(t.tid, as)
 		}
 		// After our probes are out: a return address our stubs took may
 		// be a killed profiler's return stub, put back only now.
 		e.reclaimAtDetach(t, as)
+	}
+	for as, t := range spaces {
+		if as.park != nil && as.park.installed && !as.leftInPlace {
+			as.releaseHeld(t.tid)
+			e.uninstallPark(t.tid, as)
+			if !e.handlersLeft(t.tid, as) {
+				as.keepHeal = true
+			}
+		}
 	}
 	for as, t := range spaces {
 		// The areas before the heal area, which lists them (killed in
@@ -61,7 +73,7 @@ func (e *engine) detachAll() {
 				e.unmap(t.tid, as.areas[0].base, as.areas[i].base, as.areas[i].size)
 			}
 		}
-		if len(as.areas) > 0 {
+		if len(as.areas) > 0 && !as.leftInPlace {
 			e.uninstallHeal(t.tid, as)
 		}
 		if as.heal == nil && !as.keepAreas && len(as.areas) > 0 && as.entry != 0 {

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -355,34 +354,15 @@ func TestDetailKeepsACallRunningAtDetach(t *testing.T) {
 		opt.Detail.Funcs = regexp.MustCompile("^(stuck|quick)$")
 		opt.Detail.Rule = detail.Rule{SlowNs: 20e6, Limit: 100}
 		cmd, stdin, lines := startReady(t, bin)
-		ready := make(chan struct{})
-		var once sync.Once
-		opt.Live.Progress = func(Stats) { once.Do(func() { close(ready) }) }
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		type res struct {
-			r   *Result
-			err error
-		}
-		done := make(chan res, 1)
-		go func() {
-			r, err := Attach(ctx, cmd.Process.Pid, opt)
-			done <- res{r, err}
-		}()
-		select {
-		case <-ready:
-		case d := <-done:
-			t.Fatalf("attach ended before tracing: %v", d.err)
-		}
+		stop := attachRunning(t, cmd.Process.Pid, opt)
 		fmt.Fprintln(stdin, "go")
 		if !lines.Scan() || lines.Text() != "stuck" {
 			t.Fatalf("second line %q, want stuck", lines.Text())
 		}
 		time.Sleep(50 * time.Millisecond)
-		cancel()
-		d := <-done
-		if d.err != nil {
-			t.Fatal(d.err)
+		r, err := stop()
+		if err != nil {
+			t.Fatal(err)
 		}
 		fmt.Fprintln(stdin, "on")
 		if !lines.Scan() || lines.Text() != "done 5757" {
@@ -391,7 +371,7 @@ func TestDetailKeepsACallRunningAtDetach(t *testing.T) {
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("the target after the detach: %v", err)
 		}
-		p := d.r.Profile
+		p := r.Profile
 		var got []string
 		for _, tr := range p.Threads[0].Trees {
 			for _, c := range tr.Calls {

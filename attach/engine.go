@@ -123,6 +123,9 @@ type ExpandOptions struct {
 // ownOptions are set by this package alone: its tests and the runs of its
 // own programs (calibration).
 type ownOptions struct {
+	// paused (tests) is called whenever every thread is held still for
+	// code to change: ours stopped, those we do not trace parked.
+	paused func()
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	// refineEvery is how often the clock re-measures its rate (tests: a
 	// run then spans many refinements), a second if 0.
@@ -169,6 +172,10 @@ type Stats struct {
 	// the first thread's interrupt to the last one's resume (probes
 	// written, stacks unwound): the one stall a target notices.
 	AttachPause time.Duration
+	// Held: threads left out because another tracer has them (or such
+	// a thread made them), and how often they were parked while code
+	// changed (park.go).
+	Held, Parks int
 
 	Probes   ProbeStats
 	Rings    RingStats
@@ -240,7 +247,7 @@ type ExpandStats struct {
 }
 
 // LeftoverStats: what profilers killed while attached had left, undone at
-// attach (attach/leftover.go): inline patches, int3s, SIGTRAP handlers;
+// attach (attach/leftover.go): inline patches, int3s, SIGTRAP and SIGURG handlers;
 // Areas a killed profiler's areas unmapped, Kept those left mapped because
 // something still reaches them.
 type LeftoverStats struct {

@@ -76,6 +76,9 @@ type fastFn struct {
 // fastSingle is the one thread of space as, or nil when it has none or
 // more (a vfork child borrowing it counts).
 func (e *engine) fastSingle(as *space) *thread {
+	if as.holding() {
+		return nil // a thread we do not trace runs the same code
+	}
 	var one *thread
 	for _, t := range e.threads {
 		if t.proc.as == as {

@@ -118,7 +118,12 @@ func (e *engine) keepHandler(t *thread) {
 
 // sigaction injects rt_sigaction(SIGTRAP, act, oldact).
 func (e *engine) sigaction(tid int, as *space, act, oldact uint64) error {
-	_, err := e.injectCall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(unix.SIGTRAP), act, oldact, 8)
+	return e.sigactionOf(tid, as, unix.SIGTRAP, act, oldact)
+}
+
+// sigactionOf injects rt_sigaction(sig, act, oldact).
+func (e *engine) sigactionOf(tid int, as *space, sig unix.Signal, act, oldact uint64) error {
+	_, err := e.injectCall(tid, as.areas[0].base, unix.SYS_RT_SIGACTION, uint64(sig), act, oldact, 8)
 	return err
 }
 
@@ -143,7 +148,9 @@ func (e *engine) uninstallHeal(tid int, as *space) {
 		}
 	}
 	as.heal = nil
-	e.unmap(tid, as.areas[0].base, h.Base, heal.Size)
+	if !as.keepHeal {
+		e.unmap(tid, as.areas[0].base, h.Base, heal.Size)
+	}
 }
 
 // healAdd records a breakpoint in the table before its int3 is written, so

@@ -25,8 +25,10 @@ import (
 // TestMain lets the test binary run as a tracer of its own, in a process
 // the tests can SIGKILL: PROFILE_TEST_TRACE_PID=pid attaches to pid until
 // killed (PROFILE_TEST_PROBES its probe kind, PROFILE_TEST_COUNTED its
-// --counted); PROFILE_TEST_HOLD_TID=tid traces that one thread as strace -p
-// would (signals passed on) until it ends.
+// --counted, PROFILE_TEST_SAMPLE=1 samples as the command line does,
+// PROFILE_TEST_DIE_PARKED=n kills itself at its n-th pause with the
+// threads it does not trace parked); PROFILE_TEST_HOLD_TID=tid traces that
+// one thread as strace -p would (signals passed on) until it ends.
 func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_HOLD_TID"); v != "" {
 		tid, _ := strconv.Atoi(v)
@@ -39,6 +41,16 @@ func TestMain(m *testing.M) {
 		opt := Options{Filter: f, Probes: os.Getenv("PROFILE_TEST_PROBES")}
 		if c := os.Getenv("PROFILE_TEST_COUNTED"); c != "" {
 			opt.Counted = regexp.MustCompile(c)
+		}
+		if os.Getenv("PROFILE_TEST_SAMPLE") == "1" {
+			opt.SamplePeriod = 250 * time.Microsecond
+		}
+		if n, _ := strconv.Atoi(os.Getenv("PROFILE_TEST_DIE_PARKED")); n > 0 {
+			opt.paused = func() {
+				if n--; n == 0 {
+					unix.Kill(os.Getpid(), unix.SIGKILL)
+				}
+			}
 		}
 		if _, err := Attach(context.Background(), pid, opt); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -159,7 +159,10 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 		// the reason alone, for --stats
 		return prologueRefused{strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": ")}
 	}
-	for _, rip := range rips {
+	if err := as.keepParked(tid); err != nil {
+		return err
+	}
+	for _, rip := range append(rips, as.heldRips()...) {
 		if rip > p.At && rip < p.At+uint64(p.Len) {
 			return prologueRefused{"a thread is stopped inside its first bytes"}
 		}
@@ -362,6 +365,12 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 // and go, and opening /proc/PID/mem for each write was most of what each
 // cost.
 func (s *space) poke(tid int, addr uint64, buf []byte) error {
+	// Mid-rewrite a held thread has left only if the tracer went still
+	// for parkAhead between two writes (stopped by a job control
+	// signal, say).
+	if err := s.keepParked(tid); err != nil {
+		return err
+	}
 	if s.text == nil {
 		t, err := ptrace.OpenText(tid)
 		if err != nil {
@@ -406,10 +415,11 @@ func (e *engine) unpatchInline(tid int, as *space) {
 	as.inl.Sites = map[uint64]instrument.SiteBytes{}
 }
 
-// threadRips returns the rip of every stopped thread of space as: no
-// function is patched across a thread's rip.
+// threadRips returns the rip of every stopped thread of space as, and of
+// every parked thread we do not trace: no function is patched across a
+// thread's rip.
 func (e *engine) threadRips(as *space) []uint64 {
-	var rips []uint64
+	rips := as.heldRips()
 	for _, t := range e.threads {
 		var regs unix.PtraceRegs
 		if t.proc.as == as && ptrace.GetRegs(t.tid, &regs) == nil {

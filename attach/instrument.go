@@ -398,6 +398,9 @@ func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
 // insert plans the displaced instruction at addr, writes its out-of-line
 // copy and the int3.
 func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
+	if as.holding() {
+		return nil, errHeldTrap
+	}
 	code := make([]byte, 16)
 	if err := ptrace.ReadMem(tid, addr, code); err != nil {
 		return nil, err

@@ -129,13 +129,17 @@ func (e *engine) attach(pid int) error {
 				continue
 			}
 			if err := ptrace.Seize(tid); err != nil {
-				if len(seized) == 0 {
+				if tp := procfs.TracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
+					if g := procfs.Tgid(tp); g != 0 {
+						tp = g // TracerPid names the tracing thread
+					}
+					foreign[tid] = tp
+					continue
+				}
+				if len(seized) == 0 && tid == pid {
 					return attachError(pid, err)
 				}
-				if tp := procfs.TracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
-					foreign[tid] = tp
-				}
-				continue // it ended meanwhile, or another tracer has it
+				continue // it ended meanwhile
 			}
 			seized[tid] = true
 			added = true
@@ -143,6 +147,12 @@ func (e *engine) attach(pid int) error {
 		if !added {
 			break
 		}
+	}
+	if len(seized) == 0 {
+		if len(foreign) > 0 {
+			return tracedElsewhere(pid, foreign)
+		}
+		return attachError(pid, unix.ESRCH)
 	}
 	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
 	e.preloadedUnwind(p)
@@ -203,9 +213,16 @@ func (e *engine) attach(pid int) error {
 			e.s.SetLevel(t.st, 1, pid)
 		}
 	}
-	if err := tracedElsewhere(pid, foreign); err != nil {
-		e.detachAll() // nothing of ours is in the process yet
-		return err
+	// Nothing of ours is in the process yet.
+	if len(foreign) > 0 && e.opt.Probes == ProbesTrap {
+		e.detachAll()
+		return fmt.Errorf("%w: --probes trap cannot trace beside it (its tracer would get our breakpoints' traps): use --probes auto or inline, or detach that tracer", tracedElsewhere(pid, foreign))
+	}
+	for _, tid := range slices.Sorted(maps.Keys(foreign)) {
+		if _, err := p.as.hold(pid, tid, foreign[tid]); err != nil {
+			e.detachAll()
+			return fmt.Errorf("attach to pid %d: %w, each held by another tracer", pid, err)
+		}
 	}
 	entry, err := entryPoint(pid)
 	if err != nil {
@@ -219,7 +236,15 @@ func (e *engine) attach(pid int) error {
 		return setupFailed(pid, fmt.Errorf("attach to pid %d: %w", pid, err))
 	}
 	if err := e.installHeal(first.tid, p.as); err != nil {
+		if p.as.holding() {
+			e.detachAll()
+			return setupFailed(pid, fmt.Errorf("attach to pid %d: %w (a thread another tracer holds cannot be held still without it)", pid, err))
+		}
 		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
+	}
+	if err := e.holdStill(first.tid, p); err != nil {
+		e.detachAll()
+		return setupFailed(pid, err)
 	}
 	e.measureStop(first.tid, p.as)
 	e.spaceReady(first.tid, p, slices.Collect(maps.Values(e.threads))...)
@@ -230,7 +255,7 @@ func (e *engine) attach(pid int) error {
 		if s.Leftover.Kept > 0 {
 			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.Leftover.Kept, e.leftoverWhy)
 		}
-		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d SIGTRAP handlers: undone; %s",
+		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d signal handlers (SIGTRAP, SIGURG): undone; %s",
 			pid, s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, areas)
 	}
 	if err == nil && n == 0 {
@@ -245,6 +270,7 @@ func (e *engine) attach(pid int) error {
 		e.rebuildInFlight(t, mods)
 	}
 	e.start = time.Now()
+	p.as.releaseHeld(first.tid)
 	for _, t := range e.threads {
 		e.held(t, began)
 		t.stopped = false
@@ -338,19 +364,12 @@ func sortedTids(set map[int]bool, leader int) []int {
 	return out
 }
 
-// tracedElsewhere refuses a process a thread of which another tracer has
-// (foreign: tid to its pid). ptrace has one tracer a thread, so it would run
-// untraced among threads we patch, and a guard int3 or a breakpoint it hit
-// would stop it for its own tracer, which passes the SIGTRAP on: our heal
-// handler then puts every original byte back under the tracer's feet (a
-// test's target died that way). Nothing of ours is in the process yet.
+// tracedElsewhere names a thread another tracer holds (foreign: tid to
+// its tracer's pid), for an attach that cannot go on beside it.
 func tracedElsewhere(pid int, foreign map[int]int) error {
-	if len(foreign) == 0 {
-		return nil
-	}
 	tid := slices.Min(slices.Collect(maps.Keys(foreign)))
 	tp := foreign[tid]
-	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer: detach that one first (%d threads held in all)",
+	return fmt.Errorf("attach to pid %d: thread %d (%s) is traced by pid %d (%s), and a thread has one tracer (%d threads held in all)",
 		pid, tid, procfs.Comm(tid), tp, procfs.Comm(tp), len(foreign))
 }
 

@@ -62,12 +62,20 @@ func (e *engine) pauseAll() (int64, bool) {
 			}
 		}
 	}
+	if err := e.parkAll(); err != nil {
+		e.resumeAll(from)
+		return 0, false
+	}
+	if e.opt.paused != nil {
+		e.opt.paused()
+	}
 	return from, true
 }
 
 // resumeAll lets every thread pauseAll stopped go on: a thread that was
 // in a job-control stop goes back to it.
 func (e *engine) resumeAll(from int64) {
+	e.releaseAll()
 	e.pausing = false
 	e.stats.Expand.Pauses++
 	e.stats.Expand.PausedNs += e.now() - from

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
-	"github.com/profile-dev/profile/internal/proctext"
 
 	"github.com/profile-dev/profile/internal/workload"
 )
@@ -219,41 +217,5 @@ func holdThread(tid int) {
 			sig = int(ws.StopSignal())
 		}
 		unix.PtraceCont(tid, sig)
-	}
-}
-
-// A thread another tracer holds cannot be traced (one tracer a thread),
-// and left to run among threads we patch it could take our traps: the
-// attach is refused with a message that names it and its tracer, before
-// anything of ours is in the process, which goes on untouched.
-func TestThreadHeldByAnotherTracer(t *testing.T) {
-	opt := defaultOptions(t)
-	opt.Probes = ProbesInline
-	cmd, output := startSignals(t, "3", "20")
-	pid := cmd.Process.Pid
-	ids, err := procfs.Tasks(pid)
-	if err != nil || len(ids) != 4 {
-		t.Fatalf("threads %v, %v: want main and 3 workers", ids, err)
-	}
-	tid := ids[len(ids)-1]
-	holder := startTracer(t, tid, nil, "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
-	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
-	_, err = Attach(context.Background(), pid, opt)
-	want := fmt.Sprintf("thread %d (%s) is traced by pid %d", tid, procfs.Comm(tid), holder.Process.Pid)
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("attach: %v; want an error that says %q", err, want)
-	}
-	if err := proctext.MatchesDisk(pid); err != nil {
-		t.Errorf("after the refused attach: %v", err)
-	}
-	if tp := procfs.TracerOf(pid); tp != 0 {
-		t.Errorf("after the refused attach the main thread is traced by %d", tp)
-	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	if !waitExit(cmd, 5*time.Second) {
-		t.Fatal("SIGTERM: the program did not end")
-	}
-	if out := output(); out != "signals: usr1=0 end=TERM\n" {
-		t.Errorf("output %q", out)
 	}
 }

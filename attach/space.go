@@ -28,6 +28,15 @@ type space struct {
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool
+	// park: the threads of the space we do not trace, parked whenever
+	// code changes (park.go); nil if none ever was.
+	park *parking
+	// keepHeal: detach leaves the heal area mapped (a thread is still
+	// inside its handlers: their return is there).
+	keepHeal bool
+	// leftInPlace: detach leaves our code, areas and handlers as a killed
+	// profiler does (a thread we do not trace could not be held still).
+	leftInPlace bool
 
 	traps     // the trap probes' breakpoints
 	callKinds // call kinds by return address (inline probes)
@@ -145,6 +154,11 @@ func (s *space) clone() *space {
 	c.entry = s.entry
 	c.chain = s.chain
 	c.heal = s.heal.Clone()
+	if s.park != nil {
+		// The child has one thread, but the park handler is its SIGURG
+		// disposition too, to be given back at its detach.
+		c.park = &parking{cookie: s.park.cookie, installed: s.park.installed}
+	}
 	if s.gated != nil {
 		c.gated = map[uint64]*bp{}
 		for k, v := range s.gated {

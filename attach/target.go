@@ -63,7 +63,8 @@ func (e *engine) nothingToTrace(p *process) error {
 
 // checkAttachable refuses, with the cause and the fix, what ptrace would
 // refuse or what must not be traced: a missing process, a zombie, a kernel
-// thread, profile itself, a process another tracer holds.
+// thread, profile itself, a process every thread of which another tracer
+// holds.
 func checkAttachable(pid int) error {
 	st := procfs.Status(pid)
 	if st == nil {
@@ -77,13 +78,25 @@ func checkAttachable(pid int) error {
 	case pid == os.Getpid():
 		return fmt.Errorf("attach to pid %d: that is profile itself", pid)
 	}
-	if tp, _ := strconv.Atoi(st["TracerPid"]); tp != 0 {
+	if tp, _ := strconv.Atoi(st["TracerPid"]); tp != 0 && !someFree(pid) {
 		if g := procfs.Tgid(tp); g != 0 {
 			tp = g // TracerPid names the tracing thread
 		}
 		return fmt.Errorf("attach to pid %d: it is already traced by pid %d (%s): detach that debugger or tracer first", pid, tp, procfs.Comm(tp))
 	}
 	return nil
+}
+
+// someFree tells whether a thread of pid has no tracer: the attach traces
+// it, and leaves out the threads another tracer holds.
+func someFree(pid int) bool {
+	tids, _ := procfs.Tasks(pid)
+	for _, tid := range tids {
+		if procfs.TracerOf(tid) == 0 && !procfs.IOWorker(tid) {
+			return true
+		}
+	}
+	return false
 }
 
 // attachError explains a failed PTRACE_SEIZE: one line, cause and fix.

@@ -331,6 +331,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	if s.AttachPause > 0 {
 		fmt.Fprintf(w, "attach pause:        %s (every thread held stopped while the probes went in)\n", s.AttachPause.Truncate(10*time.Microsecond))
 	}
+	if s.Held > 0 {
+		fmt.Fprintf(w, "threads left out:    %d (another tracer has them), parked %d times while code changed\n", s.Held, s.Parks)
+	}
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
 	if s.Probes.Counted > 0 {
 		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)

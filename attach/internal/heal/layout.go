@@ -11,23 +11,32 @@ var code []byte
 // Offsets in the heal area, mirrored from healcode/heal.S (checked by
 // TestLayoutMatchesAssembly).
 const (
-	Size        = 8 << 20 // MAP_NORESERVE: pages are touched as the table grows
-	restore     = 0x700
-	restorer    = 0x7f0
-	count       = 0x808
-	oldAct      = 0x810
-	newAct      = 0x830
-	injectTrap  = 0x870
-	injectValid = 0x878
-	injectRegs  = 0x880
-	areaCount   = 0x910
-	areasAt     = 0x918
-	MaxAreas    = 14
-	inUse       = 0x9f8
-	table       = 0x1000
-	entrySize   = 16
-	Capacity    = (Size - table) / entrySize
-	entryLive   = 10 // offset of an entry's live flag
+	Size         = 8 << 20 // MAP_NORESERVE: pages are touched as the table grows
+	restore      = 0x700
+	restorer     = 0x7f0
+	count        = 0x808
+	oldAct       = 0x810
+	newAct       = 0x830
+	injectTrap   = 0x870
+	injectValid  = 0x878
+	injectRegs   = 0x880
+	areaCount    = 0x910
+	areasAt      = 0x918
+	MaxAreas     = 14
+	inUse        = 0x9f8
+	parkHandler  = 0x500
+	parkOldAct   = 0xa00
+	parkNewAct   = 0xa20
+	parkCookie   = 0xa40
+	parkDeadline = 0xa48
+	parkSlots    = 0xa80
+	parkSlotSize = 32
+	// ParkSlots is how many threads not ours the handler parks at once.
+	ParkSlots = 32
+	table     = 0x1000
+	entrySize = 16
+	Capacity  = (Size - table) / entrySize
+	entryLive = 10 // offset of an entry's live flag
 	// entryTail flags an entry of a rewrite's byte past its first: not a
 	// guard of its own, whatever byte is there now (the handler does not
 	// read it; a later attach does, undoHealTable).

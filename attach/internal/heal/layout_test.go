@@ -26,5 +26,12 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"SYS_mprotect": unix.SYS_MPROTECT, "SYS_rt_sigaction": unix.SYS_RT_SIGACTION,
 		"SYS_rt_sigreturn": unix.SYS_RT_SIGRETURN, "SYS_getpid": unix.SYS_GETPID,
 		"SYS_gettid": unix.SYS_GETTID, "SYS_tgkill": unix.SYS_TGKILL,
+		"park_handler": parkHandler, "park_old_act": parkOldAct, "park_new_act": parkNewAct,
+		"park_cookie": parkCookie, "park_deadline": parkDeadline, "park_slots": parkSlots,
+		"PARK_SLOTS": ParkSlots, "PARK_SLOT_SIZE": parkSlotSize, "PARK_MAGIC": parkMagic,
+		"PARK_ASKED": parkAsked, "PARK_PARKED": parkParked, "PARK_LEFT": parkLeft,
+		"SIGURG": uint64(unix.SIGURG), "SI_QUEUE": siQueue, "SYS_rt_sigprocmask": unix.SYS_RT_SIGPROCMASK,
+		"SYS_nanosleep": unix.SYS_NANOSLEEP, "SYS_clock_gettime": unix.SYS_CLOCK_GETTIME,
+		"CLOCK_MONOTONIC": unix.CLOCK_MONOTONIC,
 	}, []string{"TRAP_TRACE", "EFLAGS_TF", "UC_GREGS", "UC_RIP", "UC_EFL", "NGREGS_SAVED"})
 }

@@ -67,6 +67,36 @@ func TracerOf(tid int) int {
 	return n
 }
 
+// Alive tells whether thread tid of process pid exists and has not ended
+// (a zombie runs no code).
+func Alive(pid, tid int) bool {
+	st := Status(tid)
+	if st == nil || st["Tgid"] != strconv.Itoa(pid) {
+		return false
+	}
+	return !strings.HasPrefix(st["State"], "Z") && !strings.HasPrefix(st["State"], "X")
+}
+
+// IOWorker tells an io_uring worker thread (PF_IO_WORKER): it runs no
+// user code, and no signal or ptrace reaches it.
+func IOWorker(tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 7 {
+		return false
+	}
+	flags, _ := strconv.ParseUint(f[6], 10, 64)
+	const pfIOWorker = 0x10
+	return flags&pfIOWorker != 0
+}
+
 // Tgid returns the thread group (process) id of a task.
 func Tgid(tid int) int {
 	n, _ := strconv.Atoi(Status(tid)["Tgid"])

@@ -32,6 +32,18 @@
 	.set SYS_gettid, 186
 	.set SYS_tgkill, 234
 	.set SIGTRAP, 5
+	.set SIGURG, 23
+	.set SI_QUEUE, -1               /* si_code of rt_tgsigqueueinfo's signal */
+	.set PARK_MAGIC, 0x4b524150     /* "PARK": si_errno of the tracer's ask */
+	.set PARK_SLOTS, 32
+	.set PARK_SLOT_SIZE, 32         /* {state, ucontext, rip, pad} */
+	.set PARK_ASKED, 1
+	.set PARK_PARKED, 2
+	.set PARK_LEFT, 4
+	.set SYS_rt_sigprocmask, 14
+	.set SYS_nanosleep, 35
+	.set SYS_clock_gettime, 228
+	.set CLOCK_MONOTONIC, 1
 
 /* 0x000: the handler: rdi = signal, rsi = siginfo, rdx = ucontext. */
 handler:
@@ -208,6 +220,98 @@ heal:
 	pop	rbx
 	ret
 
+/* 0x500: the park handler, our SIGURG handler while a thread profile does
+ * not trace (another tracer holds it) shares the process. ptrace cannot
+ * stop such a thread, yet no thread may run while the tracer changes code
+ * it runs: the tracer asks it to park here (rt_tgsigqueueinfo, SIGURG,
+ * SI_QUEUE, si_errno PARK_MAGIC, si_value {slot, cookie}); it publishes
+ * where it was interrupted and waits, every signal blocked, until the
+ * tracer lets it go or goes quiet past the deadline it keeps moving (it
+ * was killed). Any other SIGURG goes to the program's disposition (both
+ * SIG_DFL and SIG_IGN ignore it). */
+	.org	0x500
+park_handler:
+	lock inc qword ptr [rip + in_use]
+	cmp	dword ptr [rsi + 8], SI_QUEUE
+	jne	park_chain
+	cmp	dword ptr [rsi + 4], PARK_MAGIC
+	jne	park_chain
+	mov	eax, [rsi + 28]
+	cmp	rax, [rip + park_cookie]
+	jne	park_chain
+	mov	eax, [rsi + 24]
+	cmp	eax, PARK_SLOTS
+	jae	park_chain
+	shl	eax, 5
+	lea	r9, [rip + park_slots]
+	add	r9, rax
+	mov	rax, [rdx + UC_RIP]
+	mov	[r9 + 16], rax
+	mov	[r9 + 8], rdx
+	mov	eax, PARK_ASKED
+	mov	ecx, PARK_PARKED
+	lock cmpxchg [r9], rcx
+	jne	39f                     /* not asked now (a late signal): go on */
+	sub	rsp, 24                 /* timespec, then the mask */
+	mov	qword ptr [rsp + 16], -1
+	xor	edi, edi                /* SIG_BLOCK; sigreturn restores the mask */
+	lea	rsi, [rsp + 16]
+	xor	edx, edx
+	mov	r10d, 8
+	mov	eax, SYS_rt_sigprocmask
+	syscall
+	/* The deadline must have passed at two looks in a row: a look during
+	 * the tracer's write of a later one may read a torn value. */
+	xor	r8d, r8d
+31:	cmp	qword ptr [r9], PARK_PARKED
+	jne	38f
+	mov	edi, CLOCK_MONOTONIC
+	mov	rsi, rsp
+	mov	eax, SYS_clock_gettime
+	syscall
+	imul	rax, [rsp], 1000000000
+	add	rax, [rsp + 8]
+	cmp	rax, [rip + park_deadline]
+	jb	32f
+	inc	r8d
+	cmp	r8d, 2
+	jae	37f
+	jmp	33f
+32:	xor	r8d, r8d
+33:	mov	qword ptr [rsp], 0
+	mov	qword ptr [rsp + 8], 20000
+	mov	rdi, rsp
+	xor	esi, esi
+	mov	eax, SYS_nanosleep
+	syscall
+	jmp	31b
+	/* Past the deadline: the tracer is gone. */
+37:	mov	eax, PARK_PARKED
+	mov	ecx, PARK_LEFT
+	lock cmpxchg [r9], rcx
+38:	add	rsp, 24
+39:	ret
+
+park_chain:
+	mov	rax, [rip + park_old_handler]
+	cmp	rax, 1
+	jbe	39b
+	test	byte ptr [rip + park_old_flags + 3], 0x80   /* SA_RESETHAND */
+	jz	40f
+	push	rdi
+	push	rsi
+	push	rdx
+	mov	edi, SIGURG
+	lea	rsi, [rip + dfl_act]
+	xor	edx, edx
+	mov	r10d, 8
+	mov	eax, SYS_rt_sigaction
+	syscall
+	pop	rdx
+	pop	rsi
+	pop	rdi
+40:	jmp	qword ptr [rip + park_old_handler]
+
 /* restore: where a thread resumes, past the injection site's int3, when
  * the tracer reaped that trap (which clears its SIGTRAP) and died before
  * giving the thread its registers back: load them from the save block and
@@ -264,6 +368,17 @@ inject_regs:	.fill 18, 8, 0          /* r8 ... rip, eflags in ucontext order */
 area_count:	.quad 0                 /* out-of-line areas listed below */
 areas:		.fill 28, 8, 0          /* {lo, hi} of each */
 in_use:		.quad 0                 /* threads between the handler's entry and the restorer */
+	.org	0xa00
+park_old_act:                           /* the program's own SIGURG disposition */
+park_old_handler: .quad 0
+park_old_flags:	.quad 0
+park_old_restorer: .quad 0
+park_old_mask:	.quad 0
+park_new_act:	.quad 0, 0, 0, 0        /* the park handler's */
+park_cookie:	.quad 0                 /* si_value's high half of the tracer's asks */
+park_deadline:	.quad 0                 /* CLOCK_MONOTONIC ns: parked threads leave after */
+	.org	0xa80
+park_slots:	.fill 32*4, 8, 0        /* PARK_SLOTS x {state, ucontext, rip, pad} */
 
 /* 0x1000: breakpoint table: {addr u64, orig u8, prot u8, live u8, pad}. */
 	.org	0x1000
