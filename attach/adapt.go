@@ -179,7 +179,7 @@ func (e *engine) adapt() {
 	// Functions moved now take fast paths at the next look, soon.
 	e.looked(len(short) > 0)
 	for as, plan := range arm {
-		if t := e.fastSingle(as); t != nil && t == plan.t && t.stopped {
+		if t := e.fastOwner(as); t != nil && t == plan.t && t.stopped {
 			e.armFast(as, t, plan.sites)
 		}
 	}

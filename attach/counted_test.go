@@ -189,15 +189,17 @@ func fastpathCalls(t *testing.T, out string) map[int]map[string]int64 {
 }
 
 // The counting fast path (one plain increment in a slot of the function's
-// for a call from one of its busiest sites, while the process has one
-// thread) keeps every thread's arcs exact through a process's life: main
-// alone (armed), main beside a second thread (disarmed before that thread
-// runs), main alone again (armed again at a later look), a forked child
-// (its copy of the slots counts its calls only) and main after it. leaf
-// has more call sites than a fast path has slots: the others take the
-// counting stub. Each thread's arcs to leaf and twig are the counts
-// fastpath keeps itself (sites, other and now, short too, move to
-// counting and take fast paths of their own).
+// for a call from one of its busiest sites, by the thread that owns the
+// counters) keeps every thread's arcs exact through a process's life: main
+// alone (armed for it), main beside a second thread (disarmed before that
+// thread runs, armed again for one of them), a third thread alone while
+// main waits (its owner from a later look), a fourth on the third's stack
+// and thread pointer (disarmed at its clone: it would pass for the gone
+// owner), main alone again, a forked child (its copy of the slots counts
+// its calls only) and main after it. leaf has more call sites than a fast
+// path has slots: the others take the counting stub. Each thread's arcs
+// to leaf and twig are the counts fastpath keeps itself (sites, other and
+// now, short too, move to counting and take fast paths of their own).
 func TestCountedFastPathExact(t *testing.T) {
 	for _, kind := range []string{ProbesAuto, ProbesInline} {
 		t.Run(kind, func(t *testing.T) {
@@ -205,8 +207,8 @@ func TestCountedFastPathExact(t *testing.T) {
 			opt.Probes, opt.Counted, opt.SamplePeriod = kind, countedRE, 250*time.Microsecond
 			r, out := recordWorkload(t, "fastpath", opt, "300")
 			want := fastpathCalls(t, out)
-			if len(want) != 3 {
-				t.Fatalf("fastpath reported %d threads, want 3: %q", len(want), out)
+			if len(want) != 5 {
+				t.Fatalf("fastpath reported %d threads, want 5: %q", len(want), out)
 			}
 			got := threadArcs(r.Profile)
 			for tid, w := range want {

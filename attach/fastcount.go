@@ -3,8 +3,11 @@ package attach
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"maps"
 	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
@@ -13,19 +16,23 @@ import (
 	"github.com/profile-dev/profile/model"
 )
 
-// The counting probe's fast path (docs/design.md, Counting fast path): in
-// a process with one thread, a counted function's calls from its busiest
-// call sites are one plain increment of the call site's counter, taken
-// before the trampoline calls the counting stub (instrument.FastCount).
-// The trampoline's first instruction, push id, becomes a jump to the fast
-// path; the text is not touched again. A counter counts for one thread
-// only, so the fast path is armed while its process has one thread and
-// disarmed before a second one runs (a clone, a vfork): a thread's calls
-// counted there are its arcs as much as those in its count table. The
-// call sites' return addresses and their counters' addresses sit in the
-// area above the code, written only while every thread is stopped; the
-// counters in the memfd of rings (stub.FastCounts), read here while the
-// process runs, and after it has gone or exec'd.
+// The counting probe's fast path (docs/design.md, Counting fast path): a
+// counted function's calls from its busiest call sites, by one thread of
+// the process, the owner, are one plain increment of the call site's
+// counter, taken before the trampoline calls the counting stub
+// (instrument.FastCount). The trampoline's first instruction, push id,
+// becomes a jump to the fast path; the text is not touched again. A
+// counter counts for one thread only: the fast path compares the thread
+// pointer with the owner word of its area, which holds the owner's while
+// armed and 0 (no thread's) while disarmed. Owner words change while
+// every thread is stopped, or become 0 before a new task runs in the
+// memory (a clone, a vfork: a new thread may get a gone owner's thread
+// pointer, a vfork child runs on its parent's): a data write, and the
+// owner's calls counted until then are its arcs as much as those in its
+// count table. The call sites' return addresses and their counters'
+// addresses sit in the area above the code, the owner word below them;
+// the counters in the memfd of rings (stub.FastCounts), read here while
+// the process runs, and after it has gone or exec'd.
 const (
 	fastLinesSize = 64 << 10 // the top of each area: the fast paths' call sites
 	// fastMinCalls is how many calls a call site has made through the
@@ -34,16 +41,24 @@ const (
 	fastMinCalls = 1000
 )
 
-// codeEnd is how far code may fill area a: the fast paths' call sites
-// are above.
+// codeEnd is how far code may fill area a: the owner word and the fast
+// paths' call sites are above.
 func (a *area) codeEnd() uint64 { return a.size - fastLinesSize }
+
+// ownerWord is the address of area a's owner word: the thread pointer of
+// the thread whose calls its fast paths count, 0 for none. It takes the
+// lowest call site line.
+func (a *area) ownerWord() uint64 { return a.base + a.codeEnd() }
 
 // fastCounts is one space's fast paths.
 type fastCounts struct {
 	fns map[int]*fastFn // by function
-	// owner is the thread whose calls the counters count while armed; nil
-	// when disarmed.
+	// owner is the thread whose calls the counters count; live while the
+	// owner words name it. A disarmed owner stays the counters' until the
+	// next is armed: an increment it was making as the word became 0 is
+	// its own.
 	owner *thread
+	live  bool
 	// done: calls counted there and already given to their thread.
 	done map[*thread]map[fastKey]int64
 	// paths counts the fast paths written: sampling's index of relocated
@@ -64,7 +79,7 @@ type fastKey struct {
 type fastFn struct {
 	tramp    uint64      // its trampoline
 	id       uint32      // the id the trampoline pushes
-	at       uint64      // the fast path
+	at, end  uint64      // the fast path's code
 	bodies   [][2]uint64 // its copies of the moved instructions
 	line     uint64      // its call sites and their counters' addresses, in the area
 	counters int         // its counter line in the memfd
@@ -73,22 +88,46 @@ type fastFn struct {
 	armed    bool                         // the trampoline jumps here
 }
 
-// fastSingle is the one thread of space as, or nil when it has none or
-// more (a vfork child borrowing it counts).
-func (e *engine) fastSingle(as *space) *thread {
-	if as.holding() {
-		return nil // a thread we do not trace runs the same code
+// fastOwner is the thread of space as whose calls its fast paths are to
+// count: the one with the most calls in its count table (the current
+// owner while it has half as many as that one), or nil when there is
+// none, a vfork child borrows the space, or a thread we do not trace runs
+// its code.
+func (e *engine) fastOwner(as *space) *thread {
+	if as.holding() || as.inl == nil {
+		return nil
 	}
-	var one *thread
+	var best *thread
+	var most uint64
+	calls := map[*thread]uint64{}
 	for _, t := range e.threads {
-		if t.proc.as == as {
-			if one != nil {
-				return nil
+		if t.proc.as != as {
+			continue
+		}
+		if t.vforkOf != nil {
+			return nil
+		}
+		slot, ok := as.inl.TidSlot[t.tid]
+		if !ok {
+			continue
+		}
+		var n uint64
+		as.inl.Ring(slot).Counts(func(_ uint64, id uint32, c uint64) {
+			if e.counted[int(id)] {
+				n += c
 			}
-			one = t
+		})
+		calls[t] = n
+		if best == nil || n > most {
+			best, most = t, n
 		}
 	}
-	return one
+	if fc := as.fast; fc != nil && fc.owner != nil && fc.owner != best {
+		if n, ok := calls[fc.owner]; ok && 2*n >= most {
+			return fc.owner
+		}
+	}
+	return best
 }
 
 // fastPlan is what arming as for its one thread t would do: the new call
@@ -138,13 +177,13 @@ func (e *engine) fastPlan(as *space, t *thread) (map[int][]uint64, bool) {
 			free--
 		}
 	}
-	disarmed := fc != nil && fc.owner != t && len(fc.fns) > 0
+	disarmed := fc != nil && (fc.owner != t || !fc.live) && len(fc.fns) > 0
 	return plan, len(plan) > 0 || disarmed
 }
 
 // armFast gives the functions of plan their new call sites (and a fast path
-// where they have none) and arms every fast path of as for t, its one
-// thread: every thread stopped.
+// where they have none) and arms every fast path of as for t, their owner
+// from now: every thread stopped.
 func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 	if as.fast == nil {
 		as.fast = &fastCounts{fns: map[int]*fastFn{}, done: map[*thread]map[fastKey]int64{}, refused: map[int]bool{}}
@@ -182,13 +221,23 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 			f.rets = next
 		}
 	}
-	if fc.owner != t {
-		// A new period: what the counters hold now is not t's.
-		fc.owner = t
-		for _, f := range fc.fns {
-			f.base = as.inl.FastCalls(f.counters)
-		}
+	if fc.owner != t && fc.owner != nil && e.inFastPath(fc.owner) {
+		// Stopped between its owner check and its increment: that one
+		// is its own, and lands once it goes on. It stays the owner.
+		t = fc.owner
 	}
+	if fc.owner != t {
+		// A new period: what the counters hold now is the last owner's.
+		e.harvestFast(as)
+		fc.owner = t
+	}
+	fs, ok := as.inl.TidFS[t.tid]
+	if !ok || e.setOwner(t.tid, as, fs) != nil {
+		e.setOwner(t.tid, as, 0)
+		fc.live = false
+		return
+	}
+	fc.live = true
 	for _, f := range fc.fns {
 		if !f.armed {
 			jmp := []byte{0xe9, 0, 0, 0, 0}
@@ -196,6 +245,35 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 			f.armed = ptrace.WriteMem(t.tid, f.tramp, jmp) == nil
 		}
 	}
+}
+
+// inFastPath tells whether thread t, stopped, is inside a fast path's
+// code of its space.
+func (e *engine) inFastPath(t *thread) bool {
+	var regs unix.PtraceRegs
+	if _, ok := e.threads[t.tid]; !ok || !t.stopped || ptrace.GetRegs(t.tid, &regs) != nil {
+		return false
+	}
+	for _, f := range t.proc.as.fast.fns {
+		if regs.Rip >= f.at && regs.Rip < f.end {
+			return true
+		}
+	}
+	return false
+}
+
+// setOwner writes fs, a thread pointer or 0, to the owner word of every
+// area of as holding a fast path, through task tid.
+func (e *engine) setOwner(tid int, as *space, fs uint64) error {
+	var w [8]byte
+	binary.LittleEndian.PutUint64(w[:], fs)
+	var err error
+	for _, a := range as.areas {
+		if fastLinesUsed(as, a) > 0 {
+			err = errors.Join(err, ptrace.WriteMem(tid, a.ownerWord(), w[:]))
+		}
+	}
+	return err
 }
 
 // newFastPath writes function p's fast path and call site line in its
@@ -209,13 +287,13 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 		return nil
 	}
 	lines := fastLinesUsed(as, a)
-	if (lines+1)*instrument.FastLine > fastLinesSize {
+	if (lines+2)*instrument.FastLine > fastLinesSize { // the lowest line holds the owner word
 		return nil
 	}
 	line := a.base + a.size - uint64(lines+1)*instrument.FastLine
 	at := (a.next + 15) &^ 15
 	f := &fastFn{tramp: p.TrampAt, id: binary.LittleEndian.Uint32(hdr[1:]), at: a.base + at, line: line, counters: as.fast.lines}
-	code, err := instrument.FastCount(f.at, f.tramp, line, f.id, func(to uint64) ([]byte, error) {
+	code, err := instrument.FastCount(f.at, f.tramp, line, a.ownerWord(), f.id, func(to uint64) ([]byte, error) {
 		b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
 		f.bodies = append(f.bodies, [2]uint64{to, to + uint64(len(b))})
 		return b, err
@@ -231,6 +309,7 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 		return nil
 	}
 	as.fast.lines++
+	f.end = f.at + uint64(len(code))
 	a.next = at + uint64(len(code))
 	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{f.at, f.at + uint64(len(code))})
 	as.fast.paths++
@@ -279,29 +358,20 @@ func (e *engine) harvestFast(as *space) {
 	}
 }
 
-// disarmFast gives the counters' calls to their owner and puts back every
-// trampoline's push: a second thread is about to run in as (every thread
-// of as stopped, the owner in the system call that made it).
-func (e *engine) disarmFast(as *space) {
+// disarmFast makes the owner words 0, through stopped task tid, and gives
+// the counters' calls to their owner: a new task is about to run in as
+// (other threads may run). The owner stays the counters' until the next
+// arming: one of its increments may land after this harvest.
+func (e *engine) disarmFast(as *space, tid int) {
 	fc := as.fast
-	if fc == nil || fc.owner == nil {
+	if fc == nil || !fc.live {
 		return
 	}
-	e.harvestFast(as)
-	e.unjumpFast(fc.owner.tid, fc)
-	fc.owner = nil
-}
-
-// unjumpFast puts back the push of every trampoline of fc, through task
-// tid.
-func (e *engine) unjumpFast(tid int, fc *fastCounts) {
-	for _, f := range fc.fns {
-		if f.armed {
-			push := []byte{0x68, 0, 0, 0, 0}
-			binary.LittleEndian.PutUint32(push[1:], f.id)
-			f.armed = ptrace.WriteMem(tid, f.tramp, push) != nil
-		}
+	if err := e.setOwner(tid, as, 0); err != nil {
+		e.warn("pid %d: the counting fast path could not be disarmed: %v", tid, err)
 	}
+	fc.live = false
+	e.harvestFast(as)
 }
 
 // fastArcs are t's calls counted by the fast paths of as, read now if t
@@ -321,12 +391,13 @@ func (e *engine) fastArcs(as *space, t *thread) []model.Arc {
 	return arcs
 }
 
-// forkFast is the fast paths of a process forked from one whose are fc:
-// the same paths and call sites in its copy of the areas, counting from
-// zero in its own memfd for the child's one thread if they were armed;
-// without a memfd of its own (is.Mem nil) they would count in its
-// parent's, and are disarmed.
-func (e *engine) forkFast(fc *fastCounts, child *thread, is *inlineSpace) *fastCounts {
+// forkFast is the fast paths of a process as forked by thread parent
+// from one whose are fc: the same paths and call sites in its copy of the
+// areas, counting from zero in its own memfd for the child's one thread,
+// which has its parent's thread pointer, when they were armed for the
+// parent. Otherwise, or without a memfd of its own (is.Mem nil: they
+// would count in its parent's), the child's owner words become 0.
+func (e *engine) forkFast(fc *fastCounts, parent, child *thread, as *space, is *inlineSpace) *fastCounts {
 	if fc == nil {
 		return nil
 	}
@@ -337,14 +408,15 @@ func (e *engine) forkFast(fc *fastCounts, child *thread, is *inlineSpace) *fastC
 		cf.base = [instrument.FastSlots]uint64{}
 		c.fns[fn] = &cf
 	}
-	if fc.owner == nil {
+	if !fc.live {
 		return c
 	}
-	if is.Mem == nil {
-		e.unjumpFast(child.tid, c)
+	if fc.owner != parent || is.Mem == nil {
+		as.fast = c
+		e.setOwner(child.tid, as, 0)
 		return c
 	}
-	c.owner = child
+	c.owner, c.live = child, true
 	return c
 }
 
@@ -363,24 +435,30 @@ func (s *space) fastBodies() []trampBody {
 	return out
 }
 
-// fastPlan is the arming of one space for its one thread.
+// fastPlan is the arming of one space for its owner.
 type fastPlan struct {
 	t     *thread
 	sites map[int][]uint64
 }
 
-// fastPlans are the spaces with one thread whose fast paths are to be
-// armed or given new call sites, read from the count tables as the
-// program runs: the look that finds some stops the threads (adapt).
+// fastPlans are the spaces whose fast paths are to be armed, for a new
+// owner or again, or given new call sites, read from the count tables as
+// the program runs: the look that finds some stops the threads (adapt).
 func (e *engine) fastPlans() map[*space]fastPlan {
 	out := map[*space]fastPlan{}
+	seen := map[*space]bool{}
 	for _, t := range e.threads {
 		as := t.proc.as
-		if as.inl == nil || t.vforkOf != nil || e.fastSingle(as) != t {
+		if seen[as] {
 			continue
 		}
-		if sites, need := e.fastPlan(as, t); need {
-			out[as] = fastPlan{t, sites}
+		seen[as] = true
+		o := e.fastOwner(as)
+		if o == nil {
+			continue
+		}
+		if sites, need := e.fastPlan(as, o); need {
+			out[as] = fastPlan{o, sites}
 		}
 	}
 	return out

@@ -57,7 +57,7 @@ func (e *engine) forkInline(parent, child *thread) {
 		}
 	}
 	as.inl = is
-	as.fast = e.forkFast(parent.proc.as.fast, child, is)
+	as.fast = e.forkFast(parent.proc.as.fast, parent, child, as, is)
 	if is.Mem != nil {
 		e.inl = append(e.inl, is)
 	}

@@ -209,7 +209,7 @@ func (e *engine) attach(pid int) error {
 	// Threads other than the leader: the level is 1 but the spawner is
 	// unknown (they were created before we came).
 	for _, t := range e.threads {
-		if t != first {
+		if t.tid != pid {
 			e.s.SetLevel(t.st, 1, pid)
 		}
 	}

@@ -21,8 +21,10 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 	isThread := ev == unix.PTRACE_EVENT_CLONE && procfs.Tgid(child) == t.proc.pid
 	shared := ev == unix.PTRACE_EVENT_VFORK || (!isThread && e.sharesMemory(child, t))
 	if isThread || shared {
-		// A second task in t's memory: the slots count for one.
-		e.disarmFast(t.proc.as)
+		// A new task in t's memory: the owner words name no thread until
+		// the next look (it may have a gone owner's thread pointer, or, a
+		// vfork child, its parent's).
+		e.disarmFast(t.proc.as, t.tid)
 	}
 	if isThread {
 		nt := e.newThread(child, t.proc, t, e.s.Spawner(t.st))

@@ -36,16 +36,21 @@ func RelocateMoved(moved []byte, at, to uint64) ([]byte, error) {
 
 // FastCount is a counted function's fast path, to run at at, entered
 // instead of its trampoline at tramp (whose first instruction pushes id):
-// a call whose return address is slot K of line (FastLine bytes: the
-// return addresses, then the addresses of their counters) adds one to
-// slot K's counter and runs the function's moved instructions, a copy of
-// them behind each slot (body makes the copy that runs at an address:
-// RelocateMoved); any other call pushes id and goes on through the
-// trampoline's call of the counting stub, as without the fast path. One
-// thread at a time: the increments are plain, not locked. rax is saved on
-// the stack and the flags are not, as at any function's entry.
+// a call by the thread whose thread pointer is the word at owner, whose
+// return address is slot K of line (FastLine bytes: the return addresses,
+// then the addresses of their counters), adds one to slot K's counter and
+// runs the function's moved instructions, a copy of them behind each slot
+// (body makes the copy that runs at an address: RelocateMoved); any other
+// call pushes id and goes on through the trampoline's call of the
+// counting stub, as without the fast path. One thread at a time, the
+// owner: the increments are plain, not locked; an owner word of 0 (no
+// thread's) sends every call the slow way. rax is saved on the stack and
+// the flags are not, as at any function's entry.
 //
 //	push rax
+//	mov  rax, fs:[0]          ; the thread pointer
+//	cmp  rax, [owner]
+//	jne  1f
 //	mov  rax, [rsp+8]         ; the caller's return address
 //	cmp  rax, [retK]          ; for K = 0 .. FastSlots-1
 //	jne  1f
@@ -57,8 +62,8 @@ func RelocateMoved(moved []byte, at, to uint64) ([]byte, error) {
 //	pop  rax
 //	push id
 //	jmp  tramp+5              ; the trampoline's call of the stub
-func FastCount(at, tramp, line uint64, id uint32, body func(at uint64) ([]byte, error)) ([]byte, error) {
-	out := []byte{0x50, 0x48, 0x8b, 0x44, 0x24, 0x08}
+func FastCount(at, tramp, line, owner uint64, id uint32, body func(at uint64) ([]byte, error)) ([]byte, error) {
+	out := []byte{0x50, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0} // push rax; mov rax, fs:[0]
 	// ripOp appends an instruction of prefix and a rip-relative rel32 to
 	// target.
 	ripOp := func(prefix []byte, target uint64) error {
@@ -70,6 +75,12 @@ func FastCount(at, tramp, line uint64, id uint32, body func(at uint64) ([]byte, 
 		out = binary.LittleEndian.AppendUint32(out, uint32(rel))
 		return nil
 	}
+	if err := ripOp([]byte{0x48, 0x3b, 0x05}, owner); err != nil { // cmp rax, [owner]
+		return nil, err
+	}
+	out = append(out, 0x0f, 0x85, 0, 0, 0, 0) // jne 1f
+	notOwner := len(out)
+	out = append(out, 0x48, 0x8b, 0x44, 0x24, 0x08) // mov rax, [rsp+8]
 	for k := range FastSlots {
 		if err := ripOp([]byte{0x48, 0x3b, 0x05}, line+uint64(8*k)); err != nil { // cmp rax, [retK]
 			return nil, err
@@ -91,6 +102,7 @@ func FastCount(at, tramp, line uint64, id uint32, body func(at uint64) ([]byte, 
 		}
 		out[jne] = byte(d)
 	}
+	binary.LittleEndian.PutUint32(out[notOwner-4:], uint32(len(out)-notOwner))
 	out = append(out, 0x58, 0x68)
 	out = binary.LittleEndian.AppendUint32(out, id)
 	return appendJump(out, at+uint64(len(out)), tramp+5), nil
@@ -98,4 +110,4 @@ func FastCount(at, tramp, line uint64, id uint32, body func(at uint64) ([]byte, 
 
 // FastBody is where a fast path's first copy of the moved instructions
 // starts: the copy its first slot runs.
-const FastBody = 26
+const FastBody = 48

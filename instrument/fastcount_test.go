@@ -48,12 +48,12 @@ func decodeFast(t *testing.T, code []byte, at uint64) map[uint64]fastInst {
 // is the one incremented, the body runs after rax is back, and a miss
 // pushes the id and takes the trampoline's call of the counting stub.
 func TestFastCount(t *testing.T) {
-	const at, tramp, line = 0x500000, 0x4ff800, 0x5f0000
+	const at, tramp, line, owner = 0x500000, 0x4ff800, 0x5f0000, 0x5eff00
 	// mov rax, [rip+0x100] at 0x400000, moved: the copy reads the same
 	// address, then jumps back behind it.
 	moved := []byte{0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00}
 	var bodies []uint64
-	code, err := FastCount(at, tramp, line, 0x1234, func(to uint64) ([]byte, error) {
+	code, err := FastCount(at, tramp, line, owner, 0x1234, func(to uint64) ([]byte, error) {
 		bodies = append(bodies, to)
 		return RelocateMoved(moved, 0x400000, to)
 	})
@@ -72,10 +72,10 @@ func TestFastCount(t *testing.T) {
 			t.Fatalf("after the body at %#x: %v to %#x, want a jump back to 0x400007", b, back.op, back.target)
 		}
 	}
-	// walk follows the path of a call from slot's caller, reporting which
-	// counter pointer it increments through and where it leaves the fast
-	// path.
-	walk := func(slot int) (inc, leave uint64, pushed uint32) {
+	// walk follows the path of a call from slot's caller, by the owner or
+	// not, reporting which counter pointer it increments through and where
+	// it leaves the fast path.
+	walk := func(slot int, byOwner bool) (inc, leave uint64, pushed uint32) {
 		pc := uint64(at)
 		matched := false
 		var ptr uint64
@@ -93,7 +93,7 @@ func TestFastCount(t *testing.T) {
 			}
 			switch i.op {
 			case x86asm.CMP:
-				matched = i.target == line+uint64(8*slot)
+				matched = i.target == line+uint64(8*slot) || i.target == owner && byOwner
 			case x86asm.MOV:
 				if i.target >= line+FastSlots*8 && i.target < line+FastLine {
 					ptr = i.target
@@ -127,14 +127,17 @@ func TestFastCount(t *testing.T) {
 		return
 	}
 	for slot := 0; slot < FastSlots; slot++ {
-		inc, leave, pushed := walk(slot)
+		inc, leave, pushed := walk(slot, true)
 		want := uint64(0x400007) // through the fast path's copy of the moved instructions
 		if inc != line+FastSlots*8+uint64(8*slot) || leave != want || pushed != 0 {
 			t.Errorf("slot %d: increments through %#x, leaves to %#x, pushed %#x; want %#x, %#x, none", slot, inc, leave, pushed,
 				line+FastSlots*8+uint64(8*slot), want)
 		}
+		if inc, leave, pushed := walk(slot, false); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
+			t.Errorf("slot %d, not the owner: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", slot, inc, leave, pushed, tramp+5)
+		}
 	}
-	if inc, leave, pushed := walk(FastSlots); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
+	if inc, leave, pushed := walk(FastSlots, true); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
 		t.Errorf("no slot: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", inc, leave, pushed, tramp+5)
 	}
 }
@@ -142,7 +145,7 @@ func TestFastCount(t *testing.T) {
 // A body too long for the short branch over it is refused, not misbuilt.
 func TestFastCountBodyTooLong(t *testing.T) {
 	long := func(uint64) ([]byte, error) { return make([]byte, 130), nil }
-	if _, err := FastCount(0x1000, 0x800, 0x9000, 1, long); err == nil {
+	if _, err := FastCount(0x1000, 0x800, 0x9000, 0x8ff8, 1, long); err == nil {
 		t.Error("a 130-byte body was taken")
 	}
 }

@@ -1,9 +1,11 @@
 /*
  * fastpath - short functions called from more call sites than the
  * counting probe's fast path has slots, through a process's life: by
- * main alone, by main and a second thread, by main alone again, by a
- * forked child while main waits, by main alone. Usage: fastpath MS (each
- * phase about MS milliseconds, the third twice that).
+ * main alone, by main and a second thread, by a third thread alone while
+ * main waits (three times as long), by a fourth alone (glibc gives it the
+ * third's stack and thread pointer), by main alone again (twice as long),
+ * by a forked child while main waits, by main alone. Usage: fastpath MS
+ * (each phase about MS milliseconds, or as said).
  *
  * leaf is called by sites from six call sites (some on every iteration,
  * some on every second, third, fifth, seventh), and by other; twig by
@@ -92,11 +94,11 @@ static void report(struct counts *c)
 
 static long ms;
 
+/* A thread that runs calls for arg times ms. */
 NOINLINE void *second(void *arg)
 {
 	struct counts c = {0};
-	(void)arg;
-	run(ms, &c);
+	run(ms * (long)arg, &c);
 	report(&c);
 	return NULL;
 }
@@ -110,8 +112,12 @@ int main(int argc, char **argv)
 	struct counts c = {0};
 	run(ms, &c);
 	pthread_t t;
-	pthread_create(&t, NULL, second, NULL);
+	pthread_create(&t, NULL, second, (void *)1);
 	run(ms, &c);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, second, (void *)3);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, second, (void *)1);
 	pthread_join(t, NULL);
 	run(2 * ms, &c);
 	fflush(stdout);
