@@ -28,11 +28,12 @@ import (
 // --counted, PROFILE_TEST_SAMPLE=1 samples as the command line does,
 // PROFILE_TEST_DIE_PARKED=n kills itself at its n-th pause with the
 // threads it does not trace parked); PROFILE_TEST_HOLD_TID=tid traces that
-// one thread as strace -p would (signals passed on) until it ends.
+// one thread as strace -p would (signals passed on, but SIGURG with
+// PROFILE_TEST_SWALLOW_URG=1) until it ends.
 func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_HOLD_TID"); v != "" {
 		tid, _ := strconv.Atoi(v)
-		holdThread(tid)
+		holdThread(tid, os.Getenv("PROFILE_TEST_SWALLOW_URG") == "1")
 		os.Exit(0)
 	}
 	if v := os.Getenv("PROFILE_TEST_TRACE_PID"); v != "" {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/proctext"
@@ -107,8 +109,8 @@ func heldRound(threads, calls int) uint64 {
 
 // holdWith makes thread tid another tracer's: strace's when strace names
 // its binary, else holdThread's (as strace -p does: every stop continued,
-// signals passed on).
-func holdWith(t *testing.T, strace string, tid int) *exec.Cmd {
+// signals passed on), with env.
+func holdWith(t *testing.T, strace string, tid int, env ...string) *exec.Cmd {
 	t.Helper()
 	var holder *exec.Cmd
 	if strace != "" {
@@ -120,7 +122,7 @@ func holdWith(t *testing.T, strace string, tid int) *exec.Cmd {
 			time.Sleep(5 * time.Millisecond)
 		}
 	} else {
-		holder = startTracer(t, tid, nil, "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))
+		holder = startTracer(t, tid, nil, append(env, "PROFILE_TEST_HOLD_TID="+strconv.Itoa(tid))...)
 	}
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	if procfs.TracerOf(tid) != holder.Process.Pid {
@@ -308,4 +310,29 @@ func TestHeldThreadOutlivesAKilledProfiler(t *testing.T) {
 			w.finish(t)
 		})
 	}
+}
+
+// A held thread whose tracer keeps our SIGURG from it cannot be held
+// still: the attach is refused after a second, naming it, and leaves
+// nothing: the text is the file's, no area of ours is mapped, the
+// program's SIGURG disposition is its own, and it goes on right.
+func TestHeldThreadThatCannotPark(t *testing.T) {
+	w := startHeldwork(t, 3, 1000)
+	pid, held := w.cmd.Process.Pid, w.tids[2]
+	holdWith(t, "", held, "PROFILE_TEST_SWALLOW_URG=1")
+	opt := defaultOptions(t)
+	opt.Probes = ProbesAuto
+	_, err := Attach(context.Background(), pid, opt)
+	want := fmt.Sprintf("thread %d (heldwork), traced by pid", held)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "did not stop") {
+		t.Fatalf("attach: %v; want an error that says %q did not stop", err, want)
+	}
+	if err := proctext.MatchesDisk(pid); err != nil {
+		t.Errorf("after the refused attach: %v", err)
+	}
+	if procfs.Mask(procfs.Status(pid), "SigCgt")&(1<<(unix.SIGURG-1)) != 0 {
+		t.Error("after the refused attach a SIGURG handler is installed")
+	}
+	w.run(t)
+	w.finish(t)
 }

@@ -227,24 +227,34 @@ func (as *space) parkHeld(tid int) error {
 	if err := as.extendPark(tid); err != nil {
 		return err
 	}
+	// fail lets every held thread go on: one asked parks, finds its slot
+	// no longer asked and leaves at once.
+	fail := func(err error) error {
+		for _, t := range p.held {
+			if !t.parked {
+				h.SetPark(tid, t.slot, heal.ParkIdle)
+			}
+		}
+		as.releaseHeld(tid)
+		return err
+	}
 	for _, t := range append([]*heldThread(nil), p.held...) {
 		if t.parked {
 			continue
 		}
 		if err := waitUnblocked(t); err != nil {
-			as.releaseHeld(tid)
-			return err
+			return fail(err)
 		}
 		if err := h.SetPark(tid, t.slot, heal.ParkAsked); err != nil {
-			return err
+			return fail(err)
 		}
 		if err := heal.AskPark(t.pid, t.tid, t.slot, p.cookie); err != nil {
 			if errors.Is(err, unix.ESRCH) {
+				h.SetPark(tid, t.slot, heal.ParkIdle)
 				as.dropHeld(t) // it ended
 				continue
 			}
-			as.releaseHeld(tid)
-			return err
+			return fail(err)
 		}
 	}
 	give := time.Now().Add(parkWait)
@@ -256,8 +266,7 @@ func (as *space) parkHeld(tid int) error {
 			}
 			st, rip, err := h.Park(tid, t.slot)
 			if err != nil {
-				as.releaseHeld(tid)
-				return err
+				return fail(err)
 			}
 			switch {
 			case st == heal.ParkParked:
@@ -282,13 +291,9 @@ func (as *space) parkHeld(tid int) error {
 	for _, t := range p.held {
 		if !t.parked {
 			late = t
-			// A park after this finds the slot no longer asked: the
-			// thread goes on at once.
-			h.SetPark(tid, t.slot, heal.ParkIdle)
 		}
 	}
-	as.releaseHeld(tid)
-	return fmt.Errorf("%s did not stop within %v (its tracer holds it stopped, or keeps SIGURG from it)", heldName(late), parkWait)
+	return fail(fmt.Errorf("%s did not stop within %v (its tracer holds it stopped, or keeps SIGURG from it)", heldName(late), parkWait))
 }
 
 // waitUnblocked waits up to parkWait for held thread t to take SIGURG:

@@ -200,8 +200,9 @@ func waitState(t *testing.T, pid int, state string) {
 }
 
 // holdThread traces thread tid alone, as `strace -p TID` would: every stop
-// is continued, a signal passed on, until the thread ends.
-func holdThread(tid int) {
+// is continued, a signal passed on (SIGURG swallowed if swallowURG, as a
+// debugger may), until the thread ends.
+func holdThread(tid int, swallowURG bool) {
 	runtime.LockOSThread()
 	if err := unix.PtraceSeize(tid); err != nil {
 		fmt.Fprintln(os.Stderr, "hold:", err)
@@ -215,6 +216,9 @@ func holdThread(tid int) {
 		sig := 0
 		if ws.Stopped() && ws.TrapCause() <= 0 {
 			sig = int(ws.StopSignal())
+		}
+		if swallowURG && sig == int(unix.SIGURG) {
+			sig = 0
 		}
 		unix.PtraceCont(tid, sig)
 	}
