@@ -221,7 +221,7 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 			f.rets = next
 		}
 	}
-	if fc.owner != t && fc.owner != nil && e.inFastPath(fc.owner) {
+	if fc.owner != t && fc.owner != nil && e.inFastPath(as, fc.owner) {
 		// Stopped between its owner check and its increment: that one
 		// is its own, and lands once it goes on. It stays the owner.
 		t = fc.owner
@@ -247,14 +247,14 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 	}
 }
 
-// inFastPath tells whether thread t, stopped, is inside a fast path's
-// code of its space.
-func (e *engine) inFastPath(t *thread) bool {
+// inFastPath tells whether thread t of space as, stopped, is inside one
+// of its fast paths.
+func (e *engine) inFastPath(as *space, t *thread) bool {
 	var regs unix.PtraceRegs
-	if _, ok := e.threads[t.tid]; !ok || !t.stopped || ptrace.GetRegs(t.tid, &regs) != nil {
+	if e.threads[t.tid] != t || t.proc.as != as || !t.stopped || ptrace.GetRegs(t.tid, &regs) != nil {
 		return false
 	}
-	for _, f := range t.proc.as.fast.fns {
+	for _, f := range as.fast.fns {
 		if regs.Rip >= f.at && regs.Rip < f.end {
 			return true
 		}
