@@ -44,6 +44,9 @@ func (e *engine) detachAll() {
 		}
 	}
 	for as, t := range spaces {
+		if as.holding() {
+			e.holdNew(as, t.proc) // made by a held thread since the last pause
+		}
 		if as.holding() && as.textChanged() && !e.parkForDetach(t.proc, as) {
 			continue // left as a killed profiler leaves it
 		}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,5 +335,49 @@ func TestHeldThreadThatCannotPark(t *testing.T) {
 		t.Error("after the refused attach a SIGURG handler is installed")
 	}
 	w.run(t)
+	w.finish(t)
+}
+
+// A thread a held thread makes has no tracer that follows it (strace -p
+// without -f): it is held too, named as made by a thread profile does not
+// trace, and parked at the pauses after it appeared, the detach's among
+// them, while it runs calls through our probes.
+func TestThreadMadeByAHeldThread(t *testing.T) {
+	w := startHeldwork(t, 3, 200000)
+	pid, held := w.cmd.Process.Pid, w.tids[2]
+	holdWith(t, "", held)
+	opt := defaultOptions(t)
+	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	var spinner atomic.Int64
+	var checks []string
+	opt.paused = func() {
+		if s := int(spinner.Load()); s != 0 {
+			checks = append(checks, parkedAt(pid, s))
+		}
+	}
+	stop := attachRunning(t, pid, opt)
+	w.run(t)
+	io.WriteString(w.in, "spawn\n")
+	line, _ := w.out.ReadString('\n')
+	s, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "spawned")))
+	if err != nil {
+		t.Fatalf("spawn: %q", line)
+	}
+	spinner.Store(int64(s))
+	w.run(t)
+	r, err := stop()
+	if err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	named := fmt.Sprintf("thread %d (heldwork), which no tracer has", s)
+	if !slices.ContainsFunc(r.Profile.Meta.Warnings, func(w string) bool { return strings.Contains(w, named) }) {
+		t.Errorf("warnings %q: none says %q", r.Profile.Meta.Warnings, named)
+	}
+	if len(checks) == 0 || slices.ContainsFunc(checks, func(c string) bool { return !strings.HasPrefix(c, "parked") }) {
+		t.Errorf("the spinner at the pauses after it appeared: %q; want parked, at the detach's at least", checks)
+	}
+	if err := proctext.MatchesDisk(pid); err != nil {
+		t.Errorf("after the detach: %v", err)
+	}
 	w.finish(t)
 }

@@ -9,8 +9,10 @@
  * workers' thread ids). For each line read, every worker calls step CALLS
  * times (step calls leaf, and getppid every 64th call: a tracer like
  * strace stops the thread there) and main prints "round R: S", S the sum
- * of the workers' results. At the end of input it stops the workers,
- * prints "heldwork: done" and exits 0. Bad arguments: exit 2.
+ * of the workers' results. A line "spawn" makes the last worker start a
+ * spinner thread, which calls step until the end of input, and main
+ * prints "spawned TID". At the end of input it stops the threads, prints
+ * "heldwork: done" and exits 0. Bad arguments: exit 2.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +26,10 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
-static long round_no, finished, running, stopping, calls;
+static long round_no, finished, running, stopping, calls, nthreads, spawn_req;
+static pid_t spawned;
+static pthread_t spinner_th;
+static volatile int spin_stop;
 static unsigned long results[MAX_THREADS];
 static pid_t tids[MAX_THREADS];
 
@@ -37,6 +42,19 @@ NOINLINE unsigned long step(unsigned long x, long i)
 	return leaf(x);
 }
 
+NOINLINE void *spinner(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	spawned = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&done);
+	pthread_mutex_unlock(&mu);
+	unsigned long x = 1;
+	for (long i = 0; !spin_stop; i++)
+		x = step(x, i);
+	return (void *)x;
+}
+
 NOINLINE void *worker(void *arg)
 {
 	long me = (long)arg, seen = 0;
@@ -45,10 +63,15 @@ NOINLINE void *worker(void *arg)
 	running++;
 	pthread_cond_broadcast(&done);
 	for (;;) {
-		while (round_no == seen && !stopping)
+		while (round_no == seen && !stopping && !(spawn_req && me == nthreads - 1))
 			pthread_cond_wait(&go, &mu);
 		if (stopping)
 			break;
+		if (spawn_req && me == nthreads - 1) {
+			spawn_req = 0;
+			pthread_create(&spinner_th, NULL, spinner, NULL);
+			continue;
+		}
 		seen = round_no;
 		pthread_mutex_unlock(&mu);
 		unsigned long x = (unsigned long)me + 1;
@@ -67,7 +90,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 3)
 		return fprintf(stderr, "usage: heldwork THREADS CALLS\n"), 2;
-	long threads = atol(argv[1]);
+	long threads = nthreads = atol(argv[1]);
 	calls = atol(argv[2]);
 	if (threads < 1 || threads > MAX_THREADS || calls < 1)
 		return fprintf(stderr, "heldwork: bad arguments\n"), 2;
@@ -86,6 +109,16 @@ int main(int argc, char **argv)
 	char line[64];
 	while (fgets(line, sizeof line, stdin)) {
 		pthread_mutex_lock(&mu);
+		if (strcmp(line, "spawn\n") == 0 && !spawned) {
+			spawn_req = 1;
+			pthread_cond_broadcast(&go);
+			while (!spawned)
+				pthread_cond_wait(&done, &mu);
+			printf("spawned %d\n", (int)spawned);
+			fflush(stdout);
+			pthread_mutex_unlock(&mu);
+			continue;
+		}
 		finished = 0;
 		round_no++;
 		pthread_cond_broadcast(&go);
@@ -104,6 +137,9 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&mu);
 	for (long i = 0; i < threads; i++)
 		pthread_join(th[i], NULL);
+	spin_stop = 1;
+	if (spawned)
+		pthread_join(spinner_th, NULL);
 	printf("heldwork: done\n");
 	return 0;
 }
