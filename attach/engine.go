@@ -123,8 +123,8 @@ type ExpandOptions struct {
 // ownOptions are set by this package alone: its tests and the runs of its
 // own programs (calibration).
 type ownOptions struct {
-	// paused (tests) is called whenever every thread is held still for
-	// code to change: ours stopped, those we do not trace parked.
+	// paused (tests) is called whenever the threads we do not trace have
+	// been parked for code to change (ours are stopped then).
 	paused func()
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	// refineEvery is how often the clock re-measures its rate (tests: a

@@ -130,7 +130,7 @@ func (e *engine) fastOwner(as *space) *thread {
 	return best
 }
 
-// fastPlan is what arming as for its one thread t would do: the new call
+// fastPlan is what arming as for its owner t would do: the new call
 // sites each counted function's fast path takes (busiest first, from t's count
 // table), and whether anything is to be done at all.
 func (e *engine) fastPlan(as *space, t *thread) (map[int][]uint64, bool) {

@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -56,19 +55,19 @@ func (e *engine) installHeal(tid int, as *space) error {
 	if err := e.sigaction(tid, as, 0, heal.OldAct(base)); err != nil {
 		return fail(err)
 	}
-	buf := make([]byte, 32)
-	if err := ptrace.ReadMem(tid, heal.OldAct(base), buf); err != nil {
+	cur, err := heal.ReadAct(tid, heal.OldAct(base))
+	if err != nil {
 		return fail(err)
 	}
 	// A profiler killed while attached left its handler there: take the
 	// program's own from it, and the int3s it kept.
-	h.Old = e.healLeftover(tid, as, heal.ParseSigAction(buf))
-	if !bytes.Equal(h.Old.Bytes(), buf) {
-		if err := ptrace.WriteMem(tid, heal.OldAct(base), h.Old.Bytes()); err != nil {
+	h.Old = e.healLeftover(tid, as, cur)
+	if h.Old != cur {
+		if err := heal.WriteAct(tid, heal.OldAct(base), h.Old); err != nil {
 			return fail(err)
 		}
 	}
-	if err := ptrace.WriteMem(tid, heal.NewAct(base), heal.Handler(base, h.Old).Bytes()); err != nil {
+	if err := heal.WriteAct(tid, heal.NewAct(base), heal.Handler(base, h.Old)); err != nil {
 		return fail(err)
 	}
 	if err := e.sigaction(tid, as, heal.NewAct(base), 0); err != nil {
@@ -127,6 +126,20 @@ func (e *engine) sigactionOf(tid int, as *space, sig unix.Signal, act, oldact ui
 	return err
 }
 
+// giveBack gives the program back its disposition of sig, kept at old,
+// unless it installed one of its own while traced (the current one is not
+// handler, ours): a swap, the current one out into free, a struct
+// sigaction slot of the heal area free now.
+func (e *engine) giveBack(tid int, as *space, sig unix.Signal, old, free, handler uint64) error {
+	if err := e.sigactionOf(tid, as, sig, old, free); err != nil {
+		return err
+	}
+	if cur, err := heal.ReadAct(tid, free); err == nil && cur.Handler != handler {
+		e.sigactionOf(tid, as, sig, free, 0) // the program's own since: keep it
+	}
+	return nil
+}
+
 // uninstallHeal gives the program its own SIGTRAP disposition back (unless
 // it installed another one meanwhile) and unmaps the heal area.
 func (e *engine) uninstallHeal(tid int, as *space) {
@@ -134,18 +147,9 @@ func (e *engine) uninstallHeal(tid int, as *space) {
 	if h == nil {
 		return
 	}
-	// Swap: the program's disposition in, the current one out (into the
-	// new_act slot, which is free now).
-	if err := e.sigaction(tid, as, heal.OldAct(h.Base), heal.NewAct(h.Base)); err != nil {
+	if err := e.giveBack(tid, as, unix.SIGTRAP, heal.OldAct(h.Base), heal.NewAct(h.Base), h.Base); err != nil {
 		e.warn("restore the SIGTRAP disposition of pid %d: %v", tid, err)
 		return // leave the area: the handler may still be needed
-	}
-	buf := make([]byte, 32)
-	if ptrace.ReadMem(tid, heal.NewAct(h.Base), buf) == nil {
-		if cur := heal.ParseSigAction(buf); cur.Handler != h.Base {
-			// The program installed its own handler while traced: keep it.
-			e.sigaction(tid, as, heal.NewAct(h.Base), 0)
-		}
 	}
 	as.heal = nil
 	if !as.keepHeal {

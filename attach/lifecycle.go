@@ -130,9 +130,6 @@ func (e *engine) attach(pid int) error {
 			}
 			if err := ptrace.Seize(tid); err != nil {
 				if tp := procfs.TracerOf(tid); errors.Is(err, unix.EPERM) && tp != 0 {
-					if g := procfs.Tgid(tp); g != 0 {
-						tp = g // TracerPid names the tracing thread
-					}
 					foreign[tid] = tp
 					continue
 				}

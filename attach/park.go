@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/heal"
 	"github.com/profile-dev/profile/attach/internal/procfs"
-	"github.com/profile-dev/profile/attach/internal/ptrace"
 )
 
 // A thread of a traced process that profile does not trace (another
@@ -37,10 +37,13 @@ type parking struct {
 	held      []*heldThread
 	cookie    uint32
 	installed bool  // the park handler is SIGURG's
-	active    bool  // between a park and its release
 	warned    bool  // a failed park was said
 	extended  int64 // CLOCK_MONOTONIC ns of the last deadline written
-	slots     [heal.ParkSlots]bool
+}
+
+// active tells whether a park is on: held threads parked, not released.
+func (p *parking) active() bool {
+	return slices.ContainsFunc(p.held, func(h *heldThread) bool { return h.parked })
 }
 
 const (
@@ -62,14 +65,11 @@ func (s *space) hold(pid, tid, tracer int) (*heldThread, error) {
 	if s.park == nil {
 		s.park = &parking{cookie: rand.Uint32()}
 	}
-	for _, h := range s.park.held {
-		if h.tid == tid {
-			return h, nil
-		}
+	if h := s.heldThread(tid); h != nil {
+		return h, nil
 	}
-	for i, used := range s.park.slots {
-		if !used {
-			s.park.slots[i] = true
+	for i := range heal.ParkSlots {
+		if !slices.ContainsFunc(s.park.held, func(h *heldThread) bool { return h.slot == i }) {
 			h := &heldThread{pid: pid, tid: tid, tracer: tracer, slot: i}
 			s.park.held = append(s.park.held, h)
 			return h, nil
@@ -78,16 +78,9 @@ func (s *space) hold(pid, tid, tracer int) (*heldThread, error) {
 	return nil, errParkSlots
 }
 
-// dropHeld forgets held thread h (it ended).
+// dropHeld forgets held thread h (it ended): its slot is free again.
 func (s *space) dropHeld(h *heldThread) {
-	p := s.park
-	p.slots[h.slot] = false
-	for i, x := range p.held {
-		if x == h {
-			p.held = append(p.held[:i], p.held[i+1:]...)
-			return
-		}
-	}
+	s.park.held = slices.DeleteFunc(s.park.held, func(x *heldThread) bool { return x == h })
 }
 
 // holding tells whether the space has threads we do not trace.
@@ -130,7 +123,7 @@ func (e *engine) installPark(tid int, as *space) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAct(tid, heal.ParkNewAct(h.Base), heal.ParkAction(h.Base, old)); err != nil {
+	if err := heal.WriteAct(tid, heal.ParkNewAct(h.Base), heal.ParkAction(h.Base, old)); err != nil {
 		return err
 	}
 	if err := h.SetParkCookie(tid, p.cookie); err != nil {
@@ -152,7 +145,7 @@ func (e *engine) parkDisposition(tid int, as *space) (act heal.SigAction, left b
 	if err := e.sigactionOf(tid, as, unix.SIGURG, 0, heal.ParkOldAct(base)); err != nil {
 		return act, false, fmt.Errorf("read the SIGURG disposition: %w", err)
 	}
-	if act, err = readAct(tid, heal.ParkOldAct(base)); err != nil {
+	if act, err = heal.ReadAct(tid, heal.ParkOldAct(base)); err != nil {
 		return act, false, err
 	}
 	for range 8 {
@@ -168,7 +161,7 @@ func (e *engine) parkDisposition(tid int, as *space) (act heal.SigAction, left b
 		e.stats.Leftover.Handlers++
 	}
 	if left {
-		err = writeAct(tid, heal.ParkOldAct(base), act)
+		err = heal.WriteAct(tid, heal.ParkOldAct(base), act)
 	}
 	return act, left, err
 }
@@ -183,19 +176,6 @@ func (e *engine) undoParkLeftover(tid int, as *space) {
 	}
 }
 
-// readAct and writeAct move a kernel struct sigaction at addr.
-func readAct(tid int, addr uint64) (heal.SigAction, error) {
-	buf := make([]byte, 32)
-	if err := ptrace.ReadMem(tid, addr, buf); err != nil {
-		return heal.SigAction{}, err
-	}
-	return heal.ParseSigAction(buf), nil
-}
-
-func writeAct(tid int, addr uint64, a heal.SigAction) error {
-	return ptrace.WriteMem(tid, addr, a.Bytes())
-}
-
 // uninstallPark gives the program its SIGURG disposition back, unless it
 // installed another one meanwhile.
 func (e *engine) uninstallPark(tid int, as *space) {
@@ -203,12 +183,9 @@ func (e *engine) uninstallPark(tid int, as *space) {
 	if p == nil || !p.installed || h == nil {
 		return
 	}
-	if err := e.sigactionOf(tid, as, unix.SIGURG, heal.ParkOldAct(h.Base), heal.ParkNewAct(h.Base)); err != nil {
+	if err := e.giveBack(tid, as, unix.SIGURG, heal.ParkOldAct(h.Base), heal.ParkNewAct(h.Base), heal.ParkHandler(h.Base)); err != nil {
 		e.warn("restore the SIGURG disposition of pid %d: %v", tid, err)
 		return
-	}
-	if cur, err := readAct(tid, heal.ParkNewAct(h.Base)); err == nil && cur.Handler != heal.ParkHandler(h.Base) {
-		e.sigactionOf(tid, as, unix.SIGURG, heal.ParkNewAct(h.Base), 0) // the program's own since
 	}
 	p.installed = false
 }
@@ -279,7 +256,6 @@ func (as *space) parkHeld(tid int) error {
 			}
 		}
 		if waiting == 0 {
-			p.active = true
 			return nil
 		}
 		if time.Now().After(give) {
@@ -319,7 +295,6 @@ func (as *space) releaseHeld(tid int) {
 	if as.park == nil {
 		return
 	}
-	as.park.active = false
 	for _, t := range as.park.held {
 		if t.parked {
 			as.heal.SetPark(tid, t.slot, heal.ParkReleased)
@@ -354,7 +329,7 @@ func (s *space) keepParked(tid int) error {
 // again after parkKeep at most) and tells whether a held thread left.
 func (s *space) parkedStill(tid int) (left bool, err error) {
 	p := s.park
-	if p == nil || !p.active || monoNow()-p.extended < int64(parkKeep) {
+	if p == nil || !p.active() || monoNow()-p.extended < int64(parkKeep) {
 		return false, nil
 	}
 	if err := s.extendPark(tid); err != nil {
@@ -395,10 +370,7 @@ func (e *engine) holdStill(tid int, p *process) error {
 	if err := as.parkHeld(tid); err != nil {
 		return fmt.Errorf("attach to pid %d: %w", p.pid, err)
 	}
-	e.stats.Parks++
-	if e.opt.paused != nil {
-		e.opt.paused()
-	}
+	e.parked()
 	for _, h := range as.park.held {
 		e.leftOut(p, h)
 	}
@@ -433,6 +405,9 @@ func (e *engine) heldSpaces() map[*space]*process {
 func (e *engine) parkAll() error {
 	for as, p := range e.heldSpaces() {
 		e.holdNew(as, p)
+		if !as.holding() {
+			continue // a fork child's space: the handler, no thread of another
+		}
 		if err := as.parkHeld(p.pid); err != nil {
 			if !as.park.warned {
 				as.park.warned = true
@@ -441,17 +416,23 @@ func (e *engine) parkAll() error {
 			e.releaseAll()
 			return err
 		}
-		e.stats.Parks++
+		e.parked()
 	}
 	return nil
+}
+
+// parked counts a park of a space's held threads, and tells a test.
+func (e *engine) parked() {
+	e.stats.Parks++
+	if e.opt.paused != nil {
+		e.opt.paused()
+	}
 }
 
 // releaseAll lets every parked held thread go on.
 func (e *engine) releaseAll() {
 	for as, p := range e.heldSpaces() {
-		if as.park.active {
-			as.releaseHeld(p.pid)
-		}
+		as.releaseHeld(p.pid)
 	}
 }
 
@@ -466,15 +447,10 @@ func (e *engine) holdNew(as *space, p *process) {
 	}
 	self := os.Getpid()
 	for _, tid := range tids {
-		if _, ours := e.threads[tid]; ours || as.isHeld(tid) || procfs.IOWorker(tid) {
+		if _, ours := e.threads[tid]; ours || as.heldThread(tid) != nil || procfs.IOWorker(tid) {
 			continue
 		}
 		tp := procfs.TracerOf(tid)
-		if tp != 0 {
-			if g := procfs.Tgid(tp); g != 0 {
-				tp = g
-			}
-		}
 		if tp == self {
 			continue
 		}
@@ -486,14 +462,17 @@ func (e *engine) holdNew(as *space, p *process) {
 	}
 }
 
-// isHeld tells whether tid is a held thread of the space.
-func (s *space) isHeld(tid int) bool {
+// heldThread is the held thread tid of the space, or nil.
+func (s *space) heldThread(tid int) *heldThread {
+	if s.park == nil {
+		return nil
+	}
 	for _, h := range s.park.held {
 		if h.tid == tid {
-			return true
+			return h
 		}
 	}
-	return false
+	return nil
 }
 
 // parkForDetach parks the held threads of the space for the detach, each
@@ -513,10 +492,7 @@ func (e *engine) parkForDetach(p *process, as *space) bool {
 			inside = inside || as.inOurCode(h.rip)
 		}
 		if !inside {
-			e.stats.Parks++
-			if e.opt.paused != nil {
-				e.opt.paused()
-			}
+			e.parked()
 			return true
 		}
 		as.releaseHeld(p.pid)

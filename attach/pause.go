@@ -66,9 +66,6 @@ func (e *engine) pauseAll() (int64, bool) {
 		e.resumeAll(from)
 		return 0, false
 	}
-	if e.opt.paused != nil {
-		e.opt.paused()
-	}
 	return from, true
 }
 

@@ -78,10 +78,7 @@ func checkAttachable(pid int) error {
 	case pid == os.Getpid():
 		return fmt.Errorf("attach to pid %d: that is profile itself", pid)
 	}
-	if tp, _ := strconv.Atoi(st["TracerPid"]); tp != 0 && !someFree(pid) {
-		if g := procfs.Tgid(tp); g != 0 {
-			tp = g // TracerPid names the tracing thread
-		}
+	if tp := procfs.TracerOf(pid); tp != 0 && !someFree(pid) {
 		return fmt.Errorf("attach to pid %d: it is already traced by pid %d (%s): detach that debugger or tracer first", pid, tp, procfs.Comm(tp))
 	}
 	return nil

@@ -6,6 +6,10 @@
 // thread where it would have gone. While the tracer lives, ptrace
 // suppresses those SIGTRAPs and the handler never runs.
 //
+// The area also holds the park handler (park.go), the target's SIGURG
+// handler while a thread another tracer holds shares the process: asked
+// by the tracer, such a thread waits there while code changes.
+//
 // The package writes the area and reads a killed profiler's; mapping it
 // and installing the handler (injected system calls) are the engine's.
 package heal

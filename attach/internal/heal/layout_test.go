@@ -29,7 +29,7 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"park_handler": parkHandler, "park_old_act": parkOldAct, "park_new_act": parkNewAct,
 		"park_cookie": parkCookie, "park_deadline": parkDeadline, "park_slots": parkSlots,
 		"PARK_SLOTS": ParkSlots, "PARK_SLOT_SIZE": parkSlotSize, "PARK_MAGIC": parkMagic,
-		"PARK_ASKED": parkAsked, "PARK_PARKED": parkParked, "PARK_LEFT": parkLeft,
+		"PARK_ASKED": uint64(ParkAsked), "PARK_PARKED": uint64(ParkParked), "PARK_LEFT": uint64(ParkLeft),
 		"SIGURG": uint64(unix.SIGURG), "SI_QUEUE": siQueue, "SYS_rt_sigprocmask": unix.SYS_RT_SIGPROCMASK,
 		"SYS_nanosleep": unix.SYS_NANOSLEEP, "SYS_clock_gettime": unix.SYS_CLOCK_GETTIME,
 		"CLOCK_MONOTONIC": unix.CLOCK_MONOTONIC,

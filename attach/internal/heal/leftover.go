@@ -26,11 +26,8 @@ func At(tid int, base uint64) bool {
 // OldOf is the disposition the handler at base chains to: the program's
 // own, or a killed profiler's before it.
 func OldOf(tid int, base uint64) (SigAction, bool) {
-	buf := make([]byte, 32)
-	if ptrace.ReadMem(tid, OldAct(base), buf) != nil {
-		return SigAction{}, false
-	}
-	return ParseSigAction(buf), true
+	a, err := ReadAct(tid, OldAct(base))
+	return a, err == nil
 }
 
 // Entry is one entry of a heal table: a byte the tracer changed and what

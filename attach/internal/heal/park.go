@@ -19,12 +19,6 @@ import (
 const (
 	siQueue   = ^uint64(0) // SI_QUEUE, -1
 	parkMagic = 0x4b524150 // "PARK"
-
-	parkAsked    = 1
-	parkParked   = 2
-	parkReleased = 3
-	parkLeft     = 4
-	saRestart    = 0x10000000
 )
 
 // ParkState is a park slot's state word.
@@ -34,11 +28,11 @@ type ParkState uint64
 // thread, released by the tracer; left by a thread that found the
 // deadline passed.
 const (
-	ParkIdle     ParkState = 0
-	ParkAsked    ParkState = parkAsked
-	ParkParked   ParkState = parkParked
-	ParkReleased ParkState = parkReleased
-	ParkLeft     ParkState = parkLeft
+	ParkIdle ParkState = iota
+	ParkAsked
+	ParkParked
+	ParkReleased
+	ParkLeft
 )
 
 // ParkHandler is the park handler's address in the area at base.
@@ -55,9 +49,9 @@ func ParkNewAct(base uint64) uint64 { return base + parkNewAct }
 // restarts the system calls a park interrupts unless the program's own
 // handler asked not to.
 func ParkAction(base uint64, old SigAction) SigAction {
-	flags := SaSiginfo | SaRestorer | old.Flags&(SaOnstack|SaNodefer|saRestart)
+	flags := SaSiginfo | SaRestorer | old.Flags&(SaOnstack|SaNodefer|SaRestart)
 	if old.Handler <= 1 { // SIG_DFL, SIG_IGN: the program never sees one
-		flags |= saRestart
+		flags |= SaRestart
 	}
 	return SigAction{Handler: ParkHandler(base), Flags: flags, Restorer: Restorer(base), Mask: old.Mask}
 }
@@ -65,11 +59,8 @@ func ParkAction(base uint64, old SigAction) SigAction {
 // ParkOldOf is the SIGURG disposition the park handler of the area at
 // base chains to (a killed profiler's handler is taken back through it).
 func ParkOldOf(tid int, base uint64) (SigAction, bool) {
-	buf := make([]byte, 32)
-	if ptrace.ReadMem(tid, ParkOldAct(base), buf) != nil {
-		return SigAction{}, false
-	}
-	return ParseSigAction(buf), true
+	a, err := ReadAct(tid, ParkOldAct(base))
+	return a, err == nil
 }
 
 // SetParkCookie writes the cookie the handler checks each ask against: a

@@ -1,6 +1,10 @@
 package heal
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+)
 
 // SigAction is the kernel's struct sigaction on x86-64.
 type SigAction struct{ Handler, Flags, Restorer, Mask uint64 }
@@ -11,6 +15,7 @@ const (
 	SaOnstack  = 0x08000000
 	SaRestorer = 0x04000000
 	SaNodefer  = 0x40000000
+	SaRestart  = 0x10000000
 )
 
 // Bytes is a as the kernel reads it.
@@ -26,6 +31,20 @@ func (a SigAction) Bytes() []byte {
 func ParseSigAction(b []byte) SigAction {
 	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	return SigAction{u(0), u(1), u(2), u(3)}
+}
+
+// ReadAct reads the struct sigaction at addr through stopped task tid.
+func ReadAct(tid int, addr uint64) (SigAction, error) {
+	buf := make([]byte, 32)
+	if err := ptrace.ReadMem(tid, addr, buf); err != nil {
+		return SigAction{}, err
+	}
+	return ParseSigAction(buf), nil
+}
+
+// WriteAct writes a at addr through stopped task tid.
+func WriteAct(tid int, addr uint64, a SigAction) error {
+	return ptrace.WriteMem(tid, addr, a.Bytes())
 }
 
 // Handler is the disposition that makes the area at base the handler,

@@ -140,7 +140,7 @@ func (s *Space[T]) ReadCounters(read func(addr uint64, b []byte) error) {
 }
 
 // FastCalls are the counters of fast path line (attach/fastcount.go) as
-// they stand: a word per call site, written by the process's one thread.
+// they stand: a word per call site, written by the fast paths' owner thread.
 func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
 	var out [stub.FastCountLine / 8]uint64
 	off, mem := stub.FastCounts+line*stub.FastCountLine, Ring{mem: s.Mem}

@@ -61,9 +61,12 @@ func Mask(st map[string]string, field string) uint64 {
 	return m
 }
 
-// TracerOf returns the pid tracing a task, 0 if none.
+// TracerOf returns the process tracing a task, 0 if none.
 func TracerOf(tid int) int {
 	n, _ := strconv.Atoi(Status(tid)["TracerPid"])
+	if g := Tgid(n); n != 0 && g != 0 {
+		return g // TracerPid names the tracing thread: its process
+	}
 	return n
 }
 
