@@ -60,7 +60,7 @@ func startHeldwork(t *testing.T, threads, calls int) *heldwork {
 	wr.Close()
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); rd.Close() })
 	h := &heldwork{cmd: cmd, in: in, out: bufio.NewReader(rd), calls: calls}
-	line, _ := h.out.ReadString('\n')
+	line := h.line(t)
 	for _, f := range strings.Fields(strings.TrimPrefix(line, "heldwork: tids")) {
 		tid, _ := strconv.Atoi(f)
 		h.tids = append(h.tids, tid)
@@ -71,13 +71,28 @@ func startHeldwork(t *testing.T, threads, calls int) *heldwork {
 	return h
 }
 
+// line reads the program's next line; a program stuck for 30 s (a held
+// thread that never leaves its park) fails the test rather than hang it.
+func (h *heldwork) line(t *testing.T) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() { s, _ := h.out.ReadString('\n'); got <- s }()
+	select {
+	case s := <-got:
+		return s
+	case <-time.After(30 * time.Second):
+		t.Fatal("heldwork: no line in 30 s")
+		return ""
+	}
+}
+
 // run runs one round and checks its sum against heldRound.
 func (h *heldwork) run(t *testing.T) {
 	t.Helper()
 	h.round++
 	io.WriteString(h.in, "go\n")
 	want := fmt.Sprintf("round %d: %d\n", h.round, heldRound(len(h.tids), h.calls))
-	if line, _ := h.out.ReadString('\n'); line != want {
+	if line := h.line(t); line != want {
 		t.Fatalf("round %d: %q, want %q", h.round, line, want)
 	}
 }
@@ -86,7 +101,7 @@ func (h *heldwork) run(t *testing.T) {
 func (h *heldwork) finish(t *testing.T) {
 	t.Helper()
 	h.in.Close()
-	if line, _ := h.out.ReadString('\n'); line != "heldwork: done\n" {
+	if line := h.line(t); line != "heldwork: done\n" {
 		t.Errorf("at the end: %q", line)
 	}
 	if !waitExit(h.cmd, 5*time.Second) || h.cmd.ProcessState.ExitCode() != 0 {
@@ -358,7 +373,7 @@ func TestThreadMadeByAHeldThread(t *testing.T) {
 	stop := attachRunning(t, pid, opt)
 	w.run(t)
 	io.WriteString(w.in, "spawn\n")
-	line, _ := w.out.ReadString('\n')
+	line := w.line(t)
 	s, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "spawned")))
 	if err != nil {
 		t.Fatalf("spawn: %q", line)
