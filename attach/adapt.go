@@ -48,6 +48,27 @@ type adapting struct {
 	// eventGap: the ring events that make a look due early;
 	// eventsAtLook, the events drained at the last look.
 	eventGap, eventsAtLook int64
+	// hidden counts, by the innermost open function, the timed calls
+	// made from code no traced function holds since the last look
+	// (hideCall).
+	hidden []int64
+}
+
+// hideCall notes a timed call made from code no traced function holds
+// while fn was the innermost open function: from a static function a
+// stripped binary does not name (redis's connSocketRead, which calls
+// read for readQueryFromClient), or from a library (qsort calling a
+// comparator). Were fn counted, such a callee's frames could not go below
+// it (EnterVia needs the caller from the call site) and would read as
+// fn's caller's calls, with their time: fn stays timed (movable).
+func (e *engine) hideCall(fn int) {
+	if fn <= model.StartFunc {
+		return
+	}
+	if fn >= len(e.hidden) {
+		e.hidden = append(e.hidden, make([]int64, fn+1-len(e.hidden))...)
+	}
+	e.hidden[fn]++
 }
 
 // adaptive tells whether the session moves short functions to counting:
@@ -58,8 +79,11 @@ func (e *engine) adaptive() bool {
 	return e.opt.SamplePeriod > 0 && e.clock != nil && e.notSampled == ""
 }
 
-// adaptLoop wakes the tracer every adaptFirst, until stop is closed, to
-// look at the timed functions when a look is due (adapt).
+// adaptLoop checks every adaptFirst, until stop is closed, whether a
+// look at the timed functions is due, and then wakes the tracer to look
+// (adapt). It wakes it only then: a wake-up is a short-lived process of
+// ours, and one every tick (50 a second) took a fifth of a CPU beside
+// redis under load, where the looks are seconds apart.
 func (e *engine) adaptLoop(stop <-chan struct{}) {
 	t := time.NewTicker(adaptFirst)
 	defer t.Stop()
@@ -68,8 +92,14 @@ func (e *engine) adaptLoop(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			e.adaptDue.Store(true)
-			e.wake()
+			// The tracer's state is ours while it waits for a stop.
+			e.mu.Lock()
+			due := !e.drainDone && e.lookDue()
+			e.mu.Unlock()
+			if due {
+				e.adaptDue.Store(true)
+				e.wake()
+			}
 		}
 	}
 }
@@ -151,9 +181,12 @@ func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
 }
 
 // movable tells whether fn, timed by an inline probe, may move to
-// counting: not what the user asked to see in time (keepsTime).
+// counting: not what the user asked to see in time (keepsTime), nor a
+// function whose timed callees are called from code no traced function
+// holds (hideCall).
 func (e *engine) movable(fn int, p *model.Profile) bool {
-	return p.Functions[fn].Probe == model.ProbeInline && !e.counted[fn] && !e.keepsTime(fn)
+	hides := fn < len(e.hidden) && e.hidden[fn] > 0
+	return p.Functions[fn].Probe == model.ProbeInline && !e.counted[fn] && !e.keepsTime(fn) && !hides
 }
 
 // adapt moves the functions whose timed calls are too short to the
@@ -167,6 +200,9 @@ func (e *engine) adapt() {
 	e.drainAll()
 	snap := e.profileNow()
 	short := e.shortCalls(snap)
+	// Calls hidden since this look: a callee that moves now no longer
+	// keeps its hider timed at the next one.
+	clear(e.hidden)
 	arm := e.fastPlans()
 	if len(short) == 0 && len(arm) == 0 {
 		e.looked(false)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/internal/proctext"
 	"github.com/profile-dev/profile/model"
 )
@@ -107,6 +108,61 @@ func TestCountedExact(t *testing.T) {
 				}
 				if !maps.Equal(got[th.Tid], want) {
 					t.Errorf("thread %d (level %d) arcs %v, want %v", th.Tid, th.Level, got[th.Tid], want)
+				}
+			}
+		})
+	}
+}
+
+// treeEdges is each thread's call-tree edges as "caller>callee" -> calls
+// (nodes with calls), by tid.
+func treeEdges(p *model.Profile) map[int]map[string]int64 {
+	out := map[int]map[string]int64{}
+	for _, th := range p.Threads {
+		m := map[string]int64{}
+		for _, n := range th.Nodes {
+			if n.Calls > 0 && n.Parent != model.None {
+				m[p.FuncName(th.Nodes[n.Parent].Func)+">"+p.FuncName(n.Func)] += n.Calls
+			}
+		}
+		out[th.Tid] = m
+	}
+	return out
+}
+
+// counted 20000 2 with only twig counted: leaf stays timed, and its calls
+// from twig, which has no frames, are twig's in the trees (a context of
+// twig's with no calls, below mid), not mid's: per thread mid calls leaf
+// 3 × 20,000 times and twig 20,000 times, and twig calls leaf 20,000
+// times, as the workload does.
+func TestTimedCalleeOfCounted(t *testing.T) {
+	const n = 20000
+	for _, kind := range []string{ProbesAuto, ProbesInline} {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			opt.Probes, opt.Counted = kind, regexp.MustCompile(`^twig$`)
+			r, _ := recordWorkload(t, "counted", opt, strconv.Itoa(n), "2")
+			p := r.Profile
+			// The workload's own functions' edges, not the C library's.
+			ownEdge := regexp.MustCompile(`^(START|main|work|mid|twig)>(work|mid|leaf)$`)
+			if probeOf(p, "twig") != "counted" || probeOf(p, "leaf") != "inline" {
+				t.Fatalf("twig's probe %s, leaf's %s, want counted and inline", probeOf(p, "twig"), probeOf(p, "leaf"))
+			}
+			edges, arcs := treeEdges(p), threadArcs(p)
+			for _, th := range p.Threads {
+				want := map[string]int64{"work>mid": n, "mid>leaf": 3 * n, "twig>leaf": n}
+				if th.Level == 0 {
+					want["main>work"], want["main>leaf"] = 1, n
+				} else {
+					want["START>work"] = 1
+				}
+				got := edges[th.Tid]
+				maps.DeleteFunc(got, func(e string, _ int64) bool { return !ownEdge.MatchString(e) })
+				if !maps.Equal(got, want) {
+					t.Errorf("thread %d (level %d) tree edges %v, want %v", th.Tid, th.Level, got, want)
+				}
+				if got := arcs[th.Tid]; !maps.Equal(got, map[string]int64{"mid>twig": n}) {
+					t.Errorf("thread %d arcs %v, want mid>twig %d", th.Tid, got, n)
 				}
 			}
 		})
@@ -221,5 +277,37 @@ func TestCountedFastPathExact(t *testing.T) {
 				t.Errorf("fast paths: %d functions, %d calls; want leaf's and twig's at least, and calls", r.Stats.Probes.Fast, r.Stats.Probes.FastCalls)
 			}
 		})
+	}
+}
+
+// counted 20000 2 1.5 with twig untraced and leaf kept timed: mid's calls
+// are short enough to count, but leaf's calls through twig come from code
+// no traced function holds, so counted mid could not hold their frames:
+// mid stays timed, and every leaf frame is below mid (four per call of
+// mid), none below work.
+func TestHiddenCalleeKeepsCallerTimed(t *testing.T) {
+	opt := defaultOptions(t)
+	f, err := instrument.NewFilter(nil, []string{":twig$"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Filter, opt.Timed = f, regexp.MustCompile(`^leaf$`)
+	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	r, _ := recordWorkload(t, "counted", opt, "20000", "2", "1.5")
+	p := r.Profile
+	if probeOf(p, "mid") != "inline" || probeOf(p, "leaf") != "inline" {
+		for _, fn := range p.Functions {
+			if fn.Name == "mid" || fn.Name == "twig" {
+				t.Logf("%s: %s %q", fn.Name, fn.Probe, fn.ProbeNote)
+			}
+		}
+		t.Fatalf("mid's probe %s, leaf's %s; want both timed", probeOf(p, "mid"), probeOf(p, "leaf"))
+	}
+	edges := treeEdges(p)
+	for _, th := range p.Threads {
+		mid := edges[th.Tid]["work>mid"]
+		if got := edges[th.Tid]; mid == 0 || got["mid>leaf"] != 4*mid || got["work>leaf"] != 0 {
+			t.Errorf("thread %d: work>mid %d, mid>leaf %d, work>leaf %d; want leaf 4 times a call of mid, all below it", th.Tid, mid, got["mid>leaf"], got["work>leaf"])
+		}
 	}
 }

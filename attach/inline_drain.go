@@ -58,27 +58,42 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 		e.checkpointed(now)
 		return
 	}
-	e.s.Enter(t.st, int(ev.ID), e.inlineKind(t, ev.Ret), ev.SP, ev.Ret, now)
+	site := e.inlineSite(t, ev.Ret)
+	via := model.None
+	if top, _ := e.s.Top(t.st); site.caller == model.None {
+		e.hideCall(top)
+	} else if top != site.caller && e.counted[site.caller] {
+		// A caller that only counts has no frame: the callee's goes
+		// below it, or the callee's calls would read as its timed
+		// grandcaller's.
+		via = site.caller
+	}
+	e.s.EnterVia(t.st, via, int(ev.ID), site.kind, ev.SP, ev.Ret, now)
 	if ev.Args != nil {
 		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}
 }
 
-// inlineKind classifies the call that made a probed call from its return
-// address, once per call site.
-func (e *engine) inlineKind(t *thread, ret uint64) model.CallKind {
+// inlineSite classifies the call that made a probed call from its return
+// address, and finds its traced caller, once per call site.
+func (e *engine) inlineSite(t *thread, ret uint64) callSite {
 	as := t.proc.as
 	hot := &as.kindHot[(ret*0x9e3779b97f4a7c15)>>56]
 	if hot.ret == ret && ret != 0 {
-		return hot.kind
+		return hot.site
 	}
-	k, ok := as.kinds[ret]
+	s, ok := as.kinds[ret]
 	if !ok {
-		k = e.callKind(t.tid, as, ret)
-		as.kinds[ret] = k
+		s = callSite{kind: e.callKind(t.tid, as, ret), caller: model.None}
+		if ret != 0 {
+			if fn, in := e.sampledAt(as, ret-1); !in {
+				s.caller = fn
+			}
+		}
+		as.kinds[ret] = s
 	}
-	*hot = kindEntry{ret, k}
-	return k
+	*hot = kindEntry{ret, s}
+	return s
 }
 
 // drainThread drains the ring t writes, if any.

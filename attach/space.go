@@ -62,12 +62,21 @@ type traps struct {
 	parked  map[uint64]*bp
 }
 
-// callKinds: the call kind by return address (inline probes); kindHot
-// caches them by a hash of the return address: the drain asks at every
-// entry, and the map's lookup was a twentieth of its time.
+// callKinds: each call site's kind and traced caller by return address
+// (inline probes); kindHot caches them by a hash of the return address:
+// the drain asks at every entry, and the map's lookup was a twentieth of
+// its time.
 type callKinds struct {
-	kinds   map[uint64]model.CallKind
+	kinds   map[uint64]callSite
 	kindHot [256]kindEntry
+}
+
+// callSite is a call's kind and the traced function that makes it
+// (model.None if none): the caller a timed callee's frame goes below when
+// that caller only counts its calls and has no frame of its own.
+type callSite struct {
+	kind   model.CallKind
+	caller int
 }
 
 // leftBehind is what a scan found of killed profilers' work in a space:
@@ -90,10 +99,10 @@ type spaceGate struct {
 	ctxArmed bool
 }
 
-// kindEntry is a return address (0: none) and its call's kind.
+// kindEntry is a return address (0: none) and its call site.
 type kindEntry struct {
 	ret  uint64
-	kind model.CallKind
+	site callSite
 }
 
 // loaded is a module mapped in a space.
@@ -124,7 +133,7 @@ const (
 
 func newSpace() *space {
 	s := &space{paths: map[string]bool{}, traps: traps{bps: map[uint64]*bp{}, removed: map[uint64]bool{}, parked: map[uint64]*bp{}}}
-	s.kinds = map[uint64]model.CallKind{}
+	s.kinds = map[uint64]callSite{}
 	return s
 }
 

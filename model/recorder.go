@@ -28,6 +28,7 @@ type frame struct {
 	fn    int
 	entry int64
 	child int64
+	via   int // the node of a counted caller it was entered below (EnterVia), 0 if none
 }
 
 // NewRecorder starts a thread's accounting at time start.
@@ -43,7 +44,20 @@ func NewRecorder(start int64) *Recorder {
 
 // Enter opens an activation of fn at time now.
 func (r *Recorder) Enter(fn int, now int64, kind CallKind) {
-	n := r.push(fn, now)
+	r.EnterVia(None, fn, now, kind)
+}
+
+// EnterVia opens an activation of fn at time now called by via (None:
+// by the innermost open activation), a counted function, which has no
+// activations: fn's context goes below via's context below the innermost
+// open activation, made with no calls if new (as Sample makes it), and
+// via's context gets fn's time as its total.
+func (r *Recorder) EnterVia(via, fn int, now int64, kind CallKind) {
+	top, under := r.stack[len(r.stack)-1], 0
+	if via > StartFunc && via != top.fn {
+		under = r.tree.Child(top.node, via)
+	}
+	n := r.push(fn, now, under)
 	nd := &r.tree.Nodes[n]
 	nd.Calls++
 	if r.active[fn] > 1 {
@@ -62,7 +76,7 @@ func (r *Recorder) Enter(fn int, now int64, kind CallKind) {
 // EnterInFlight opens an activation that was already running when tracing
 // began: it is timed from now but not counted as a call.
 func (r *Recorder) EnterInFlight(fn int, now int64) {
-	n := r.push(fn, now)
+	n := r.push(fn, now, 0)
 	r.tree.Nodes[n].InFlight++
 }
 
@@ -75,11 +89,16 @@ func (r *Recorder) at(now int64) int64 {
 	return now
 }
 
-func (r *Recorder) push(fn int, now int64) int {
+// push opens an activation of fn below the innermost one's context or,
+// if via is not 0, below that node (EnterVia).
+func (r *Recorder) push(fn int, now int64, via int) int {
 	now = r.at(now)
-	top := r.stack[len(r.stack)-1]
-	n := r.tree.Child(top.node, fn)
-	r.stack = append(r.stack, frame{node: n, fn: fn, entry: now})
+	parent := r.stack[len(r.stack)-1].node
+	if via != 0 {
+		parent = via
+	}
+	n := r.tree.Child(parent, fn)
+	r.stack = append(r.stack, frame{node: n, fn: fn, entry: now, via: via})
 	if fn >= len(r.active) {
 		r.active = append(r.active, make([]int32, fn+1-len(r.active))...)
 	}
@@ -106,6 +125,9 @@ func (r *Recorder) Exit(now int64) bool {
 	r.active[f.fn]--
 	if r.active[f.fn] == 0 {
 		nd.TotalNs += dur
+	}
+	if f.via != 0 {
+		r.tree.Nodes[f.via].TotalNs += dur
 	}
 	r.stack[len(r.stack)-1].child += dur
 	return true

@@ -109,3 +109,48 @@ func TestRecorderTimesAddUp(t *testing.T) {
 		check(run, "finish", nodes, traced)
 	}
 }
+
+// TestEnterVia: a call made by a counted function (no activations) goes
+// below that function's context, which has no calls and gets the call's
+// time as its total; a via that is the innermost open function itself, or
+// None, is a plain Enter.
+func TestEnterVia(t *testing.T) {
+	type node struct {
+		path         string // functions from the root's child down, as digits
+		calls, total int64
+	}
+	for _, tc := range []struct {
+		name string
+		via  int
+		want []node
+	}{
+		{"counted caller", 3, []node{{"1", 1, 100}, {"13", 0, 20}, {"132", 1, 20}}},
+		{"no caller", None, []node{{"1", 1, 100}, {"12", 1, 20}}},
+		{"the open function", 1, []node{{"1", 1, 100}, {"12", 1, 20}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder(0)
+			r.Enter(1, 0, KindDirect)
+			r.EnterVia(tc.via, 2, 10, KindDirect)
+			r.Exit(30)
+			r.Exit(100)
+			nodes, _ := r.Finish(100)
+			var got []node
+			for i, n := range nodes[1:] {
+				path := ""
+				for k := i + 1; k > 0; k = nodes[k].Parent {
+					path = string(rune('0'+nodes[k].Func)) + path
+				}
+				got = append(got, node{path, n.Calls, n.TotalNs})
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("nodes %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("nodes %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -254,9 +254,16 @@ func (s *Session) Top(t *Thread) (top, below int) {
 // return address ret. Frames below sp were abandoned (longjmp,
 // exceptions), and one at sp too (a tail call): they close first.
 func (s *Session) Enter(t *Thread, fn int, kind model.CallKind, sp, ret uint64, now int64) {
+	s.EnterVia(t, model.None, fn, kind, sp, ret, now)
+}
+
+// EnterVia is Enter of a call made by via, a counted function (no frames
+// of its own), or by the innermost open frame if via is model.None: fn's
+// context goes below via's (model.Recorder.EnterVia).
+func (s *Session) EnterVia(t *Thread, via, fn int, kind model.CallKind, sp, ret uint64, now int64) {
 	s.pop(t, sp, 0, now, true)
 	t.frames = append(t.frames, frame{sp: sp, ret: ret, stack: s.StackEnd(t, sp), start: now, fn: int32(fn)})
-	t.rec.Enter(fn, now, kind)
+	t.rec.EnterVia(via, fn, now, kind)
 	if t.det != nil && !s.detailRule.Gated {
 		t.det.Enter(fn, now, s.Selected(fn))
 	}
