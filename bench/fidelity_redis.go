@@ -33,6 +33,7 @@ type redisFidelity struct {
 	perfN            [2]int
 	floor, raw, comp float64
 	sampled          float64            // attached with the default probes (sampled)
+	waitingOut       float64            // the same with the time inside waiting calls left out, against perf's busy shares
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
 	sampledRPS       map[string]float64 // requests/s by command, attached with the default probes
 	rows             []fidelityRow
@@ -201,6 +202,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		perf[i], f.perfN[i] = shares, n
 	}
 	var prof [3]map[string]float64
+	var waitingOut map[string]float64
 	pid := s.cmd.Process.Pid
 	for i, flags := range [][]string{{"--no-compensate", "--sample=0"}, {"--sample=0"}, nil} {
 		out := filepath.Join(c.tmp, "redis.data")
@@ -238,12 +240,22 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		if prof[i], err = readShares(out, s.exe); err != nil {
 			return nil, "", err
 		}
+		if i == 2 {
+			if waitingOut, err = readBusyShares(out, s.exe); err != nil {
+				return nil, "", err
+			}
+		}
 	}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2], onCPU[0])
+	f.waitingOut = tvd(waitingOut, perf[0])
+	for i := range f.rows {
+		f.rows[i].waitingOut = waitingOut[f.rows[i].name]
+	}
 	fmt.Printf("  distance: perf vs perf %.1f points, raw %.1f, compensated %.1f, sampled %.1f; GET %.0f/s traced (%.0f/s default), %.0f/s untraced\n",
 		f.floor, f.raw, f.comp, f.sampled, f.traced["GET"], f.sampledRPS["GET"], f.untraced["GET"])
 	fmt.Printf("  default profile, functions with at least 1%% of perf's samples: %s\n", offByTwo(f.rows))
+	fmt.Printf("  waiting calls left out on both sides: distance %.1f points; functions with at least 1%% of perf's samples: %s\n", f.waitingOut, offByTwoBusy(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 	return f, "", nil
