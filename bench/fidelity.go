@@ -338,12 +338,19 @@ func readBusyShares(out, exe string) (map[string]float64, error) {
 		return nil, err
 	}
 	b := p.Busy()
-	waiting := b.WaitingFuncs()
-	for i := range b.Threads {
-		nodes := slices.Clone(b.Threads[i].Nodes)
+	leaveWaitingOut(b)
+	return busyShares(b, filepath.Base(exe)), nil
+}
+
+// leaveWaitingOut zeroes the self time of every context inside a waiting
+// call (parents precede children in a thread's nodes).
+func leaveWaitingOut(p *model.Profile) {
+	waiting := p.WaitingFuncs()
+	for i := range p.Threads {
+		nodes := slices.Clone(p.Threads[i].Nodes)
 		in := make([]bool, len(nodes))
 		for k := range nodes {
-			if par := nodes[k].Parent; par >= 0 && par < len(nodes) && par < k {
+			if par := nodes[k].Parent; par >= 0 && par < k {
 				in[k] = in[par]
 			}
 			in[k] = in[k] || waiting[nodes[k].Func]
@@ -351,9 +358,8 @@ func readBusyShares(out, exe string) (map[string]float64, error) {
 				nodes[k].SelfNs = 0
 			}
 		}
-		b.Threads[i].Nodes = nodes
+		p.Threads[i].Nodes = nodes
 	}
-	return busyShares(b, filepath.Base(exe)), nil
 }
 
 // busyShares is each function of module base's share of the busy self

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +79,33 @@ func TestBusySharesGiveOtherModulesToTheirCaller(t *testing.T) {
 	got := busyShares(p, "app")
 	if math.Abs(got["main"]-0.5) > 1e-9 || math.Abs(got["work"]-0.5) > 1e-9 || len(got) != 2 {
 		t.Fatalf("shares %v, want main 0.5 (10+40), work 0.5 (20+30)", got)
+	}
+}
+
+// leaveWaitingOut drops the self time of a waiting call and of what runs
+// below it; the rest stays.
+func TestLeaveWaitingOut(t *testing.T) {
+	p := &model.Profile{
+		Modules: []model.Module{{}, {Path: "/usr/bin/app"}, {Path: "/lib/libc.so.6"}},
+		Functions: []model.Function{
+			{Module: 0, Name: "START"}, {Module: 1, Name: "main"}, {Module: 2, Name: "epoll_wait"},
+			{Module: 1, Name: "handler"}, {Module: 2, Name: "memcpy"},
+		},
+		Threads: []model.Thread{{Nodes: []model.Node{
+			{Func: 0, Parent: model.None, SelfNs: 7},
+			{Func: 1, Parent: 0, SelfNs: 10},
+			{Func: 2, Parent: 1, SelfNs: 20},
+			{Func: 3, Parent: 2, SelfNs: 30}, // inside epoll_wait (a signal handler, say)
+			{Func: 4, Parent: 1, SelfNs: 40},
+		}}},
+	}
+	leaveWaitingOut(p)
+	var got []int64
+	for _, n := range p.Threads[0].Nodes {
+		got = append(got, n.SelfNs)
+	}
+	if want := []int64{7, 10, 0, 0, 40}; !slices.Equal(got, want) {
+		t.Fatalf("self times %v, want %v", got, want)
 	}
 }
 
