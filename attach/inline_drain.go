@@ -58,25 +58,34 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 		e.checkpointed(now)
 		return
 	}
-	site := e.inlineSite(t, ev.Ret)
-	via := model.None
-	if top, _ := e.s.Top(t.st); site.caller == model.None {
-		e.hideCall(top)
-	} else if top != site.caller && e.counted[site.caller] {
-		// A caller that only counts has no frame: the callee's goes
-		// below it, or the callee's calls would read as its timed
-		// grandcaller's.
-		via = site.caller
-	}
-	e.s.EnterVia(t.st, via, int(ev.ID), site.kind, ev.SP, ev.Ret, now)
+	site := e.callSiteOf(t, ev.Ret)
+	e.s.EnterVia(t.st, e.via(t, site.caller), int(ev.ID), site.kind, ev.SP, ev.Ret, now)
 	if ev.Args != nil {
 		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}
 }
 
-// inlineSite classifies the call that made a probed call from its return
+// via is the counted function a timed call is entered below
+// (Session.EnterVia), given the traced function holding its call site:
+// that function if it is counted and not the innermost open frame, else
+// model.None. A caller that only counts has no frame: without it the
+// callee's calls would read as its timed grandcaller's. A call from code
+// no traced function holds is noted (hideCall).
+func (e *engine) via(t *thread, caller int) int {
+	top, _ := e.s.Top(t.st)
+	if caller == model.None {
+		e.hideCall(top)
+		return model.None
+	}
+	if top != caller && e.counted[caller] {
+		return caller
+	}
+	return model.None
+}
+
+// callSiteOf classifies the call that made a probed call from its return
 // address, and finds its traced caller, once per call site.
-func (e *engine) inlineSite(t *thread, ret uint64) callSite {
+func (e *engine) callSiteOf(t *thread, ret uint64) callSite {
 	as := t.proc.as
 	hot := &as.kindHot[(ret*0x9e3779b97f4a7c15)>>56]
 	if hot.ret == ret && ret != 0 {
