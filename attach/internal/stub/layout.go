@@ -71,13 +71,12 @@ const (
 	CountSize    = 32
 	RingStride   = RCounts + CountEntries*CountSize
 	// The counting probe's fast paths' calls (attach/fastcount.go), after
-	// the rings: a line of FastCountLine bytes per function, a word per
-	// call site, in no ring (a fast path counts for a process's one
-	// thread). In the memfd, they outlive the process and its image.
+	// the rings: a word per call site, in no ring (a fast path counts for
+	// a process's one thread). In the memfd, they outlive the process and
+	// its image.
 	FastCounts     = MaxSlots * RingStride
-	FastCountLine  = 64
-	FastCountLines = 4096
-	RingsSize      = FastCounts + FastCountLines*FastCountLine
+	FastCountWords = 32768
+	RingsSize      = FastCounts + FastCountWords*8
 
 	// Stub offsets in probe.bin.
 	Entry   = 0x000
