@@ -20,11 +20,8 @@ import (
 // counted function's calls from its busiest call sites, by one thread of
 // the process, the owner, are one plain increment of the call site's
 // counter, taken before the trampoline calls the counting stub
-// (instrument.FastCount). The function's entry jump is aimed at the fast
-// path instead of the trampoline, with every thread stopped; the
-// trampoline stays as it was, and the fast path's other calls go on
-// there. A thread healed at a later rewrite of the entry runs the jump
-// the patch wrote first, to the trampoline: as good a way in. A
+// (instrument.FastCount). The trampoline's first instruction, push id,
+// becomes a jump to the fast path; the text is not touched again. A
 // counter counts for one thread only: the fast path compares the thread
 // pointer with the owner word of its area, which holds the owner's while
 // armed and 0 (no thread's) while disarmed. Owner words change while
@@ -32,27 +29,25 @@ import (
 // memory (a clone, a vfork: a new thread may get a gone owner's thread
 // pointer, a vfork child runs on its parent's): a data write, and the
 // owner's calls counted until then are its arcs as much as those in its
-// count table. The owner word sits in a page of its own above each area's
-// code. The call sites' return addresses and their counters' addresses
-// are immediates in the fast path's code, written while every thread is
-// stopped: a call through the fast path loads the owner word, its return
-// address and its counter, no line more. The counters are words in the
-// memfd of rings (stub.FastCounts), given to call sites one by one so
-// that the busy ones share lines; read here while the process runs, and
-// after it has gone or exec'd.
+// count table. The call sites' return addresses and their counters'
+// addresses sit in the area above the code, the owner word below them;
+// the counters in the memfd of rings (stub.FastCounts), read here while
+// the process runs, and after it has gone or exec'd.
 const (
-	fastOwnerSize = 4 << 10 // the top of each area: the owner word
+	fastLinesSize = 64 << 10 // the top of each area: the fast paths' call sites
 	// fastMinCalls is how many calls a call site has made through the
 	// counting stub before it takes a slot: the slots go to the busy
 	// sites, for good (a slot's counter is never given to another site).
 	fastMinCalls = 1000
 )
 
-// codeEnd is how far code may fill area a: the owner word is above.
-func (a *area) codeEnd() uint64 { return a.size - fastOwnerSize }
+// codeEnd is how far code may fill area a: the owner word and the fast
+// paths' call sites are above.
+func (a *area) codeEnd() uint64 { return a.size - fastLinesSize }
 
 // ownerWord is the address of area a's owner word: the thread pointer of
-// the thread whose calls its fast paths count, 0 for none.
+// the thread whose calls its fast paths count, 0 for none. It takes the
+// lowest call site line.
 func (a *area) ownerWord() uint64 { return a.base + a.codeEnd() }
 
 // fastCounts is one space's fast paths.
@@ -68,8 +63,8 @@ type fastCounts struct {
 	done map[*thread]map[fastKey]int64
 	// paths counts the fast paths written: sampling's index of relocated
 	// instructions is rebuilt when it changes.
-	paths    int
-	counters int // counters taken in the memfd
+	paths int
+	lines int // counter lines taken in the memfd
 	// refused: counted functions that cannot have a fast path (no room,
 	// no patch at their entry, a body too long): not planned again.
 	refused map[int]bool
@@ -82,16 +77,15 @@ type fastKey struct {
 
 // fastFn is one function's fast path, call sites and counters.
 type fastFn struct {
-	tramp   uint64      // its trampoline
-	entry   uint64      // its function's entry jump
-	id      uint32      // the id the trampoline pushes
-	at, end uint64      // the fast path's code
-	bodies  [][2]uint64 // its copies of the moved instructions
-	slots   [instrument.FastSlots]instrument.FastSlot
-	rets    [instrument.FastSlots]uint64 // each slot's call site, 0 for none
-	ctr     [instrument.FastSlots]int    // each slot's counter in the memfd
-	base    [instrument.FastSlots]uint64 // each counter when owner's period began
-	armed   bool                         // the entry jumps here
+	tramp    uint64      // its trampoline
+	id       uint32      // the id the trampoline pushes
+	at, end  uint64      // the fast path's code
+	bodies   [][2]uint64 // its copies of the moved instructions
+	line     uint64      // its call sites and their counters' addresses, in the area
+	counters int         // its counter line in the memfd
+	rets     [instrument.FastSlots]uint64
+	base     [instrument.FastSlots]uint64 // each counter when owner's period began
+	armed    bool                         // the trampoline jumps here
 }
 
 // fastOwner is the thread of space as whose calls its fast paths are to
@@ -213,8 +207,18 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 			}
 			fc.fns[fn] = f
 		}
+		next := f.rets
 		for _, ret := range rets {
-			e.fillSlot(t.tid, as, f, ret)
+			if k := slices.Index(next[:], 0); k >= 0 {
+				next[k] = ret
+			}
+		}
+		var w [instrument.FastSlots * 8]byte
+		for k, ret := range next {
+			binary.LittleEndian.PutUint64(w[8*k:], ret)
+		}
+		if ptrace.WriteMem(t.tid, f.line, w[:]) == nil {
+			f.rets = next
 		}
 	}
 	if fc.owner != t && fc.owner != nil && e.inFastPath(as, fc.owner) {
@@ -236,36 +240,11 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 	fc.live = true
 	for _, f := range fc.fns {
 		if !f.armed {
-			// Every thread is stopped, none inside the jump: its target
-			// changes in one write.
-			var rel [4]byte
-			binary.LittleEndian.PutUint32(rel[:], uint32(int32(int64(f.at)-int64(f.entry+instrument.PatchLen))))
-			f.armed = as.poke(t.tid, f.entry+1, rel[:]) == nil
+			jmp := []byte{0xe9, 0, 0, 0, 0}
+			binary.LittleEndian.PutUint32(jmp[1:], uint32(int32(int64(f.at)-int64(f.tramp+5))))
+			f.armed = ptrace.WriteMem(t.tid, f.tramp, jmp) == nil
 		}
 	}
-}
-
-// fillSlot gives a free slot of fast path f, and a counter, to the call
-// site returning to ret: its counter's address, then its return address,
-// written in the code through stopped task tid, every thread stopped.
-func (e *engine) fillSlot(tid int, as *space, f *fastFn, ret uint64) {
-	fc := as.fast
-	k := slices.Index(f.rets[:], 0)
-	if k < 0 || fc.counters >= stub.FastCountWords {
-		return
-	}
-	var w [8]byte
-	binary.LittleEndian.PutUint64(w[:], as.inl.Rings+uint64(stub.FastCounts+8*fc.counters))
-	if ptrace.WriteMem(tid, f.at+uint64(f.slots[k].Counter), w[:]) != nil {
-		return
-	}
-	binary.LittleEndian.PutUint64(w[:], ret)
-	if ptrace.WriteMem(tid, f.at+uint64(f.slots[k].Ret), w[:]) != nil {
-		return
-	}
-	f.rets[k], f.ctr[k] = ret, fc.counters
-	f.base[k] = as.inl.FastCall(fc.counters)
-	fc.counters++
 }
 
 // inFastPath tells whether thread t of space as, stopped, is inside one
@@ -290,29 +269,31 @@ func (e *engine) setOwner(tid int, as *space, fs uint64) error {
 	binary.LittleEndian.PutUint64(w[:], fs)
 	var err error
 	for _, a := range as.areas {
-		if hasFastPath(as, a) {
+		if fastLinesUsed(as, a) > 0 {
 			err = errors.Join(err, ptrace.WriteMem(tid, a.ownerWord(), w[:]))
 		}
 	}
 	return err
 }
 
-// newFastPath writes function p's fast path in its trampoline's area,
-// with no call site yet, or returns nil when it does not fit. p's
-// trampoline calls the counting stub (its function is counted); its id is
-// the one the planned trampoline pushes.
+// newFastPath writes function p's fast path and call site line in its
+// trampoline's area and takes a line of counters, or returns nil when
+// they do not fit. p's trampoline calls the counting stub (its function
+// is counted); its id is the one the planned trampoline pushes.
 func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	a := as.areaOf(p.TrampAt)
 	hdr := p.Patch.Tramp
-	if a == nil || len(p.Moved) == 0 || len(hdr) < 5 || hdr[0] != 0x68 {
+	if a == nil || len(p.Moved) == 0 || as.fast.lines >= stub.FastCountLines || len(hdr) < 5 || hdr[0] != 0x68 {
 		return nil
 	}
+	lines := fastLinesUsed(as, a)
+	if (lines+2)*instrument.FastLine > fastLinesSize { // the lowest line holds the owner word
+		return nil
+	}
+	line := a.base + a.size - uint64(lines+1)*instrument.FastLine
 	at := (a.next + 15) &^ 15
-	f := &fastFn{tramp: p.TrampAt, entry: p.Patch.At, id: binary.LittleEndian.Uint32(hdr[1:]), at: a.base + at}
-	if d := int64(f.at) - int64(f.entry+instrument.PatchLen); d != int64(int32(d)) {
-		return nil
-	}
-	code, slots, err := instrument.FastCount(f.at, f.tramp, a.ownerWord(), f.id, func(to uint64) ([]byte, error) {
+	f := &fastFn{tramp: p.TrampAt, id: binary.LittleEndian.Uint32(hdr[1:]), at: a.base + at, line: line, counters: as.fast.lines}
+	code, err := instrument.FastCount(f.at, f.tramp, line, a.ownerWord(), f.id, func(to uint64) ([]byte, error) {
 		b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
 		f.bodies = append(f.bodies, [2]uint64{to, to + uint64(len(b))})
 		return b, err
@@ -320,10 +301,14 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	if err != nil || at+uint64(len(code)) > a.codeEnd() {
 		return nil
 	}
-	if ptrace.WriteMem(tid, f.at, code) != nil {
+	ptrs := make([]byte, 0, instrument.FastSlots*8)
+	for k := range instrument.FastSlots {
+		ptrs = binary.LittleEndian.AppendUint64(ptrs, as.inl.Rings+uint64(stub.FastCounts+f.counters*stub.FastCountLine+8*k))
+	}
+	if ptrace.WriteMem(tid, line+instrument.FastSlots*8, ptrs) != nil || ptrace.WriteMem(tid, f.at, code) != nil {
 		return nil
 	}
-	f.slots = slots
+	as.fast.lines++
 	f.end = f.at + uint64(len(code))
 	a.next = at + uint64(len(code))
 	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{f.at, f.at + uint64(len(code))})
@@ -332,16 +317,18 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	return f
 }
 
-// hasFastPath tells whether area a holds a fast path of as.
-func hasFastPath(as *space, a *area) bool {
+// fastLinesUsed is how many call site lines of area a the fast paths of as
+// took.
+func fastLinesUsed(as *space, a *area) int {
+	n := 0
 	if as.fast != nil {
 		for _, f := range as.fast.fns {
-			if f.at >= a.base && f.at < a.base+a.size {
-				return true
+			if f.line >= a.base && f.line < a.base+a.size {
+				n++
 			}
 		}
 	}
-	return false
+	return n
 }
 
 // harvestFast gives the owner of as's counters the calls counted there
@@ -360,17 +347,14 @@ func (e *engine) harvestFast(as *space) {
 		fc.done[t] = done
 	}
 	for fn, f := range fc.fns {
+		now := as.inl.FastCalls(f.counters)
 		for k, ret := range f.rets {
-			if ret == 0 {
-				continue
+			if ret != 0 && now[k] != f.base[k] {
+				done[fastKey{ret, fn}] += int64(now[k] - f.base[k])
+				e.stats.Probes.FastCalls += int64(now[k] - f.base[k])
 			}
-			now := as.inl.FastCall(f.ctr[k])
-			if now != f.base[k] {
-				done[fastKey{ret, fn}] += int64(now - f.base[k])
-				e.stats.Probes.FastCalls += int64(now - f.base[k])
-			}
-			f.base[k] = now
 		}
+		f.base = now
 	}
 }
 
@@ -417,7 +401,7 @@ func (e *engine) forkFast(fc *fastCounts, parent, child *thread, as *space, is *
 	if fc == nil {
 		return nil
 	}
-	c := &fastCounts{fns: map[int]*fastFn{}, done: map[*thread]map[fastKey]int64{}, paths: fc.paths, counters: fc.counters,
+	c := &fastCounts{fns: map[int]*fastFn{}, done: map[*thread]map[fastKey]int64{}, paths: fc.paths, lines: fc.lines,
 		refused: maps.Clone(fc.refused)}
 	for fn, f := range fc.fns {
 		cf := *f

@@ -199,24 +199,8 @@ func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 		}
 		return model.None, true
 	}
-	fn, start := e.tracedAt(as, ip)
-	if fn != model.None && entryJump(as.inl, start, ip) {
-		return model.None, true
-	}
+	fn, _ := e.tracedAt(as, ip)
 	return fn, false
-}
-
-// entryJump tells whether ip lies in the jump an inline probe wrote over
-// the first bytes of the function at start: our instruction, not the
-// function's (its own run relocated, in the trampoline or a fast path),
-// so a sample there is the probes' time. On a function of a few ns, one
-// sample in eight sat on that jump (a counted leaf called in a loop).
-func entryJump(is *inlineSpace, start, ip uint64) bool {
-	if is == nil {
-		return false
-	}
-	p := is.Patches[start]
-	return p != nil && p.Patch.Len > 0 && ip >= p.Patch.At && ip < p.Patch.At+uint64(p.Patch.Len)
 }
 
 // relocatedAt is the function whose relocated first instructions lie at

@@ -13,8 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/profile-dev/profile/attach/internal/inline"
-	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -240,36 +238,4 @@ func refusePerfEvents() error {
 		return fmt.Errorf("seccomp: %w", errno)
 	}
 	return nil
-}
-
-// A sample on the jump an inline probe wrote over a function's first bytes
-// is the probes' (the function's own first instructions run relocated);
-// one on an endbr64 left before the jump, or on the instruction after it,
-// is the function's.
-func TestEntryJump(t *testing.T) {
-	is := &inlineSpace{Patches: map[uint64]*inline.Patch{
-		0x1000: {Patch: instrument.Patch{Addr: 0x1000, At: 0x1000, Len: 7}},
-		0x2000: {Patch: instrument.Patch{Addr: 0x2000, At: 0x2004, Len: 5}}, // after an endbr64
-		0x3000: {Sites: []instrument.SiteBytes{{At: 0x5000}}},               // probed at its call sites
-	}}
-	for _, c := range []struct {
-		start, ip uint64
-		want      bool
-	}{
-		{0x1000, 0x1000, true},
-		{0x1000, 0x1006, true}, // the int3 padding
-		{0x1000, 0x1007, false},
-		{0x2000, 0x2000, false},
-		{0x2000, 0x2004, true},
-		{0x2000, 0x2009, false},
-		{0x3000, 0x3000, false},
-		{0x4000, 0x4000, false}, // no probe
-	} {
-		if got := entryJump(is, c.start, c.ip); got != c.want {
-			t.Errorf("function at %#x, sample at %#x: on the jump %v, want %v", c.start, c.ip, got, c.want)
-		}
-	}
-	if entryJump(nil, 0x1000, 0x1000) {
-		t.Error("no inline probes: a sample on a jump")
-	}
 }

@@ -8,14 +8,12 @@ import (
 )
 
 // fastInst is one decoded instruction of a fast path: where it is, what it
-// is, where it leads (a branch's target, a rip-relative operand's
-// address), 0 when nowhere, and its immediate.
+// is, and where it leads (a branch's target, a rip-relative operand's
+// address), 0 when nowhere.
 type fastInst struct {
 	at     uint64
 	op     x86asm.Op
 	target uint64
-	imm    uint64
-	stack  bool // it reads the stack
 }
 
 func decodeFast(t *testing.T, code []byte, at uint64) map[uint64]fastInst {
@@ -37,9 +35,6 @@ func decodeFast(t *testing.T, code []byte, at uint64) map[uint64]fastInst {
 				if a.Base == x86asm.RIP {
 					fi.target = next + uint64(int64(int32(a.Disp)))
 				}
-				fi.stack = a.Base == x86asm.RSP
-			case x86asm.Imm:
-				fi.imm = uint64(a)
 			}
 		}
 		out[pc] = fi
@@ -49,34 +44,26 @@ func decodeFast(t *testing.T, code []byte, at uint64) map[uint64]fastInst {
 }
 
 // A fast path walked as the CPU would, for a caller in each slot and for
-// one in none: the slot's counter (whose address is the slot's immediate)
+// one in none: the slot's counter (whose address is the slot's pointer)
 // is the one incremented, the body runs after rax is back, and a miss
 // pushes the id and takes the trampoline's call of the counting stub.
 func TestFastCount(t *testing.T) {
-	const at, tramp, owner = 0x500000, 0x4ff800, 0x5eff00
+	const at, tramp, line, owner = 0x500000, 0x4ff800, 0x5f0000, 0x5eff00
 	// mov rax, [rip+0x100] at 0x400000, moved: the copy reads the same
 	// address, then jumps back behind it.
 	moved := []byte{0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00}
 	var bodies []uint64
-	code, slots, err := FastCount(at, tramp, owner, 0x1234, func(to uint64) ([]byte, error) {
+	code, err := FastCount(at, tramp, line, owner, 0x1234, func(to uint64) ([]byte, error) {
 		bodies = append(bodies, to)
 		return RelocateMoved(moved, 0x400000, to)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	insts := decodeFast(t, code, at)
 	if len(bodies) != FastSlots || bodies[0] != at+FastBody {
 		t.Fatalf("bodies at %#x, want %d, the first at %#x", bodies, FastSlots, at+FastBody)
 	}
-	// Slot K's caller returns to 0x7000+K, its counter is at 0x9000+8K;
-	// the last slot is left empty.
-	ret := func(k int) uint64 { return 0x7000 + uint64(k) }
-	counter := func(k int) uint64 { return 0x9000 + 8*uint64(k) }
-	for k, s := range slots[:FastSlots-1] {
-		binary.LittleEndian.PutUint64(code[s.Ret:], ret(k))
-		binary.LittleEndian.PutUint64(code[s.Counter:], counter(k))
-	}
-	insts := decodeFast(t, code, at)
 	for _, b := range bodies {
 		if i := insts[b]; i.op != x86asm.MOV || i.target != 0x400000+7+0x100 {
 			t.Fatalf("body at %#x starts with %v to %#x, want the moved mov reading %#x", b, i.op, i.target, 0x400000+7+0x100)
@@ -85,13 +72,13 @@ func TestFastCount(t *testing.T) {
 			t.Fatalf("after the body at %#x: %v to %#x, want a jump back to 0x400007", b, back.op, back.target)
 		}
 	}
-	// walk follows the path of a call returning to caller, by the owner
-	// or not, reporting which counter it increments and where it leaves
-	// the fast path.
-	walk := func(caller uint64, byOwner bool) (inc, leave uint64, pushed uint32) {
+	// walk follows the path of a call from slot's caller, by the owner or
+	// not, reporting which counter pointer it increments through and where
+	// it leaves the fast path.
+	walk := func(slot int, byOwner bool) (inc, leave uint64, pushed uint32) {
 		pc := uint64(at)
 		matched := false
-		var rax uint64
+		var ptr uint64
 		for n := 0; n < 64; n++ {
 			i, ok := insts[pc]
 			if !ok {
@@ -106,16 +93,23 @@ func TestFastCount(t *testing.T) {
 			}
 			switch i.op {
 			case x86asm.CMP:
-				matched = i.stack && rax == caller || i.target == owner && byOwner
+				matched = i.target == line+uint64(8*slot) || i.target == owner && byOwner
 			case x86asm.MOV:
-				rax = i.imm
+				if i.target >= line+FastSlots*8 && i.target < line+FastLine {
+					ptr = i.target
+				}
 			case x86asm.JNE:
 				if !matched {
 					pc = i.target
 					continue
 				}
+			case x86asm.JE:
+				if matched {
+					pc = i.target
+					continue
+				}
 			case x86asm.INC:
-				inc = rax
+				inc = ptr
 			case x86asm.PUSH:
 				if code[pc-at] == 0x68 {
 					pushed = binary.LittleEndian.Uint32(code[pc-at+1:])
@@ -129,28 +123,29 @@ func TestFastCount(t *testing.T) {
 			}
 			pc = next
 		}
-		t.Fatalf("caller %#x: no way out", caller)
+		t.Fatalf("slot %d: no way out", slot)
 		return
 	}
-	for k := range FastSlots - 1 {
-		inc, leave, pushed := walk(ret(k), true)
+	for slot := 0; slot < FastSlots; slot++ {
+		inc, leave, pushed := walk(slot, true)
 		want := uint64(0x400007) // through the fast path's copy of the moved instructions
-		if inc != counter(k) || leave != want || pushed != 0 {
-			t.Errorf("slot %d: increments %#x, leaves to %#x, pushed %#x; want %#x, %#x, none", k, inc, leave, pushed, counter(k), want)
+		if inc != line+FastSlots*8+uint64(8*slot) || leave != want || pushed != 0 {
+			t.Errorf("slot %d: increments through %#x, leaves to %#x, pushed %#x; want %#x, %#x, none", slot, inc, leave, pushed,
+				line+FastSlots*8+uint64(8*slot), want)
 		}
-		if inc, leave, pushed := walk(ret(k), false); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
-			t.Errorf("slot %d, not the owner: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", k, inc, leave, pushed, tramp+5)
+		if inc, leave, pushed := walk(slot, false); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
+			t.Errorf("slot %d, not the owner: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", slot, inc, leave, pushed, tramp+5)
 		}
 	}
-	if inc, leave, pushed := walk(0x6000, true); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
-		t.Errorf("a caller in no slot: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", inc, leave, pushed, tramp+5)
+	if inc, leave, pushed := walk(FastSlots, true); inc != 0 || leave != tramp+5 || pushed != 0x1234 {
+		t.Errorf("no slot: increments %#x, leaves to %#x, pushed %#x; want nothing, %#x, 0x1234", inc, leave, pushed, tramp+5)
 	}
 }
 
 // A body too long for the short branch over it is refused, not misbuilt.
 func TestFastCountBodyTooLong(t *testing.T) {
 	long := func(uint64) ([]byte, error) { return make([]byte, 130), nil }
-	if _, _, err := FastCount(0x1000, 0x800, 0x8ff8, 1, long); err == nil {
+	if _, err := FastCount(0x1000, 0x800, 0x9000, 0x8ff8, 1, long); err == nil {
 		t.Error("a 130-byte body was taken")
 	}
 }

@@ -139,8 +139,13 @@ func (s *Space[T]) ReadCounters(read func(addr uint64, b []byte) error) {
 	}
 }
 
-// FastCall is fast path counter idx (attach/fastcount.go) as it stands: a
-// word written by the fast paths' owner thread.
-func (s *Space[T]) FastCall(idx int) uint64 {
-	return atomic.LoadUint64(Ring{mem: s.Mem}.word(stub.FastCounts + 8*idx))
+// FastCalls are the counters of fast path line (attach/fastcount.go) as
+// they stand: a word per call site, written by the fast paths' owner thread.
+func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
+	var out [stub.FastCountLine / 8]uint64
+	off, mem := stub.FastCounts+line*stub.FastCountLine, Ring{mem: s.Mem}
+	for k := range out {
+		out[k] = atomic.LoadUint64(mem.word(off + 8*k))
+	}
+	return out
 }

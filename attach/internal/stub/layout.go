@@ -71,12 +71,13 @@ const (
 	CountSize    = 32
 	RingStride   = RCounts + CountEntries*CountSize
 	// The counting probe's fast paths' calls (attach/fastcount.go), after
-	// the rings: a word per call site, in no ring (a fast path counts for
-	// a process's one thread). In the memfd, they outlive the process and
-	// its image.
+	// the rings: a line of FastCountLine bytes per function, a word per
+	// call site, in no ring (a fast path counts for a process's one
+	// thread). In the memfd, they outlive the process and its image.
 	FastCounts     = MaxSlots * RingStride
-	FastCountWords = 32768
-	RingsSize      = FastCounts + FastCountWords*8
+	FastCountLine  = 64
+	FastCountLines = 4096
+	RingsSize      = FastCounts + FastCountLines*FastCountLine
 
 	// Stub offsets in probe.bin.
 	Entry   = 0x000
