@@ -280,10 +280,11 @@ func innermostIn(r io.Reader, exe string, waiting func(sym string) bool) (map[st
 			}
 			continue
 		}
-		if f[1] == "[unknown]" {
+		if f[1] == "[unknown]" || strings.HasSuffix(f[1], "@plt") {
 			// Code of exe without a symbol (a static function of a binary
-			// with only dynamic symbols): the profile cannot trace it
-			// either, and gives its time to the traced function around it.
+			// with only dynamic symbols, a PLT entry perf names after the
+			// function it leads to): the profile cannot trace it either,
+			// and gives its time to the traced function around it.
 			continue
 		}
 		found = true

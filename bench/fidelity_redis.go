@@ -20,7 +20,7 @@ import (
 
 // The fidelity rows' server: Debian's redis-server under redis-benchmark
 // (-t set,get), unpinned. perf samples the untraced server for the span of
-// one benchmark, twice; profile attach traces every function of its
+// perfBenchmarks benchmarks, twice; profile attach traces every function of its
 // executable for the span of another, raw and compensated (--sample=0),
 // and with the default probes (sampled). Samples inside
 // a waiting call (epoll_wait: the profile's busy scope leaves that time
