@@ -172,10 +172,12 @@ func TestTimedCalleeOfCounted(t *testing.T) {
 // Attached to a running counted, its counting probes count from then on:
 // per thread, leaf's calls from mid are three times twig's (give or take
 // the iteration in flight at each end), twig's calls of leaf are its own,
-// and mid's timed calls match. The detach leaves the text equal to the
-// file's. Profilers with counted functions SIGKILLed while attached leave
-// the program running (the counting stub needs no tracer), and the next
-// attach counts again and puts every byte back.
+// and mid's timed calls match. With samples, the busy call sites take
+// fast paths, their calls re-aimed at their own. The detach leaves the
+// text equal to the file's. Profilers with counted functions SIGKILLed
+// while attached leave the program running (the counting stub and the
+// fast paths need no tracer), and the next attach counts again and puts
+// every byte back.
 func TestCountedAttachAndKilled(t *testing.T) {
 	target, out := startWorkload(t, "counted", "1000", "2", "8")
 	pid := target.Process.Pid
@@ -183,6 +185,7 @@ func TestCountedAttachAndKilled(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	opt := defaultOptions(t)
 	opt.Probes, opt.Counted = ProbesAuto, countedRE
+	opt.SamplePeriod, opt.Timed = 250*time.Microsecond, regexp.MustCompile(`^mid$`)
 	check := func(what string, r *Result) {
 		t.Helper()
 		p := r.Profile
@@ -208,13 +211,17 @@ func TestCountedAttachAndKilled(t *testing.T) {
 			t.Errorf("%s: no counted call", what)
 		}
 	}
-	check("attached", attachForOpt(t, pid, 500*time.Millisecond, opt))
+	r := attachForOpt(t, pid, 500*time.Millisecond, opt)
+	check("attached", r)
+	if r.Stats.Probes.FastSites == 0 {
+		t.Errorf("no call site re-aimed at a fast path of its own (%d fast paths, %d calls)", r.Stats.Probes.Fast, r.Stats.Probes.FastCalls)
+	}
 	if err := proctext.FileBytes(pid); err != nil {
 		t.Fatalf("after the detach: %v", err)
 	}
 	for range 2 {
 		tracer := startTracer(t, pid, nil, "PROFILE_TEST_TRACE_PID="+strconv.Itoa(pid), "PROFILE_TEST_PROBES="+ProbesAuto,
-			"PROFILE_TEST_COUNTED="+countedRE.String())
+			"PROFILE_TEST_COUNTED="+countedRE.String(), "PROFILE_TEST_SAMPLE=1")
 		time.Sleep(500 * time.Millisecond)
 		tracer.Process.Kill()
 		tracer.Wait()
@@ -273,8 +280,9 @@ func TestCountedFastPathExact(t *testing.T) {
 					t.Errorf("thread %d: arcs %v, want fastpath's own %v", tid, got[tid], w)
 				}
 			}
-			if r.Stats.Probes.Fast < 2 || r.Stats.Probes.FastCalls == 0 {
-				t.Errorf("fast paths: %d functions, %d calls; want leaf's and twig's at least, and calls", r.Stats.Probes.Fast, r.Stats.Probes.FastCalls)
+			if r.Stats.Probes.Fast < 2 || r.Stats.Probes.FastCalls == 0 || r.Stats.Probes.FastSites == 0 {
+				t.Errorf("fast paths: %d functions, %d calls, %d call sites re-aimed; want leaf's and twig's at least, calls and sites",
+					r.Stats.Probes.Fast, r.Stats.Probes.FastCalls, r.Stats.Probes.FastSites)
 			}
 		})
 	}

@@ -203,9 +203,11 @@ type ProbeStats struct {
 	Counted int
 	Moved   int
 	// Fast: counted functions given a fast path, FastCalls the calls it
-	// counted (fastcount.go).
+	// counted (fastcount.go), FastSites the call sites re-aimed at a fast
+	// path of their own (fastsite.go).
 	Fast      int
 	FastCalls int64
+	FastSites int
 	// Demoted: trap probes taken out of functions found hot (auto).
 	Demoted int
 	// Sites: inline probes at a function's call sites, its first bytes

@@ -86,6 +86,10 @@ type fastFn struct {
 	rets     [instrument.FastSlots]uint64
 	base     [instrument.FastSlots]uint64 // each counter when owner's period began
 	armed    bool                         // the trampoline jumps here
+	// sites: its call sites' own fast paths (fastsite.go); siteTried,
+	// the slots whose call was looked at for one.
+	sites     [][2]uint64
+	siteTried [instrument.FastSlots]bool
 }
 
 // fastOwner is the thread of space as whose calls its fast paths are to
@@ -238,11 +242,16 @@ func (e *engine) armFast(as *space, t *thread, plan map[int][]uint64) {
 		return
 	}
 	fc.live = true
-	for _, f := range fc.fns {
+	for fn, f := range fc.fns {
 		if !f.armed {
 			jmp := []byte{0xe9, 0, 0, 0, 0}
 			binary.LittleEndian.PutUint32(jmp[1:], uint32(int32(int64(f.at)-int64(f.tramp+5))))
 			f.armed = ptrace.WriteMem(t.tid, f.tramp, jmp) == nil
+		}
+		if p := byFn[fn]; f.armed && p != nil {
+			for k := range f.rets {
+				e.fastSite(t.tid, as, f, p, k)
+			}
 		}
 	}
 }
@@ -257,6 +266,11 @@ func (e *engine) inFastPath(as *space, t *thread) bool {
 	for _, f := range as.fast.fns {
 		if regs.Rip >= f.at && regs.Rip < f.end {
 			return true
+		}
+		for _, s := range f.sites {
+			if regs.Rip >= s[0] && regs.Rip < s[1] {
+				return true
+			}
 		}
 	}
 	return false
@@ -406,6 +420,7 @@ func (e *engine) forkFast(fc *fastCounts, parent, child *thread, as *space, is *
 	for fn, f := range fc.fns {
 		cf := *f
 		cf.base = [instrument.FastSlots]uint64{}
+		cf.sites, cf.bodies = slices.Clone(f.sites), slices.Clone(f.bodies)
 		c.fns[fn] = &cf
 	}
 	if !fc.live {

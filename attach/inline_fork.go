@@ -133,6 +133,12 @@ func (e *engine) releaseInlineChild(parent *thread, child int) {
 			ptrace.PokeText(child, c.At, c.Orig)
 		}
 	}
+	// Call sites re-aimed at their own fast paths too: they would count
+	// the child's calls in its parent's counters, as the owner's (the
+	// child has its thread pointer).
+	for at, c := range is.Sites {
+		ptrace.PokeText(child, at, c.Orig)
+	}
 	if slot, ok := is.TidSlot[parent.tid]; ok {
 		e.restoreReturnsIn(child, is, slot)
 	}

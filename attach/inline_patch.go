@@ -392,23 +392,36 @@ func (s *space) closeText() {
 // unpatchInline puts every patched function's bytes back (its entry's or
 // its call sites'), checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
+	var changes []instrument.SiteBytes
+	done := map[uint64]bool{}
 	for _, ip := range as.inl.Patches {
 		for _, c := range ip.Changes() {
-			var err error
-			for try := 0; try < 3; try++ {
-				if err = e.rewrite(tid, as, c.At, c.New, c.Orig); err == nil {
-					got := make([]byte, len(c.Orig))
-					if err = ptrace.ReadMem(tid, c.At, got); err == nil && !bytes.Equal(got, c.Orig) {
-						err = fmt.Errorf("reads back % x", got)
-					}
-				}
-				if err == nil {
-					break
+			changes = append(changes, c)
+			done[c.At] = true
+		}
+	}
+	// Call sites re-aimed at their own fast paths (fastsite.go) belong to
+	// no patch.
+	for at, c := range as.inl.Sites {
+		if !done[at] {
+			changes = append(changes, c)
+		}
+	}
+	for _, c := range changes {
+		var err error
+		for try := 0; try < 3; try++ {
+			if err = e.rewrite(tid, as, c.At, c.New, c.Orig); err == nil {
+				got := make([]byte, len(c.Orig))
+				if err = ptrace.ReadMem(tid, c.At, got); err == nil && !bytes.Equal(got, c.Orig) {
+					err = fmt.Errorf("reads back % x", got)
 				}
 			}
-			if err != nil {
-				e.warn("could not restore the original bytes at %#x: %v", c.At, err)
+			if err == nil {
+				break
 			}
+		}
+		if err != nil {
+			e.warn("could not restore the original bytes at %#x: %v", c.At, err)
 		}
 	}
 	as.inl.Patches = map[uint64]*inline.Patch{}

@@ -63,51 +63,121 @@ func RelocateMoved(moved []byte, at, to uint64) ([]byte, error) {
 //	push id
 //	jmp  tramp+5              ; the trampoline's call of the stub
 func FastCount(at, tramp, line, owner uint64, id uint32, body func(at uint64) ([]byte, error)) ([]byte, error) {
-	out := []byte{0x50, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0} // push rax; mov rax, fs:[0]
-	// ripOp appends an instruction of prefix and a rip-relative rel32 to
-	// target.
-	ripOp := func(prefix []byte, target uint64) error {
-		out = append(out, prefix...)
-		rel, ok := rel32(at+uint64(len(out))+4, target)
-		if !ok {
-			return errors.New("slots out of reach of the fast path")
-		}
-		out = binary.LittleEndian.AppendUint32(out, uint32(rel))
-		return nil
-	}
-	if err := ripOp([]byte{0x48, 0x3b, 0x05}, owner); err != nil { // cmp rax, [owner]
+	c := &fastCode{at: at}
+	notOwner, err := c.ownerCheck(owner)
+	if err != nil {
 		return nil, err
 	}
-	out = append(out, 0x0f, 0x85, 0, 0, 0, 0) // jne 1f
-	notOwner := len(out)
-	out = append(out, 0x48, 0x8b, 0x44, 0x24, 0x08) // mov rax, [rsp+8]
+	c.out = append(c.out, 0x48, 0x8b, 0x44, 0x24, 0x08) // mov rax, [rsp+8]
 	for k := range FastSlots {
-		if err := ripOp([]byte{0x48, 0x3b, 0x05}, line+uint64(8*k)); err != nil { // cmp rax, [retK]
+		if err := c.ripOp([]byte{0x48, 0x3b, 0x05}, line+uint64(8*k)); err != nil { // cmp rax, [retK]
 			return nil, err
 		}
-		out = append(out, 0x75, 0) // jne 1f
-		jne := len(out) - 1
-		if err := ripOp([]byte{0x48, 0x8b, 0x05}, line+FastSlots*8+uint64(8*k)); err != nil { // mov rax, [counterK]
+		c.out = append(c.out, 0x75, 0) // jne 1f
+		jne := len(c.out) - 1
+		if err := c.count(line+FastSlots*8+uint64(8*k), body); err != nil {
 			return nil, err
 		}
-		out = append(out, 0x48, 0xff, 0x00, 0x58) // inc qword [rax]; pop rax
-		b, err := body(at + uint64(len(out)))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b...)
-		d := len(out) - (jne + 1)
+		d := len(c.out) - (jne + 1)
 		if d > 127 {
 			return nil, errors.New("fast path: body too long")
 		}
-		out[jne] = byte(d)
+		c.out[jne] = byte(d)
 	}
-	binary.LittleEndian.PutUint32(out[notOwner-4:], uint32(len(out)-notOwner))
-	out = append(out, 0x58, 0x68)
-	out = binary.LittleEndian.AppendUint32(out, id)
-	return appendJump(out, at+uint64(len(out)), tramp+5), nil
+	c.land(notOwner)
+	c.out = append(c.out, 0x58, 0x68)
+	c.out = binary.LittleEndian.AppendUint32(c.out, id)
+	return appendJump(c.out, at+uint64(len(c.out)), tramp+5), nil
+}
+
+// fastCode is a fast path being built to run at at.
+type fastCode struct {
+	at  uint64
+	out []byte
+}
+
+// ripOp appends an instruction of prefix and a rip-relative rel32 to
+// target.
+func (c *fastCode) ripOp(prefix []byte, target uint64) error {
+	c.out = append(c.out, prefix...)
+	rel, ok := rel32(c.at+uint64(len(c.out))+4, target)
+	if !ok {
+		return errors.New("owner word or slots out of reach of the fast path")
+	}
+	c.out = binary.LittleEndian.AppendUint32(c.out, uint32(rel))
+	return nil
+}
+
+// ownerCheck appends push rax, the compare of the thread pointer with the
+// word at owner, and a jne whose end it returns, for land.
+func (c *fastCode) ownerCheck(owner uint64) (int, error) {
+	c.out = append(c.out, 0x50, 0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0) // push rax; mov rax, fs:[0]
+	if err := c.ripOp([]byte{0x48, 0x3b, 0x05}, owner); err != nil {      // cmp rax, [owner]
+		return 0, err
+	}
+	c.out = append(c.out, 0x0f, 0x85, 0, 0, 0, 0) // jne
+	return len(c.out), nil
+}
+
+// land aims the jne that ends at notOwner here.
+func (c *fastCode) land(notOwner int) {
+	binary.LittleEndian.PutUint32(c.out[notOwner-4:], uint32(len(c.out)-notOwner))
+}
+
+// count appends the increment through the counter address at counter, rax
+// back, and body's copy of the moved instructions.
+func (c *fastCode) count(counter uint64, body func(at uint64) ([]byte, error)) error {
+	if err := c.ripOp([]byte{0x48, 0x8b, 0x05}, counter); err != nil { // mov rax, [counter]
+		return err
+	}
+	c.out = append(c.out, 0x48, 0xff, 0x00, 0x58) // inc qword [rax]; pop rax
+	b, err := body(c.at + uint64(len(c.out)))
+	if err != nil {
+		return err
+	}
+	c.out = append(c.out, b...)
+	return nil
 }
 
 // FastBody is where a fast path's first copy of the moved instructions
 // starts: the copy its first slot runs.
 const FastBody = 48
+
+// FastSite is a counted function's fast path for one call site, to run
+// at at: the site's direct call, re-aimed here, by the thread whose thread
+// pointer is the word at owner adds one to the counter whose address is
+// the word at counter (the site's slot in the function's fast path) and
+// runs the function's moved instructions (body makes their copy, as for
+// FastCount); any other thread's call goes on to the function's entry,
+// whose probe counts it by the same return address. No return address to
+// compare and no jump through the trampoline: the call site says which
+// slot it is.
+//
+//	push rax
+//	mov  rax, fs:[0]
+//	cmp  rax, [owner]
+//	jne  1f
+//	mov  rax, [counter]
+//	inc  qword [rax]
+//	pop  rax
+//	body                      ; the moved instructions, the jump back
+//	1:
+//	pop  rax
+//	jmp  entry
+func FastSite(at, entry, owner, counter uint64, body func(at uint64) ([]byte, error)) ([]byte, error) {
+	c := &fastCode{at: at}
+	notOwner, err := c.ownerCheck(owner)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.count(counter, body); err != nil {
+		return nil, err
+	}
+	c.land(notOwner)
+	c.out = append(c.out, 0x58)
+	return appendJump(c.out, at+uint64(len(c.out)), entry), nil
+}
+
+// FastSiteBody is where a call site's fast path's copy of the moved
+// instructions starts.
+const FastSiteBody = 34

@@ -76,55 +76,10 @@ func TestFastCount(t *testing.T) {
 	// not, reporting which counter pointer it increments through and where
 	// it leaves the fast path.
 	walk := func(slot int, byOwner bool) (inc, leave uint64, pushed uint32) {
-		pc := uint64(at)
-		matched := false
-		var ptr uint64
-		for n := 0; n < 64; n++ {
-			i, ok := insts[pc]
-			if !ok {
-				return inc, pc, pushed // left the fast path
-			}
-			next := pc
-			for off := pc + 1; ; off++ {
-				if _, ok := insts[off]; ok || off-pc > 15 {
-					next = off
-					break
-				}
-			}
-			switch i.op {
-			case x86asm.CMP:
-				matched = i.target == line+uint64(8*slot) || i.target == owner && byOwner
-			case x86asm.MOV:
-				if i.target >= line+FastSlots*8 && i.target < line+FastLine {
-					ptr = i.target
-				}
-			case x86asm.JNE:
-				if !matched {
-					pc = i.target
-					continue
-				}
-			case x86asm.JE:
-				if matched {
-					pc = i.target
-					continue
-				}
-			case x86asm.INC:
-				inc = ptr
-			case x86asm.PUSH:
-				if code[pc-at] == 0x68 {
-					pushed = binary.LittleEndian.Uint32(code[pc-at+1:])
-				}
-			case x86asm.JMP:
-				if i.target < at || i.target >= at+uint64(len(code)) {
-					return inc, i.target, pushed
-				}
-				pc = i.target
-				continue
-			}
-			pc = next
-		}
-		t.Fatalf("slot %d: no way out", slot)
-		return
+		w := walkFast(t, code, at, func(target uint64) bool {
+			return target == line+uint64(8*slot) || target == owner && byOwner
+		}, func(target uint64) bool { return target >= line+FastSlots*8 && target < line+FastLine })
+		return w.inc, w.leave, w.pushed
 	}
 	for slot := 0; slot < FastSlots; slot++ {
 		inc, leave, pushed := walk(slot, true)
@@ -148,4 +103,106 @@ func TestFastCountBodyTooLong(t *testing.T) {
 	if _, err := FastCount(0x1000, 0x800, 0x9000, 0x8ff8, 1, long); err == nil {
 		t.Error("a 130-byte body was taken")
 	}
+}
+
+// A call site's fast path walked as the CPU would: the owner's call
+// increments through the slot's counter word and runs the moved
+// instructions' copy, then jumps back behind them; another thread's goes
+// to the function's entry with nothing counted and rax as it was.
+func TestFastSite(t *testing.T) {
+	const at, entry, owner, counter = 0x500000, 0x400000, 0x5eff00, 0x5f0040
+	moved := []byte{0x48, 0x8b, 0x05, 0x00, 0x01, 0x00, 0x00} // mov rax, [rip+0x100] at 0x400000
+	var bodies []uint64
+	code, err := FastSite(at, entry, owner, counter, func(to uint64) ([]byte, error) {
+		bodies = append(bodies, to)
+		return RelocateMoved(moved, entry, to)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 1 || bodies[0] != at+FastSiteBody {
+		t.Fatalf("bodies at %#x, want one at %#x", bodies, at+FastSiteBody)
+	}
+	if i := decodeFast(t, code, at)[bodies[0]]; i.op != x86asm.MOV || i.target != entry+7+0x100 {
+		t.Fatalf("body starts with %v to %#x, want the moved mov reading %#x", i.op, i.target, entry+7+0x100)
+	}
+	walk := func(byOwner bool) (inc, leave uint64, stack int) {
+		w := walkFast(t, code, at, func(target uint64) bool { return target == owner && byOwner },
+			func(target uint64) bool { return target == counter })
+		return w.inc, w.leave, w.stack
+	}
+	if inc, leave, stack := walk(true); inc != counter || leave != entry+7 || stack != 0 {
+		t.Errorf("owner: increments through %#x, leaves to %#x, stack %+d; want %#x, %#x, 0", inc, leave, stack, uint64(counter), uint64(entry+7))
+	}
+	if inc, leave, stack := walk(false); inc != 0 || leave != entry || stack != 0 {
+		t.Errorf("another thread: increments through %#x, leaves to %#x, stack %+d; want nothing, %#x, 0", inc, leave, stack, uint64(entry))
+	}
+}
+
+// fastWalk is a path through a fast path: the counter address it
+// increments through (0: none), where it leaves, the immediate it pushes
+// (0: none) and its pushes less its pops.
+type fastWalk struct {
+	inc, leave uint64
+	pushed     uint32
+	stack      int
+}
+
+// walkFast follows code at at as the CPU would: a compare matches when
+// matches says so of its rip-relative operand's address, and a mov from
+// an address counter says holds a counter's address loads it for the next
+// increment.
+func walkFast(t *testing.T, code []byte, at uint64, matches, counter func(target uint64) bool) fastWalk {
+	t.Helper()
+	insts := decodeFast(t, code, at)
+	var w fastWalk
+	pc := at
+	matched := false
+	var ptr uint64
+	for n := 0; n < 64; n++ {
+		i, ok := insts[pc]
+		if !ok {
+			w.leave = pc // left the fast path
+			return w
+		}
+		next := pc
+		for off := pc + 1; ; off++ {
+			if _, ok := insts[off]; ok || off-pc > 15 {
+				next = off
+				break
+			}
+		}
+		switch i.op {
+		case x86asm.CMP:
+			matched = matches(i.target)
+		case x86asm.MOV:
+			if counter(i.target) {
+				ptr = i.target
+			}
+		case x86asm.JNE:
+			if !matched {
+				pc = i.target
+				continue
+			}
+		case x86asm.INC:
+			w.inc = ptr
+		case x86asm.PUSH:
+			w.stack++
+			if code[pc-at] == 0x68 {
+				w.pushed = binary.LittleEndian.Uint32(code[pc-at+1:])
+			}
+		case x86asm.POP:
+			w.stack--
+		case x86asm.JMP:
+			if i.target < at || i.target >= at+uint64(len(code)) {
+				w.leave = i.target
+				return w
+			}
+			pc = i.target
+			continue
+		}
+		pc = next
+	}
+	t.Fatal("no way out of the fast path")
+	return w
 }
