@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
@@ -41,24 +40,16 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 	if _, ok := is.Sites[at]; ok {
 		return
 	}
-	for b := range uint64(instrument.PatchLen) {
-		if _, ok := as.bps[at+b]; ok {
-			return
-		}
-	}
 	for _, q := range is.Patches {
-		if q.Patch.Len > 0 && at < q.Patch.At+uint64(q.Patch.Len) && f.rets[k] > q.Patch.At {
+		if overlaps(q, at, instrument.PatchLen) {
 			return // inside an entry patch: the call runs relocated
 		}
 	}
-	cur := make([]byte, instrument.PatchLen)
-	if ptrace.ReadMem(tid, at, cur) != nil || cur[0] != 0xe8 {
+	cur, err := fileBytesAt(tid, as, l, at, instrument.PatchLen)
+	if err != nil || cur[0] != 0xe8 {
 		return
 	}
 	if target := f.rets[k] + uint64(int64(int32(binary.LittleEndian.Uint32(cur[1:])))); target != p.Patch.Addr {
-		return
-	}
-	if file, err := l.mod.ReadAt(at-l.bias, instrument.PatchLen); err != nil || !bytes.Equal(file, cur) {
 		return
 	}
 	a := as.areaOf(f.at)
@@ -78,11 +69,6 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 		return
 	}
 	a.next = stubAt + uint64(len(code))
-	stub := [2]uint64{a.base + stubAt, a.base + stubAt + uint64(len(code))}
-	is.Tramps = append(is.Tramps, stub)
-	f.sites = append(f.sites, stub)
-	f.bodies = append(f.bodies, body)
-	as.fast.paths++
 	call := []byte{0xe8, 0, 0, 0, 0}
 	binary.LittleEndian.PutUint32(call[1:], uint32(int32(rel)))
 	// Every thread is stopped, none inside the call: one write of its
@@ -90,6 +76,11 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 	if as.poke(tid, at+1, call[1:]) != nil {
 		return
 	}
+	stub := [2]uint64{a.base + stubAt, a.base + stubAt + uint64(len(code))}
+	is.Tramps = append(is.Tramps, stub)
+	f.sites = append(f.sites, stub)
+	f.bodies = append(f.bodies, body)
+	as.fast.paths++
 	is.Sites[at] = instrument.SiteBytes{At: at, Orig: cur, New: call}
 	e.stats.Probes.FastSites++
 }

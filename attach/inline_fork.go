@@ -128,16 +128,11 @@ func (e *engine) releaseInlineChild(parent *thread, child int) {
 		return
 	}
 	e.stopRecording(child, is)
-	for _, ip := range is.Patches {
-		for _, c := range ip.Changes() {
-			ptrace.PokeText(child, c.At, c.Orig)
-		}
-	}
-	// Call sites re-aimed at their own fast paths too: they would count
-	// the child's calls in its parent's counters, as the owner's (the
-	// child has its thread pointer).
-	for at, c := range is.Sites {
-		ptrace.PokeText(child, at, c.Orig)
+	// Every change, the call sites re-aimed at their own fast paths too:
+	// they would count the child's calls in its parent's counters, as the
+	// owner's (the child has its thread pointer).
+	for _, c := range is.Changes() {
+		ptrace.PokeText(child, c.At, c.Orig)
 	}
 	if slot, ok := is.TidSlot[parent.tid]; ok {
 		e.restoreReturnsIn(child, is, slot)

@@ -392,22 +392,7 @@ func (s *space) closeText() {
 // unpatchInline puts every patched function's bytes back (its entry's or
 // its call sites'), checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
-	var changes []instrument.SiteBytes
-	done := map[uint64]bool{}
-	for _, ip := range as.inl.Patches {
-		for _, c := range ip.Changes() {
-			changes = append(changes, c)
-			done[c.At] = true
-		}
-	}
-	// Call sites re-aimed at their own fast paths (fastsite.go) belong to
-	// no patch.
-	for at, c := range as.inl.Sites {
-		if !done[at] {
-			changes = append(changes, c)
-		}
-	}
-	for _, c := range changes {
+	for _, c := range as.inl.Changes() {
 		var err error
 		for try := 0; try < 3; try++ {
 			if err = e.rewrite(tid, as, c.At, c.New, c.Orig); err == nil {

@@ -42,7 +42,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 		at := s.At + l.bias
 		for gAddr, g := range is.Patches {
 			gp := g.Patch
-			if gp.Len > 0 && at < gp.At+uint64(gp.Len) && at+uint64(s.Len) > gp.At {
+			if overlaps(g, at, s.Len) {
 				gs, ok := l.mod.Lookup(gAddr - l.bias)
 				if !ok || gs.Value+l.bias != gAddr || g.Fn == model.None {
 					return fmt.Errorf("%w; call site %#x inside a patch", why, at)
@@ -57,23 +57,9 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	}
 	code := make([][]byte, len(sites))
 	for i, s := range sites {
-		file, err := l.mod.ReadAt(s.At, s.Len)
+		cur, err := fileBytesAt(tid, as, l, s.At+l.bias, s.Len)
 		if err != nil {
-			return fmt.Errorf("%w; call site %#x not in its file", why, s.At+l.bias)
-		}
-		cur := make([]byte, s.Len)
-		if err := ptrace.ReadMem(tid, s.At+l.bias, cur); err != nil {
-			return fmt.Errorf("%w; call site %#x unreadable", why, s.At+l.bias)
-		}
-		as.origBytes(s.At+l.bias, cur)
-		if !bytes.Equal(cur, file) {
-			return fmt.Errorf("%w; call site %#x differs from its file", why, s.At+l.bias)
-		}
-		// A breakpoint on a branch runs its own copy of the original.
-		for k := range uint64(s.Len) {
-			if _, ok := as.bps[s.At+l.bias+k]; ok {
-				return fmt.Errorf("%w; breakpoint on call site %#x", why, s.At+l.bias)
-			}
+			return fmt.Errorf("%w; call site %#x %w", why, s.At+l.bias, err)
 		}
 		code[i] = cur
 	}
@@ -157,4 +143,33 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 			}
 		}
 	}
+}
+
+// fileBytesAt reads the n bytes of text at runtime address at, which a
+// probe may re-aim only if they are module l's file's and no breakpoint
+// sits on them (a branch under one runs its own copy of the original).
+func fileBytesAt(tid int, as *space, l *loaded, at uint64, n int) ([]byte, error) {
+	file, err := l.mod.ReadAt(at-l.bias, n)
+	if err != nil {
+		return nil, errors.New("not in its file")
+	}
+	cur := make([]byte, n)
+	if err := ptrace.ReadMem(tid, at, cur); err != nil {
+		return nil, errors.New("unreadable")
+	}
+	as.origBytes(at, cur)
+	if !bytes.Equal(cur, file) {
+		return nil, errors.New("differs from its file")
+	}
+	for k := range uint64(n) {
+		if _, ok := as.bps[at+k]; ok {
+			return nil, errors.New("under a breakpoint")
+		}
+	}
+	return cur, nil
+}
+
+// overlaps tells whether entry patch p replaced any of the n bytes at at.
+func overlaps(p *inline.Patch, at uint64, n int) bool {
+	return p.Patch.Len > 0 && at < p.Patch.At+uint64(p.Patch.Len) && at+uint64(n) > p.Patch.At
 }

@@ -51,14 +51,21 @@ type Patch struct {
 	Moved []byte
 }
 
-// Changes lists every change p made to the text: each at its address, as
+// Changes lists every change the probes made to the text: each entry
+// patch, and each call site re-aimed (Sites: a function's probe at its
+// call sites, a call site's own counting fast path), at its address, as
 // it was and as the probe has it.
-func (p *Patch) Changes() []instrument.SiteBytes {
+func (s *Space[T]) Changes() []instrument.SiteBytes {
 	var out []instrument.SiteBytes
-	if p.Patch.Len > 0 {
-		out = append(out, instrument.SiteBytes{At: p.Patch.At, Orig: p.Patch.Orig, New: p.Patch.Jump})
+	for _, p := range s.Patches {
+		if p.Patch.Len > 0 {
+			out = append(out, instrument.SiteBytes{At: p.Patch.At, Orig: p.Patch.Orig, New: p.Patch.Jump})
+		}
 	}
-	return append(out, p.Sites...)
+	for _, c := range s.Sites {
+		out = append(out, c)
+	}
+	return out
 }
 
 // Overlay writes onto b, the file's bytes at addr, the call sites patches
