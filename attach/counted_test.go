@@ -288,6 +288,34 @@ func TestCountedFastPathExact(t *testing.T) {
 	}
 }
 
+// A forked child not followed gets the text back, its call sites re-aimed
+// at their own fast paths too: it has its parent's thread pointer and
+// memory of rings, and would count its calls as the owner's. The parent's
+// four threads keep exactly fastpath's own arcs. A second a phase: main
+// alone long enough before the fork for a look to arm its fast paths.
+func TestCountedFastPathUnfollowedChild(t *testing.T) {
+	opt := defaultOptions(t)
+	opt.Probes, opt.Counted, opt.SamplePeriod, opt.NoFollowFork = ProbesAuto, countedRE, 250*time.Microsecond, true
+	r, out := recordWorkload(t, "fastpath", opt, "1000")
+	want := fastpathCalls(t, out)
+	got := threadArcs(r.Profile)
+	seen := 0
+	for tid, w := range want {
+		g, ok := got[tid]
+		if !ok {
+			continue // the child's
+		}
+		seen++
+		maps.DeleteFunc(g, func(arc string, _ int64) bool { return !countedRE.MatchString(arc[strings.Index(arc, ">")+1:]) })
+		if !maps.Equal(g, w) {
+			t.Errorf("thread %d: arcs %v, want fastpath's own %v", tid, g, w)
+		}
+	}
+	if seen != 4 || len(want) != 5 || r.Stats.Probes.FastSites == 0 {
+		t.Errorf("%d of fastpath's %d threads traced, %d call sites re-aimed: want 4 of 5, and sites", seen, len(want), r.Stats.Probes.FastSites)
+	}
+}
+
 // counted 20000 2 1.5 with twig untraced and leaf kept timed: mid's calls
 // are short enough to count, but leaf's calls through twig come from code
 // no traced function holds, so counted mid could not hold their frames:
