@@ -283,21 +283,34 @@ func relocateProbe(code []byte, at, slot uint64) (out []byte, n int, f flow, err
 // probeCall relocates a call that ends the replaced bytes: it pushes the
 // original return address (the instruction behind the patch, so the
 // callee returns into the original code and unwinders see the original
-// address) and jumps to the callee. lea and mov leave the flags alone.
+// address) and jumps to the callee.
 //
-//	lea rsp, [rsp-8]
-//	mov dword [rsp], lo32 ; mov dword [rsp+4], hi32
+// Two costs of doing so are avoided. A call pushes its return address on
+// the return stack buffer too: pushed and jumped without one, the
+// callee's ret is mispredicted and leaves the buffer one behind, so that
+// every return above it (the function's own, its caller's, ...) is
+// mispredicted as well. Here a real call (not to the next instruction,
+// which CPUs leave out of the buffer) pushes an entry that the callee's
+// ret takes: that one return is still mispredicted, those above it are
+// not. And the address is pushed as one 8-byte store: one written as two
+// halves cannot be forwarded to the 8-byte load that reads it (a counted
+// callee's fast path reading its return address, the ret), which waits
+// for the stores to reach the cache.
+//
+//	call 1f               ; an entry for the callee's ret
+//	int3                  ; (never runs)
+//	1: lea rsp, [rsp+8]   ; that push undone; lea leaves the flags alone
+//	push qword [rip+ret]  ; the original return address
 //	jmp callee            ; rel32 or [rip+0] abs64; or the call's own
 //	                      ; operand: jmp [rip+disp'], jmp reg
+//	ret: dq return address
 func probeCall(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error) {
 	ret := addr + uint64(inst.Len)
-	out := []byte{0x48, 0x8d, 0x64, 0x24, 0xf8, 0xc7, 0x04, 0x24, 0, 0, 0, 0, 0xc7, 0x44, 0x24, 0x04, 0, 0, 0, 0}
-	binary.LittleEndian.PutUint32(out[8:], uint32(ret))
-	binary.LittleEndian.PutUint32(out[16:], uint32(ret>>32))
+	out := []byte{0xe8, 1, 0, 0, 0, 0xcc, 0x48, 0x8d, 0x64, 0x24, 0x08, 0xff, 0x35, 0, 0, 0, 0}
 	here := slot + uint64(len(out))
 	switch a := inst.Args[0].(type) {
 	case x86asm.Rel:
-		return appendJump(out, here, ret+uint64(pcRel(code, inst))), nil
+		out = appendJump(out, here, ret+uint64(pcRel(code, inst)))
 	case x86asm.Mem:
 		if a.Base != x86asm.RIP || inst.PCRel != 4 || len(code) != 6 || code[0] != 0xff || code[1] != 0x15 {
 			return nil, errors.New("memory operand")
@@ -306,17 +319,25 @@ func probeCall(code []byte, inst x86asm.Inst, addr, slot uint64) ([]byte, error)
 		if err := reaim(jmp, 2, addr, here); err != nil {
 			return nil, err
 		}
-		return append(out, jmp...), nil
+		out = append(out, jmp...)
 	case x86asm.Reg:
 		switch {
 		case len(code) == 2 && code[0] == 0xff && code[1]&0xf8 == 0xd0: // call r64
-			return append(out, 0xff, 0xe0|code[1]&7), nil
+			out = append(out, 0xff, 0xe0|code[1]&7)
 		case len(code) == 3 && code[0] == 0x41 && code[1] == 0xff && code[2]&0xf8 == 0xd0: // call r8-r15
-			return append(out, 0x41, 0xff, 0xe0|code[2]&7), nil
+			out = append(out, 0x41, 0xff, 0xe0|code[2]&7)
+		default:
+			return nil, errors.New("operand")
 		}
+	default:
+		return nil, errors.New("operand")
 	}
-	return nil, errors.New("operand")
+	binary.LittleEndian.PutUint32(out[probeCallPush:], uint32(len(out)-probeCallPush-4))
+	return binary.LittleEndian.AppendUint64(out, ret), nil
 }
+
+// probeCallPush is where probeCall's push holds its rip-relative offset.
+const probeCallPush = 13
 
 // probeBranch relocates a conditional branch of a prologue: taken, it
 // goes to its original target; not taken, on to the next relocated

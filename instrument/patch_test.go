@@ -130,7 +130,8 @@ func TestPlanPatchBranch(t *testing.T) {
 }
 
 // A call that ends the replaced bytes pushes the original return address
-// (behind the patch) and jumps to the callee.
+// (behind the patch) as one 8-byte store, after a real call whose entry on
+// the return stack buffer the callee's ret takes, and jumps to the callee.
 func TestPlanPatchCall(t *testing.T) {
 	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
 	// sub rsp,0x18 (4); call +0x100 (5): the patch is 9 bytes.
@@ -142,17 +143,21 @@ func TestPlanPatchCall(t *testing.T) {
 	if p.Len != 9 {
 		t.Fatalf("len %d", p.Len)
 	}
-	c := p.Tramp[14:] // after the header and sub rsp
-	ret := uint64(binary.LittleEndian.Uint32(c[8:])) | uint64(binary.LittleEndian.Uint32(c[16:]))<<32
-	if !bytes.Equal(c[:5], []byte{0x48, 0x8d, 0x64, 0x24, 0xf8}) || ret != addr+9 {
-		t.Errorf("pushes %#x (% x), want %#x", ret, c[:20], addr+9)
+	const at = 14 // after the header and sub rsp
+	c := p.Tramp[at:]
+	if !bytes.Equal(c[:13], []byte{0xe8, 1, 0, 0, 0, 0xcc, 0x48, 0x8d, 0x64, 0x24, 0x08, 0xff, 0x35}) {
+		t.Fatalf("% x: want call over an int3, lea rsp,[rsp+8], push qword [rip+...]", c[:13])
 	}
-	jmpAt := uint64(tramp + 14 + 20)
-	if c[20] != 0xe9 || jmpAt+5+uint64(int64(int32(binary.LittleEndian.Uint32(c[21:])))) != addr+9+0x100 {
-		t.Errorf("jumps % x, want the callee %#x", c[20:25], addr+9+0x100)
+	lit := 17 + int(int32(binary.LittleEndian.Uint32(c[13:])))
+	if lit+8 != len(c) || binary.LittleEndian.Uint64(c[lit:]) != addr+9 {
+		t.Errorf("pushes the word at +%d of %d bytes (% x), want the return address %#x last", lit, len(c), c, addr+9)
 	}
-	if len(p.Tramp) != 14+25 {
-		t.Errorf("trampoline of %d bytes: nothing after the call's jump", len(p.Tramp))
+	jmpAt := uint64(tramp + at + 17)
+	if c[17] != 0xe9 || jmpAt+5+uint64(int64(int32(binary.LittleEndian.Uint32(c[18:])))) != addr+9+0x100 {
+		t.Errorf("jumps % x, want the callee %#x", c[17:22], addr+9+0x100)
+	}
+	if lit != 22 {
+		t.Errorf("%d bytes between the jump and the return address: nothing goes after the call's jump", lit-22)
 	}
 }
 
