@@ -54,7 +54,9 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	}
 	t.lastNs = now
 	if ev.ID == stub.ExitID {
+		top, _ := e.s.Top(t.st)
 		e.s.Return(t.st, ev.SP+8, ev.Ret, now)
+		e.returned(t, top)
 		e.checkpointed(now)
 		return
 	}

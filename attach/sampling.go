@@ -25,6 +25,7 @@ type sampling struct {
 	skewTicks    uint64      // sampleSkew in ticks
 	notSampled   string      // why the threads could not be sampled, "" if they were
 	cpu          model.CPUSamples
+	waiting      []int8 // by function: 0 not known yet, 1 not a waiting call, 2 one
 }
 
 // threadSamples is one thread's sampler and the samples read but not yet
@@ -33,6 +34,10 @@ type threadSamples struct {
 	s        *perfsample.Sampler
 	pending  []pendingSample
 	readTick uint64 // when its sampler was last read: every sample taken sampleSkew before it is read
+	// staleBelow: the thread's outermost staleBelow frames were open when
+	// a waiting call returned, the kernel's calls in between: untraced,
+	// their returns would be mispredicted (staleReturn).
+	staleBelow int
 }
 
 // pendingSample is a sample read, placed in time and in code (sampleFunc)
@@ -42,7 +47,10 @@ type pendingSample struct {
 	fn       int
 	owner    int // the innermost timed function on its stack, model.None if unknown
 	inProbes bool
-	kernel   bool
+	// returning: in the return stub before it does anything but save
+	// registers (returningAt); the caller's when a waiting call returns.
+	returning bool
+	kernel    bool
 }
 
 // sampleSkew is how far a sample's time may lie from the probes' ticks
@@ -107,7 +115,8 @@ func (e *engine) readSamples(t *thread) {
 	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
 		fn, owner, inProbes := e.sampleFunc(t, x)
-		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner, inProbes: inProbes, kernel: !x.User})
+		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner,
+			inProbes: inProbes, returning: inProbes && e.returningAt(t.proc.as, x), kernel: !x.User})
 	})
 }
 
@@ -141,12 +150,14 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 	// top runs now; next will after ev (an exit leaves the frame below
 	// on top).
 	top, next := model.None, model.None
+	stale := false
 	if ev != nil && ev.ID != stub.StallID {
 		var below int
 		top, below = e.s.Top(t.st)
 		next = int(ev.ID)
 		if ev.ID == stub.ExitID {
 			next = below
+			stale = e.staleReturn(t, top)
 		}
 	}
 	period := int64(e.opt.SamplePeriod)
@@ -155,6 +166,17 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		window := next != model.None && x.owner != model.None
 		if x.ns > upTo && (!window || x.ns > upTo+sampleSkew) {
 			break // pending holds samples in time order
+		}
+		if x.returning && stale {
+			// Untraced, this return's time is the caller's: the
+			// instructions a sample held while the kernel returned from
+			// a system call lands on, or a mispredicted return's. The
+			// caller's frame is the one on top after ev.
+			x.returning, x.inProbes = false, false
+			t.smp.pending[kept] = x
+			kept++
+			k++
+			continue
 		}
 		place := x.ns <= upTo
 		if window && x.ns > upTo-sampleSkew {
@@ -201,6 +223,69 @@ func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 	}
 	fn, _ := e.tracedAt(as, ip)
 	return fn, false
+}
+
+// staleReturn tells whether the return of t's innermost frame, of
+// function top, would cost its caller time untraced: a waiting call's
+// (the kernel's return from its system call, whose last stretch a
+// sample taken then is stamped after) and that of a frame open while one
+// returned (the kernel's calls in between took the CPU's return stack
+// buffer: the return is mispredicted). The return into the return stub
+// is always mispredicted, which untraced costs nothing elsewhere.
+func (e *engine) staleReturn(t *thread, top int) bool {
+	return e.waitingFn(top) || e.s.Depth(t.st)-1 < t.smp.staleBelow
+}
+
+// returned notes that t's innermost frame, of function top, returned:
+// when it was a waiting call's, every frame left open was open then.
+func (e *engine) returned(t *thread, top int) {
+	if t.smp == nil {
+		return
+	}
+	d := e.s.Depth(t.st)
+	if e.waitingFn(top) {
+		t.smp.staleBelow = d
+	}
+	t.smp.staleBelow = min(t.smp.staleBelow, d)
+}
+
+// waitingFn tells whether fn is a waiting call (model.IsWaitingFunc),
+// known once per function: it is asked at every return.
+func (e *engine) waitingFn(fn int) bool {
+	if fn < 0 {
+		return false
+	}
+	if fn >= len(e.waiting) {
+		e.waiting = append(e.waiting, make([]int8, fn+1-len(e.waiting))...)
+	}
+	if e.waiting[fn] == 0 {
+		e.waiting[fn] = 1
+		if e.s.Profile().IsWaitingFunc(fn) {
+			e.waiting[fn] = 2
+		}
+	}
+	return e.waiting[fn] == 2
+}
+
+// returningAt tells whether sample x's user instruction lies in a return
+// stub's first instructions, which only save registers (stub.RetSaved):
+// the time there is the return into the stub (a mispredicted return, or
+// a sample held while the kernel returned from a system call and stamped
+// at the first user instructions after it), not the stub's work.
+func (e *engine) returningAt(as *space, x perfsample.Sample) bool {
+	ip := x.IP
+	if !x.User {
+		if !x.HasRegs {
+			return false
+		}
+		ip = x.Regs.IP
+	}
+	a := as.areaOf(ip)
+	if a == nil || as.inl == nil {
+		return false
+	}
+	s, ok := as.inl.Stubs[a.base]
+	return ok && ip >= s+stub.RetStub && ip <= s+stub.RetSaved
 }
 
 // relocatedAt is the function whose relocated first instructions lie at

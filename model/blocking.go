@@ -98,8 +98,14 @@ func IsWaitingCall(sym string) bool {
 func (p *Profile) WaitingFuncs() []bool {
 	w := make([]bool, len(p.Functions))
 	for f := range p.Functions {
-		fn := &p.Functions[f]
-		w[f] = fn.Module != 0 && !p.isMainModule(fn.Module) && IsWaitingCall(fn.Name)
+		w[f] = p.IsWaitingFunc(f)
 	}
 	return w
+}
+
+// IsWaitingFunc tells whether function f of p is a waiting call, as
+// WaitingFuncs marks them.
+func (p *Profile) IsWaitingFunc(f int) bool {
+	fn := &p.Functions[f]
+	return fn.Module != 0 && !p.isMainModule(fn.Module) && IsWaitingCall(fn.Name)
 }

@@ -237,6 +237,9 @@ func (s *Session) Spawner(t *Thread) int {
 // Stack lists t's open functions, outermost first.
 func (s *Session) Stack(t *Thread) []int { return t.rec.Stack() }
 
+// Depth is the number of t's open frames.
+func (s *Session) Depth(t *Thread) int { return len(t.frames) }
+
 // Top is the function of t's innermost open frame and of the one below
 // it, model.StartFunc where there is none.
 func (s *Session) Top(t *Thread) (top, below int) {

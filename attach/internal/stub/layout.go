@@ -82,8 +82,12 @@ const (
 	// Stub offsets in probe.bin.
 	Entry   = 0x000
 	RetStub = 0xc60
-	Count   = 0xfce // the counting probe's stub
-	DataPtr = 0x1100
+	// RetSaved ends the return stub's first instructions, which only
+	// save registers: a CPU sample stamped there is the return's, not
+	// the stub's work (attach/sampling.go, returningAt).
+	RetSaved = 0xc71
+	Count    = 0xfce // the counting probe's stub
+	DataPtr  = 0x1100
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
