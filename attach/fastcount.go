@@ -317,7 +317,7 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	}
 	ptrs := make([]byte, 0, instrument.FastSlots*8)
 	for k := range instrument.FastSlots {
-		ptrs = binary.LittleEndian.AppendUint64(ptrs, as.inl.Rings+uint64(stub.FastCounts+f.counters*stub.FastCountLine+8*k))
+		ptrs = binary.LittleEndian.AppendUint64(ptrs, f.counterAt(as.inl, k))
 	}
 	if ptrace.WriteMem(tid, line+instrument.FastSlots*8, ptrs) != nil || ptrace.WriteMem(tid, f.at, code) != nil {
 		return nil
@@ -329,6 +329,12 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	as.fast.paths++
 	e.stats.Probes.Fast++
 	return f
+}
+
+// counterAt is the address of slot k's counter in the target: in the
+// memfd of rings.
+func (f *fastFn) counterAt(is *inlineSpace, k int) uint64 {
+	return is.Rings + uint64(stub.FastCounts+f.counters*stub.FastCountLine+8*k)
 }
 
 // fastLinesUsed is how many call site lines of area a the fast paths of as

@@ -55,7 +55,7 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 	a := as.areaOf(f.at)
 	stubAt := (a.next + 15) &^ 15
 	var body [2]uint64
-	code, err := instrument.FastSite(a.base+stubAt, p.Patch.Addr, a.ownerWord(), f.line+instrument.FastSlots*8+uint64(8*k),
+	code, err := instrument.FastSite(a.base+stubAt, p.Patch.Addr, a.ownerWord(), f.counterAt(is, k),
 		func(to uint64) ([]byte, error) {
 			b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
 			body = [2]uint64{to, to + uint64(len(b))}

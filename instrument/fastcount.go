@@ -130,6 +130,19 @@ func (c *fastCode) count(counter uint64, body func(at uint64) ([]byte, error)) e
 	if err := c.ripOp([]byte{0x48, 0x8b, 0x05}, counter); err != nil { // mov rax, [counter]
 		return err
 	}
+	return c.increment(body)
+}
+
+// countAt is count with the counter's own address in the code: no word
+// to load it from.
+func (c *fastCode) countAt(counter uint64, body func(at uint64) ([]byte, error)) error {
+	c.out = binary.LittleEndian.AppendUint64(append(c.out, 0x48, 0xb8), counter) // movabs rax, counter
+	return c.increment(body)
+}
+
+// increment appends the increment through rax, rax back, and body's copy of
+// the moved instructions.
+func (c *fastCode) increment(body func(at uint64) ([]byte, error)) error {
 	c.out = append(c.out, 0x48, 0xff, 0x00, 0x58) // inc qword [rax]; pop rax
 	b, err := body(c.at + uint64(len(c.out)))
 	if err != nil {
@@ -145,8 +158,9 @@ const FastBody = 48
 
 // FastSite is a counted function's fast path for one call site, to run
 // at at: the site's direct call, re-aimed here, by the thread whose thread
-// pointer is the word at owner adds one to the counter whose address is
-// the word at counter (the site's slot in the function's fast path) and
+// pointer is the word at owner adds one to the counter at counter (the
+// site's slot's in the function's fast path: its address is in the code,
+// so that the path reads no word of the function's line) and
 // runs the function's moved instructions (body makes their copy, as for
 // FastCount); any other thread's call goes on to the function's entry,
 // whose probe counts it by the same return address. No return address to
@@ -157,7 +171,7 @@ const FastBody = 48
 //	mov  rax, fs:[0]
 //	cmp  rax, [owner]
 //	jne  1f
-//	mov  rax, [counter]
+//	movabs rax, counter
 //	inc  qword [rax]
 //	pop  rax
 //	body                      ; the moved instructions, the jump back
@@ -170,7 +184,7 @@ func FastSite(at, entry, owner, counter uint64, body func(at uint64) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	if err := c.count(counter, body); err != nil {
+	if err := c.countAt(counter, body); err != nil {
 		return nil, err
 	}
 	c.land(notOwner)
@@ -180,4 +194,4 @@ func FastSite(at, entry, owner, counter uint64, body func(at uint64) ([]byte, er
 
 // FastSiteBody is where a call site's fast path's copy of the moved
 // instructions starts.
-const FastSiteBody = 34
+const FastSiteBody = 37
