@@ -456,6 +456,11 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "\nredis's main thread on a CPU during the default attach: %.1f%% of its wall time by perf stat's task-clock of the thread, "+
 			"%.1f%% by the profile's busy time (about %.1f%% with the probes' samples, which perf counts too, given the thread in proportion to its busy time).\n",
 			100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
+		if f.loops.untraced > 0 {
+			fmt.Fprintf(&b, "\nredis's event loop: %.2f iterations (`epoll_wait` calls) a request untraced (perf stat), %.2f with the default probes "+
+				"(the profile's count): slower a request, the traced server serves more requests each time round, and its work per iteration "+
+				"(`aeMain`'s own code, `beforeSleep`) takes a smaller share.\n", f.loops.untraced, f.loops.traced)
+		}
 		shareTable(&b, "redis", f.rows, true)
 	}
 	b.WriteString("\n")

@@ -28,7 +28,10 @@ import (
 // in the executable.
 
 // redisRequests is each benchmark's requests per command.
-const redisRequests = "300000"
+const (
+	redisRequests  = "300000"
+	redisRequestsN = 300000
+)
 
 // perfBenchmarks is how many benchmarks each perf run samples: one gave
 // some 1,600 samples outside waiting calls (most of the server's time on a
@@ -50,6 +53,13 @@ type redisFidelity struct {
 	// with the probes' samples too (withProbes, an estimate: the profile
 	// counts them for all threads; the thread gets them in proportion).
 	mainShare struct{ perf, busy, withProbes float64 }
+	// loops is how many times round its event loop (epoll_wait calls) the
+	// server went per request: untraced by perf stat's count of the
+	// system call (0: not counted, the tracepoint refused), traced by the
+	// default profile's exact count. A server slower per request serves
+	// more of them each time round: its work per iteration (aeMain's own
+	// code, beforeSleep) then takes a smaller share.
+	loops struct{ untraced, traced float64 }
 }
 
 // redisServer is a redis-server of the bench's own.
@@ -190,8 +200,12 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	if _, err := s.benchmark(); err != nil { // warm: the keys exist from now on
 		return nil, "", err
 	}
+	loops := startSyscallCount(c.tmp, s.cmd.Process.Pid, "epoll_wait")
 	if f.untraced, err = s.benchmarks(rateRuns); err != nil {
 		return nil, "", err
+	}
+	if n, ok := loops.stop(); ok {
+		f.loops.untraced = float64(n) / float64(rateRuns*2*redisRequestsN)
 	}
 	var perf, onCPU [2]map[string]float64
 	for i := range perf {
@@ -237,6 +251,11 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 			if f.mainShare.busy, f.mainShare.withProbes, err = mainBusyShare(out, pid); err != nil {
 				return nil, "", err
 			}
+			n, err := callsOf(out, pid, "epoll_wait")
+			if err != nil {
+				return nil, "", err
+			}
+			f.loops.traced = float64(n) / float64(rateRuns*2*redisRequestsN)
 		}
 		switch i {
 		case 1:
@@ -265,6 +284,9 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	fmt.Printf("  waiting calls left out on both sides: distance %.1f points; functions with at least 1%% of perf's samples: %s\n", f.waitingOut, offByTwoBusy(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
+	if f.loops.untraced > 0 {
+		fmt.Printf("  event loop iterations a request: %.2f untraced, %.2f traced\n", f.loops.untraced, f.loops.traced)
+	}
 	return f, "", nil
 }
 
@@ -334,4 +356,64 @@ func mainBusyShare(out string, tid int) (busy, withProbes float64, err error) {
 		withProbes = (float64(cpu) + probes) / float64(wall)
 	}
 	return busy, withProbes, nil
+}
+
+// syscallCount is perf stat counting a process's calls of one system call
+// (its sys_enter tracepoint), nil when perf could not start.
+type syscallCount struct {
+	cmd  *exec.Cmd
+	out  string
+	name string
+}
+
+func startSyscallCount(dir string, pid int, name string) *syscallCount {
+	out := filepath.Join(dir, "syscalls.csv")
+	cmd := exec.Command("perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_"+name, "-p", strconv.Itoa(pid), "-o", out)
+	if cmd.Start() != nil {
+		return nil
+	}
+	return &syscallCount{cmd: cmd, out: out, name: name}
+}
+
+// stop stops perf and returns the count, and whether perf counted (the
+// tracepoint needs tracefs and the right to read it).
+func (c *syscallCount) stop() (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	c.cmd.Process.Signal(syscall.SIGINT)
+	c.cmd.Wait()
+	b, err := os.ReadFile(c.out)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) > 2 && strings.HasSuffix(f[2], "sys_enter_"+c.name) {
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// callsOf is how many calls of the function named name thread tid made in
+// the profile at out (a waiting call's calls are exact).
+func callsOf(out string, tid int, name string) (int64, error) {
+	p, err := model.ReadFile(out)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, th := range p.Threads {
+		if th.Tid != tid {
+			continue
+		}
+		for _, nd := range th.Nodes {
+			if p.Functions[nd.Func].Name == name {
+				n += nd.Calls
+			}
+		}
+	}
+	return n, nil
 }
