@@ -19,8 +19,15 @@ func (e *engine) drainSlot(is *inlineSpace, slot int) int {
 		return 0
 	}
 	e.readSamples(t)
-	n := is.Ring(slot).Drain(func(ev *inline.Event) { e.inlineEvent(t, ev) })
-	e.flushSamples(t, math.MaxInt64) // taken after every event drained
+	r := is.Ring(slot)
+	n := r.Drain(func(ev *inline.Event) { e.inlineEvent(t, ev) })
+	if r.Drained() {
+		// Every sample read so far was taken after every event drained.
+		// Otherwise one read during the drain (samplesBefore) may precede
+		// an event not drained yet (past the drain's look at the head, or
+		// not committed: its stub preempted): it waits for the next drain.
+		e.flushSamples(t, math.MaxInt64)
+	}
 	e.stats.Rings.Events += int64(n)
 	return n
 }
@@ -62,6 +69,7 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	}
 	site := e.callSiteOf(t, ev.Ret)
 	e.s.EnterVia(t.st, e.via(t, site.caller), int(ev.ID), site.kind, ev.SP, ev.Ret, now)
+	e.entered(t)
 	if ev.Args != nil {
 		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}

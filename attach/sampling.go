@@ -249,6 +249,15 @@ func (e *engine) returned(t *thread, top int) {
 	t.smp.staleBelow = min(t.smp.staleBelow, d)
 }
 
+// entered notes that t opened a frame: it is its innermost, open after
+// any waiting call that returned before (an entry that closed frames
+// without their return, a longjmp's, takes their place).
+func (e *engine) entered(t *thread) {
+	if t.smp != nil {
+		t.smp.staleBelow = min(t.smp.staleBelow, e.s.Depth(t.st)-1)
+	}
+}
+
 // waitingFn tells whether fn is a waiting call (model.IsWaitingFunc),
 // known once per function: it is asked at every return.
 func (e *engine) waitingFn(fn int) bool {

@@ -17,22 +17,25 @@ import (
 // return from its system call), or that of a frame open while one
 // returned (a mispredicted return). Otherwise it is the probes' cost, as
 // any other sample in their code. The events go as inlineEvent takes
-// them: flushBefore, then the session's Return and returned.
+// them: flushBefore, then the session's Return and returned; an entry
+// is followed by entered.
 func TestReturningSamplePlaced(t *testing.T) {
 	const period = 250 * time.Microsecond
 	cases := []struct {
 		name      string
 		callee    string // "write" (the C library's) or "leaf" (the program's)
 		waited    bool   // the callee called write, which returned, before the sample
+		replaced  bool   // ... then the callee's frame was closed by an entry at its slot (a tail call), whose frame returns
 		returning bool
 		caller    int64 // the caller's sampled ns after the return
 		inProbes  int64
 	}{
-		{"waiting call's return", "write", false, true, int64(period), 0},
-		{"program function's return", "leaf", false, true, 0, 1},
-		{"return of a frame open while a waiting call returned", "leaf", true, true, int64(period), 0},
-		{"elsewhere in the probes", "write", false, false, 0, 1},
-		{"elsewhere in the probes, after a waiting call", "leaf", true, false, 0, 1},
+		{"waiting call's return", "write", false, false, true, int64(period), 0},
+		{"program function's return", "leaf", false, false, true, 0, 1},
+		{"return of a frame open while a waiting call returned", "leaf", true, false, true, int64(period), 0},
+		{"return of a frame opened after a waiting call returned", "leaf", true, true, true, 0, 1},
+		{"elsewhere in the probes", "write", false, false, false, 0, 1},
+		{"elsewhere in the probes, after a waiting call", "leaf", true, false, false, 0, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,10 +59,17 @@ func TestReturningSamplePlaced(t *testing.T) {
 				e.returned(th, top)
 			}
 			s.Enter(st, caller, model.KindDirect, 0x1000, 0x400000, 100)
+			e.entered(th)
 			s.Enter(st, callee, model.KindDirect, 0xff0, 0x400100, 200)
+			e.entered(th)
 			if c.waited {
 				s.Enter(st, write, model.KindPLT, 0xfe0, 0x400200, 210)
+				e.entered(th)
 				exit(0xfe8, 220)
+			}
+			if c.replaced {
+				s.Enter(st, callee, model.KindDirect, 0xff0, 0x400100, 230)
+				e.entered(th)
 			}
 			th.smp.pending = []pendingSample{{ns: 300, fn: model.None, owner: model.None, inProbes: true, returning: c.returning}}
 			exit(0xff8, 400)

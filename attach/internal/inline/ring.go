@@ -91,6 +91,13 @@ func (r Ring) Drain(f func(*Event)) int {
 	return n
 }
 
+// Drained tells whether every event reserved in the ring so far has been
+// drained: a stub stamps its event after reserving it, so an event
+// reserved later is stamped later than now.
+func (r Ring) Drained() bool {
+	return atomic.LoadUint64(r.word(stub.RHead)) == atomic.LoadUint64(r.word(stub.RTail))
+}
+
 // args reads the argument slots (one or two) after the entry at index i.
 func (r Ring) args(i, slots uint64, out *[6]uint64) bool {
 	for k := uint64(1); k <= slots; k++ {
