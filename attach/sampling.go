@@ -114,9 +114,9 @@ func (e *engine) readSamples(t *thread) {
 	}
 	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
-		fn, owner, inProbes := e.sampleFunc(t, x)
+		fn, owner, inProbes, returning := e.sampleFunc(t, x)
 		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner,
-			inProbes: inProbes, returning: inProbes && e.returningAt(t.proc.as, x), kernel: !x.User})
+			inProbes: inProbes, returning: returning, kernel: !x.User})
 	})
 }
 
@@ -276,19 +276,12 @@ func (e *engine) waitingFn(fn int) bool {
 	return e.waiting[fn] == 2
 }
 
-// returningAt tells whether sample x's user instruction lies in a return
+// returningAt tells whether ip, in the probes' code, lies in a return
 // stub's first instructions, which only save registers (stub.RetSaved):
 // the time there is the return into the stub (a mispredicted return, or
 // a sample held while the kernel returned from a system call and stamped
 // at the first user instructions after it), not the stub's work.
-func (e *engine) returningAt(as *space, x perfsample.Sample) bool {
-	ip := x.IP
-	if !x.User {
-		if !x.HasRegs {
-			return false
-		}
-		ip = x.Regs.IP
-	}
+func returningAt(as *space, ip uint64) bool {
 	a := as.areaOf(ip)
 	if a == nil || as.inl == nil {
 		return false
@@ -389,8 +382,9 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 // (the innermost open frame takes it). owner is the innermost timed
 // function its stack shows (fn, unless fn is counted), model.None if
 // unknown: the frame that must be open when the sample was taken.
-// inProbes: the probes' own code.
-func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes bool) {
+// inProbes: the probes' own code; returning: in a return stub's register
+// saves (returningAt).
+func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes, returning bool) {
 	as := t.proc.as
 	fn, owner = model.None, model.None
 	// The user instruction: the sample's, or for one in the kernel the
@@ -405,15 +399,15 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 	if known {
 		f, in := e.sampledAt(as, ip)
 		if in {
-			return model.None, model.None, true
+			return model.None, model.None, true, returningAt(as, ip)
 		}
 		if f != model.None && !e.counted[f] {
-			return f, f, false
+			return f, f, false, false
 		}
 		fn = f
 	}
 	if !x.HasRegs || len(x.Stack) == 0 {
-		return fn, owner, false
+		return fn, owner, false, false
 	}
 	r, stack := x.Regs, x.Stack
 	mem := func(addr uint64, buf []byte) error {
@@ -445,5 +439,5 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 			break
 		}
 	}
-	return fn, owner, false
+	return fn, owner, false, false
 }

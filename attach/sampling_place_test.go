@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
-	"github.com/profile-dev/profile/attach/internal/perfsample"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
 	"github.com/profile-dev/profile/session"
@@ -91,29 +90,26 @@ func TestReturningSamplePlaced(t *testing.T) {
 	}
 }
 
-// TestReturningAt: only a user instruction in a return stub's register
-// saves, or a kernel sample's user instruction there, is the return's.
+// TestReturningAt: only an instruction in a return stub's register saves
+// is the return's.
 func TestReturningAt(t *testing.T) {
 	const base, stubAt = 0x7000_0000, 0x7000_0040
 	as := &space{areas: []*area{{base: base, size: 1 << 20}}, inl: &inlineSpace{Stubs: map[uint64]uint64{base: stubAt}}}
 	ret := uint64(stubAt + stub.RetStub)
 	cases := []struct {
 		name string
-		x    perfsample.Sample
+		ip   uint64
 		want bool
 	}{
-		{"first instruction", perfsample.Sample{IP: ret, User: true}, true},
-		{"last save", perfsample.Sample{IP: stubAt + stub.RetSaved, User: true}, true},
-		{"first read", perfsample.Sample{IP: stubAt + stub.RetSaved + 7, User: true}, false},
-		{"before the stub", perfsample.Sample{IP: ret - 1, User: true}, false},
-		{"entry stub", perfsample.Sample{IP: stubAt + stub.Entry, User: true}, false},
-		{"kernel, entered from the saves", perfsample.Sample{IP: 0xffffffff81000000, HasRegs: true, Regs: perfsample.UserRegs{IP: ret + 4}}, true},
-		{"kernel, no user registers", perfsample.Sample{IP: 0xffffffff81000000}, false},
-		{"outside every area", perfsample.Sample{IP: 0x400000, User: true}, false},
+		{"first instruction", ret, true},
+		{"last save", stubAt + stub.RetSaved, true},
+		{"first read", stubAt + stub.RetSaved + 7, false},
+		{"before the stub", ret - 1, false},
+		{"entry stub", stubAt + stub.Entry, false},
+		{"outside every area", 0x400000, false},
 	}
-	e := &engine{}
 	for _, c := range cases {
-		if got := e.returningAt(as, c.x); got != c.want {
+		if got := returningAt(as, c.ip); got != c.want {
 			t.Errorf("%s: returning %v, want %v", c.name, got, c.want)
 		}
 	}
