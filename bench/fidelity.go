@@ -330,17 +330,14 @@ func readShares(out, exe string) (map[string]float64, error) {
 	return busyShares(p.Busy(), filepath.Base(exe)), nil
 }
 
-// readBusyShares is readShares with the self time inside waiting calls
-// left out, as perf's busy shares leave out the samples inside them (the
-// issue's method; a sampled profile keeps a waiting call's CPU time).
-func readBusyShares(out, exe string) (map[string]float64, error) {
-	p, err := model.ReadFile(out)
-	if err != nil {
-		return nil, err
-	}
+// sharesWaitingOut is busyShares of p for exe's module with the self time
+// inside waiting calls left out, as perf's busy shares leave out the
+// samples inside them (the issue's method; a sampled profile keeps a
+// waiting call's CPU time).
+func sharesWaitingOut(p *model.Profile, exe string) map[string]float64 {
 	b := p.Busy()
 	leaveWaitingOut(b)
-	return busyShares(b, filepath.Base(exe)), nil
+	return busyShares(b, filepath.Base(exe))
 }
 
 // leaveWaitingOut zeroes the self time of every context inside a waiting
@@ -445,7 +442,7 @@ func fidelitySection(r fidelityResults, when string) section {
 	if r.redisSkipped != "" {
 		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
 	} else if f := r.redis; f != nil {
-		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %s -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
+		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %d -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
 			"kept for the default profile, `attach` sampled; raw and compensated are `--sample=0`). Requests/s untraced and with "+
 			"the default probes are the median of %d benchmarks (one lands at either of two rates some 20%% apart), compensated one.\n\n", redisRequests, rateRuns)
 		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default (on CPU) | profile default, waiting calls left out | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")

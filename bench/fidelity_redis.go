@@ -28,10 +28,7 @@ import (
 // in the executable.
 
 // redisRequests is each benchmark's requests per command.
-const (
-	redisRequests  = "300000"
-	redisRequestsN = 300000
-)
+const redisRequests = 300000
 
 // perfBenchmarks is how many benchmarks each perf run samples: one gave
 // some 1,600 samples outside waiting calls (most of the server's time on a
@@ -116,7 +113,7 @@ var rpsRE = regexp.MustCompile(`(?m)^"?(SET|GET)"?[:,]\s*"?([0-9.]+)`)
 
 // benchmark runs redis-benchmark against s: requests/s by command.
 func (s *redisServer) benchmark() (map[string]float64, error) {
-	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(s.port), "-t", "set,get", "-n", redisRequests,
+	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(s.port), "-t", "set,get", "-n", strconv.Itoa(redisRequests),
 		"-c", "20", "-q").Output()
 	if err != nil {
 		return nil, fmt.Errorf("redis-benchmark: %w", err)
@@ -200,12 +197,16 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	if _, err := s.benchmark(); err != nil { // warm: the keys exist from now on
 		return nil, "", err
 	}
-	loops := startSyscallCount(c.tmp, s.cmd.Process.Pid, "epoll_wait")
+	// The tracepoint needs tracefs and the right to read it: without, no
+	// count and no line.
+	loops, loopsErr := startPerfStat(c.tmp, "syscalls:sys_enter_epoll_wait", "-p", strconv.Itoa(s.cmd.Process.Pid))
 	if f.untraced, err = s.benchmarks(rateRuns); err != nil {
 		return nil, "", err
 	}
-	if n, ok := loops.stop(); ok {
-		f.loops.untraced = float64(n) / float64(rateRuns*2*redisRequestsN)
+	if loopsErr == nil {
+		if n, _, err := loops.stop(); err == nil {
+			f.loops.untraced = n / float64(rateRuns*2*redisRequests)
+		}
 	}
 	var perf, onCPU [2]map[string]float64
 	for i := range perf {
@@ -228,11 +229,11 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	for i, flags := range [][]string{{"--no-compensate", "--sample=0"}, {"--sample=0"}, nil} {
 		out := filepath.Join(c.tmp, "redis.data")
 		argv := append([]string{c.profile, "attach", "--pid", strconv.Itoa(pid), "-o", out}, flags...)
-		var stat *taskClock
+		var stat *perfStat
 		if i == 2 {
 			// The main thread's time on a CPU by the kernel's count, over
 			// the attach's window (perf starts first, ends last).
-			if stat, err = startTaskClock(c.tmp, pid); err != nil {
+			if stat, err = startPerfStat(c.tmp, "task-clock", "-t", strconv.Itoa(pid)); err != nil {
 				return nil, "", err
 			}
 		}
@@ -244,18 +245,21 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		p, err := model.ReadFile(out)
+		if err != nil {
+			return nil, "", err
+		}
 		if stat != nil {
-			if f.mainShare.perf, err = stat.share(); err != nil {
-				return nil, "", err
-			}
-			if f.mainShare.busy, f.mainShare.withProbes, err = mainBusyShare(out, pid); err != nil {
-				return nil, "", err
-			}
-			n, err := callsOf(out, pid, "epoll_wait")
+			ms, wall, err := stat.stop()
 			if err != nil {
 				return nil, "", err
 			}
-			f.loops.traced = float64(n) / float64(rateRuns*2*redisRequestsN)
+			f.mainShare.perf = ms * 1e6 / float64(wall)
+			if f.mainShare.busy, f.mainShare.withProbes, err = mainBusyShare(p, pid); err != nil {
+				return nil, "", fmt.Errorf("%s: %w", out, err)
+			}
+			f.loops.traced = float64(callsOf(p, pid, "epoll_wait")) / float64(rateRuns*2*redisRequests)
+			waitingOut = sharesWaitingOut(p, s.exe)
 		}
 		switch i {
 		case 1:
@@ -263,14 +267,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		case 2:
 			f.sampledRPS = rps
 		}
-		if prof[i], err = readShares(out, s.exe); err != nil {
-			return nil, "", err
-		}
-		if i == 2 {
-			if waitingOut, err = readBusyShares(out, s.exe); err != nil {
-				return nil, "", err
-			}
-		}
+		prof[i] = busyShares(p.Busy(), filepath.Base(s.exe))
 	}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2], onCPU[0])
@@ -290,54 +287,53 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	return f, "", nil
 }
 
-// taskClock is perf stat counting one thread's task-clock.
-type taskClock struct {
+// perfStat is perf stat counting one event of a thread or process.
+type perfStat struct {
 	cmd   *exec.Cmd
 	out   string
+	event string
 	start time.Time
 }
 
-func startTaskClock(dir string, tid int) (*taskClock, error) {
-	out := filepath.Join(dir, "taskclock.csv")
-	cmd := exec.Command("perf", "stat", "-x", ",", "-e", "task-clock", "-t", strconv.Itoa(tid), "-o", out)
+// startPerfStat starts perf stat counting event for target (-t TID, -p
+// PID).
+func startPerfStat(dir, event string, target ...string) (*perfStat, error) {
+	out := filepath.Join(dir, "perfstat.csv")
+	cmd := exec.Command("perf", append([]string{"stat", "-x", ",", "-e", event, "-o", out}, target...)...)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &taskClock{cmd: cmd, out: out, start: time.Now()}, nil
+	return &perfStat{cmd: cmd, out: out, event: event, start: time.Now()}, nil
 }
 
-// share stops perf and returns the thread's task-clock over the wall time
-// perf ran.
-func (c *taskClock) share() (float64, error) {
+// stop stops perf and returns its count (ms for task-clock) and the wall
+// time it ran.
+func (c *perfStat) stop() (float64, time.Duration, error) {
 	c.cmd.Process.Signal(syscall.SIGINT)
 	c.cmd.Wait()
 	wall := time.Since(c.start)
 	b, err := os.ReadFile(c.out)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Split(line, ",")
-		if len(f) > 2 && strings.HasPrefix(f[2], "task-clock") {
-			ms, err := strconv.ParseFloat(f[0], 64)
+		if len(f) > 2 && strings.HasPrefix(f[2], c.event) {
+			v, err := strconv.ParseFloat(f[0], 64)
 			if err != nil {
-				return 0, fmt.Errorf("perf stat: %q: %w", line, err)
+				return 0, 0, fmt.Errorf("perf stat: %q: %w", line, err)
 			}
-			return ms * 1e6 / float64(wall), nil
+			return v, wall, nil
 		}
 	}
-	return 0, fmt.Errorf("perf stat said %q", lastLine(string(b)))
+	return 0, 0, fmt.Errorf("perf stat said %q", lastLine(string(b)))
 }
 
-// mainBusyShare is thread tid's busy time in the profile at out over its
+// mainBusyShare is thread tid's busy time in profile p over its
 // traced wall time: the program's CPU samples, and with the samples in
 // the probes' code added in proportion (the profile keeps their number for
 // all threads; the main thread holds nearly all of redis's).
-func mainBusyShare(out string, tid int) (busy, withProbes float64, err error) {
-	p, err := model.ReadFile(out)
-	if err != nil {
-		return 0, 0, err
-	}
+func mainBusyShare(p *model.Profile, tid int) (busy, withProbes float64, err error) {
 	b := p.Busy()
 	var wall, cpu, all int64
 	for i, th := range p.Threads {
@@ -347,7 +343,7 @@ func mainBusyShare(out string, tid int) (busy, withProbes float64, err error) {
 		}
 	}
 	if wall == 0 || all == 0 {
-		return 0, 0, fmt.Errorf("%s: no thread %d", out, tid)
+		return 0, 0, fmt.Errorf("no thread %d", tid)
 	}
 	busy = float64(cpu) / float64(wall)
 	withProbes = busy
@@ -358,52 +354,9 @@ func mainBusyShare(out string, tid int) (busy, withProbes float64, err error) {
 	return busy, withProbes, nil
 }
 
-// syscallCount is perf stat counting a process's calls of one system call
-// (its sys_enter tracepoint), nil when perf could not start.
-type syscallCount struct {
-	cmd  *exec.Cmd
-	out  string
-	name string
-}
-
-func startSyscallCount(dir string, pid int, name string) *syscallCount {
-	out := filepath.Join(dir, "syscalls.csv")
-	cmd := exec.Command("perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_"+name, "-p", strconv.Itoa(pid), "-o", out)
-	if cmd.Start() != nil {
-		return nil
-	}
-	return &syscallCount{cmd: cmd, out: out, name: name}
-}
-
-// stop stops perf and returns the count, and whether perf counted (the
-// tracepoint needs tracefs and the right to read it).
-func (c *syscallCount) stop() (int64, bool) {
-	if c == nil {
-		return 0, false
-	}
-	c.cmd.Process.Signal(syscall.SIGINT)
-	c.cmd.Wait()
-	b, err := os.ReadFile(c.out)
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Split(line, ",")
-		if len(f) > 2 && strings.HasSuffix(f[2], "sys_enter_"+c.name) {
-			n, err := strconv.ParseInt(f[0], 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
 // callsOf is how many calls of the function named name thread tid made in
-// the profile at out (a waiting call's calls are exact).
-func callsOf(out string, tid int, name string) (int64, error) {
-	p, err := model.ReadFile(out)
-	if err != nil {
-		return 0, err
-	}
+// profile p (a waiting call's calls are exact).
+func callsOf(p *model.Profile, tid int, name string) int64 {
 	var n int64
 	for _, th := range p.Threads {
 		if th.Tid != tid {
@@ -415,5 +368,5 @@ func callsOf(out string, tid int, name string) (int64, error) {
 			}
 		}
 	}
-	return n, nil
+	return n
 }
