@@ -162,9 +162,18 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err := as.keepParked(tid); err != nil {
 		return err
 	}
-	for _, rip := range append(rips, as.heldRips()...) {
+	for _, rip := range as.heldRips() {
 		if rip > p.At && rip < p.At+uint64(p.Len) {
 			return prologueRefused{"a thread is stopped inside its first bytes"}
+		}
+	}
+	for i, rip := range rips {
+		if rip > p.At && rip < p.At+uint64(p.Len) {
+			at, ok := e.stepPast(as, rip, p.At, code[p.At-addr:p.At-addr+uint64(p.Len)])
+			if !ok {
+				return prologueRefused{"a thread is stopped inside its first bytes"}
+			}
+			rips[i] = at
 		}
 	}
 	for b := range as.bps {
@@ -200,10 +209,14 @@ func (r prologueRefused) Error() string { return r.reason }
 
 // inlineID is the id function fn's trampoline passes to the entry stub:
 // its index, flagged when its arguments are recorded (--detail), in one
-// ring slot when its parameters take three registers at most, and with
-// its role in the calling context (--context).
+// ring slot when its parameters take three registers at most, with its
+// role in the calling context (--context), and when it is a waiting call
+// (its return and those of the frames open then are stale).
 func (e *engine) inlineID(fn int) uint32 {
 	id := e.ctxID(fn, uint32(fn))
+	if e.waitingFn(fn) && !e.counted[fn] {
+		id |= stub.FlagWait
+	}
 	if !e.s.Selected(fn) {
 		return id
 	}
@@ -411,6 +424,51 @@ func (e *engine) unpatchInline(tid int, as *space) {
 	}
 	as.inl.Patches = map[uint64]*inline.Patch{}
 	as.inl.Sites = map[uint64]instrument.SiteBytes{}
+}
+
+// stepPast single-steps the stopped thread of space as at rip, inside a
+// function's first bytes code (the file's, at address at), until it
+// leaves them, a few instructions at most: the patch then goes in, where
+// a thread stopped there would have left the function a trap probe (a
+// busy function, one thread in a few inside its first bytes at attach).
+// It returns the thread's rip. A thread held in our code (heldRips), or
+// bytes holding a system call, are not stepped; a signal that comes
+// meanwhile stops the steps and is the thread's at its next resume.
+func (e *engine) stepPast(as *space, rip, at uint64, code []byte) (uint64, bool) {
+	const most = 16
+	if bytes.Contains(code, []byte{0x0f, 0x05}) || bytes.IndexByte(code, 0xcd) >= 0 || len(as.areas) == 0 {
+		return 0, false
+	}
+	end := at + uint64(len(code))
+	for _, t := range e.threads {
+		var regs unix.PtraceRegs
+		if t.proc.as != as || ptrace.GetRegs(t.tid, &regs) != nil || regs.Rip != rip {
+			continue
+		}
+		for steps := 0; regs.Rip > at && regs.Rip < end; steps++ {
+			if steps == most || ptrace.Step(t.tid) != nil {
+				return 0, false
+			}
+			ws, err := ptrace.Wait(t.tid)
+			if err != nil || !ws.Stopped() {
+				return 0, false
+			}
+			if sig := ws.StopSignal(); sig != unix.SIGTRAP || ptrace.Event(ws) != 0 {
+				if ptrace.Event(ws) == 0 {
+					t.pendingSig = int(sig) // in its signal-delivery stop: resume gives it
+				}
+				return 0, false
+			}
+			if ptrace.GetRegs(t.tid, &regs) != nil {
+				return 0, false
+			}
+		}
+		// The steps leave the trap flag set until the thread next resumes
+		// (stepOutOf): one injected getpid clears it, in our code only.
+		e.injectSyscall(t.tid, as.areas[0].base, unix.SYS_GETPID)
+		return regs.Rip, true
+	}
+	return 0, false
 }
 
 // threadRips returns the rip of every stopped thread of space as, and of

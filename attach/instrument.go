@@ -193,7 +193,7 @@ func (e *engine) probeSymbol(tid int, as *space, l *loaded, sym instrument.Symbo
 		e.counted[fn] = true
 	}
 	if as.inl != nil {
-		err := errors.New("function index beyond an inline id's 24 bits")
+		err := errors.New("function index beyond an inline id's 23 bits")
 		if fn <= stub.FnMask {
 			err = e.patchInline(tid, as, l, sym, e.inlineID(fn), rips)
 			var shape prologueRefused

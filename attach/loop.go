@@ -223,6 +223,11 @@ func (e *engine) signal(t *thread, sig syscall.Signal) {
 }
 
 func (e *engine) resume(t *thread, sig int) {
+	if sig == 0 && t.pendingSig != 0 {
+		// A signal that came while we stepped it (stepPast), in its
+		// signal-delivery stop still.
+		sig, t.pendingSig = t.pendingSig, 0
+	}
 	// Read before: the thread woken may take the tracer's CPU at once.
 	t.resumedAt = e.now()
 	err := ptrace.Cont(t.tid, sig)

@@ -139,8 +139,9 @@ type signalState struct {
 	// is done (reraise). raised keeps their siginfo, put back at their
 	// delivery stop.
 	sigs, raised []ptrace.SigInfo
-	// pendingSig is a signal that arrived while detach stepped the thread
-	// out of the inline probes' code: delivered as it is let go.
+	// pendingSig is a signal that arrived while we stepped the thread (out
+	// of the inline probes' code at detach, past a function's first bytes
+	// at a patch): delivered as it is let go or resumed.
 	pendingSig int
 }
 

@@ -41,13 +41,17 @@ const (
 	SideSize   = 256 << 10
 	SidesSize  = MaxSlots * SideSize
 
-	TRing         = 0x00
-	TDepth        = 0x08
-	TStackLo      = 0x10
-	TStackHi      = 0x18
-	TCap          = 0x20
-	TCtx          = 0x28 // context components open (--context)
-	TSide         = 0x30 // the thread's side records, 0 if none
+	TRing    = 0x00
+	TDepth   = 0x08
+	TStackLo = 0x10
+	TStackHi = 0x18
+	TCap     = 0x20
+	TCtx     = 0x28 // context components open (--context)
+	TSide    = 0x30 // the thread's side records, 0 if none
+	// TStale: the thread's shadow entries below this index were open
+	// when a waiting call returned; their returns go back to the caller
+	// by a ret (docs/design.md, Stale returns).
+	TStale        = 0x38
 	TShadow       = 0x40
 	ShadowEntries = (StateSize - TShadow) / 16
 
@@ -81,13 +85,13 @@ const (
 
 	// Stub offsets in probe.bin.
 	Entry   = 0x000
-	RetStub = 0xc60
+	RetStub = 0xc80
 	// RetSaved ends the return stub's first instructions, which only
 	// save registers: a CPU sample stamped there is the return's, not
 	// the stub's work (attach/sampling.go, returningAt).
-	RetSaved = 0xc71
-	Count    = 0xfce // the counting probe's stub
-	DataPtr  = 0x1100
+	RetSaved = 0xc91
+	Count    = 0x100a // the counting probe's stub
+	DataPtr  = 0x1140
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
@@ -101,7 +105,8 @@ const (
 	FlagCtxOpen = 0x08000000 // ... component k opens the context, or
 	CtxShift    = 24         // ... without FlagCtxOpen, recorded only when n are open
 	CtxMax      = instrument.MaxComponents
-	FnMask      = 1<<CtxShift - 1
+	FlagWait    = 0x00800000 // a waiting call: its return and those below it are stale
+	FnMask      = FlagWait - 1
 	// CtxMark marks a shadow entry's return address whose frame opened
 	// component k (in bits 56-62); DetailMark one whose side record holds
 	// its arguments. The address is the low 48 bits.

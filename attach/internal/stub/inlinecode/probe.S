@@ -82,6 +82,8 @@
 	.set T_CTX, 0x28             /* context components open (--context) */
 	.set T_SIDE, 0x30            /* side records, one per shadow entry: {entry tick,
 	                              * argument slots (1 or 2), rdi, rsi, rdx, rcx, r8, r9} */
+	.set T_STALE, 0x38           /* shadow entries below this index were open when a
+	                              * waiting call returned: their returns are stale */
 	.set T_SHADOW, 0x40          /* {slot, original return address} */
 
 	/* ring (shared) */
@@ -106,6 +108,7 @@
 	.set F_ARGS3, 0x20000000     /* ... in one slot: rdi, rsi, rdx */
 	.set F_CTX, 0x10000000       /* id flag: a context role, in bits 24-26 */
 	.set F_CTXOPEN, 0x08000000   /* ... a component that opens it */
+	.set F_WAIT, 0x00800000      /* id flag: a waiting call (a system call's wrapper) */
 	.set CTX_SHIFT, 24           /* ... its index k, CTX_MAX at most */
 	.set CTX_MAX, 7
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
@@ -532,7 +535,19 @@ hijack:
 	 * it again. The side record, written after, is ours alone too. */
 	mov	[rdi + T_SHADOW], rdx
 	mov	[rdi + T_SHADOW + 8], rax
-	bt	rax, DETAIL_MARK
+	/* Which returns are stale (T_STALE, the return stub): a waiting
+	 * call's and those of the frames open when it returns, taken here
+	 * as those open now; a frame opened later is not, whatever index an
+	 * abandoned one had. */
+	lea	r9, [rcx - 1]
+	test	dword ptr [rsp + E_ID], F_WAIT
+	jz	97f
+	mov	[rsi + T_STALE], rcx
+	jmp	98f
+97:	cmp	r9, [rsi + T_STALE]
+	jae	98f
+	mov	[rsi + T_STALE], r9
+98:	bt	rax, DETAIL_MARK
 	jnc	26f
 	dec	rcx
 	SIDE
@@ -687,7 +702,7 @@ args_now:
 	add	rsp, 56
 42:	ret
 
-	.org 0xc60
+	.org 0xc80
 /* 0xc60: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
@@ -775,11 +790,21 @@ retstub_saved:                          /* no memory read yet: the engine's RetS
 	lea	rdx, [rsp + R_S]
 	mov	r10, [rsp + R_RAX]      /* the return value */
 	EVENT
-	RESTORE
 	/* Back to the caller by an indirect jump, not a ret: the function's
 	 * own ret (to here) already took the return stack buffer's entry for
 	 * this call; a ret now would take its caller's and leave every return
-	 * above mispredicted. [rsp-8] is safe from signal frames (red zone). */
+	 * above mispredicted. Unless the return is stale: untraced, the
+	 * kernel's calls during the system call took those entries, and the
+	 * returns above it are mispredicted; by a ret they are traced too, as
+	 * the program's own time (docs/design.md, Stale returns). */
+	mov	rax, [rsi + T_DEPTH]    /* the returning frame's index */
+	cmp	rax, [rsi + T_STALE]
+	jae	39f
+	mov	[rsi + T_STALE], rax
+	RESTORE
+	ret
+	/* [rsp-8] is safe from signal frames (red zone). */
+39:	RESTORE
 	lea	rsp, [rsp + 8]
 	jmp	qword ptr [rsp - 8]
 lost:
@@ -861,6 +886,6 @@ count:
 44:	lock inc qword ptr [r8 + D_UNREGISTERED]
 	jmp	45b
 
-	.org 0x1100
+	.org 0x1140
 data_ptr:
 	.quad 0
