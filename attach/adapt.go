@@ -137,17 +137,10 @@ func (e *engine) looked(moved bool) {
 
 // shortCall is a function's calls so far and their mean time: its
 // recursion-aware total over all its calls, so that a recursive
-// function's many short inner calls count as what they cost, less the
-// time in waiting calls inside them. A wrapper around read is as short
-// as its own work: timed, each of its returns above the system call
-// goes through the return stub, and the program runs differently (redis
-// with readQueryFromClient's callers writeToClient, beforeSleep and the
-// pending-writes handlers counted: docs/benchmarks.md). The waiting
-// calls stay timed, below it (EnterVia).
+// function's many short inner calls count as what they cost.
 type shortCall struct {
-	calls  int64
-	mean   time.Duration
-	waited bool // time in waiting calls left out of mean
+	calls int64
+	mean  time.Duration
 }
 
 // tooShort tells whether calls so many and so short are better counted
@@ -159,11 +152,10 @@ func (c shortCall) tooShort() bool {
 // shortCalls are the inline-timed functions whose calls so far are too
 // short to time.
 func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
-	type acc struct{ calls, total, waits int64 }
+	type acc struct{ calls, total int64 }
 	by := map[int]*acc{}
 	for _, th := range p.Threads {
-		waits := e.waitsBelow(th.Nodes)
-		for i, n := range th.Nodes {
+		for _, n := range th.Nodes {
 			if n.Calls == 0 {
 				continue
 			}
@@ -173,8 +165,7 @@ func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
 				by[n.Func] = a
 			}
 			a.calls += n.Calls
-			a.total += max(n.TotalNs-waits[i], 0)
-			a.waits += waits[i]
+			a.total += n.TotalNs
 		}
 	}
 	out := map[int]shortCall{}
@@ -182,28 +173,11 @@ func (e *engine) shortCalls(p *model.Profile) map[int]shortCall {
 		if a.calls < adaptMinCalls || !e.movable(fn, p) {
 			continue
 		}
-		if c := (shortCall{a.calls, time.Duration(a.total / a.calls), a.waits > 0}); c.tooShort() {
+		if c := (shortCall{a.calls, time.Duration(a.total / a.calls)}); c.tooShort() {
 			out[fn] = c
 		}
 	}
 	return out
-}
-
-// waitsBelow is, for each of a thread's nodes, the time of the waiting
-// calls in its subtree (the outermost ones: a waiting call's total holds
-// its own callees'). A child comes after its parent in Nodes.
-func (e *engine) waitsBelow(nodes []model.Node) []int64 {
-	waits := make([]int64, len(nodes))
-	for i := len(nodes) - 1; i >= 0; i-- {
-		n := &nodes[i]
-		if n.Func >= 0 && e.waitingFn(n.Func) {
-			waits[i] = n.TotalNs
-		}
-		if n.Parent != model.None && n.Parent < i {
-			waits[n.Parent] += waits[i]
-		}
-	}
-	return waits
 }
 
 // movable tells whether fn, timed by an inline probe, may move to
@@ -275,9 +249,6 @@ func (e *engine) adapt() {
 		why := "too short to time"
 		if short[fn].mean >= adaptBelow {
 			why = "too many to time"
-		}
-		if short[fn].waited {
-			why += " (waiting calls inside left out)"
 		}
 		f.ProbeNote = fmt.Sprintf("counted from %s: %d calls of %s each, %s", model.FormatOffset(now),
 			short[fn].calls, short[fn].mean, why)

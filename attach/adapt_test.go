@@ -22,7 +22,7 @@ func TestTooShort(t *testing.T) {
 		{100_000, 2 * time.Microsecond, false},
 		{5_000_000, 10 * time.Microsecond, false},
 	} {
-		if got := (shortCall{calls: c.calls, mean: c.mean}).tooShort(); got != c.want {
+		if got := (shortCall{c.calls, c.mean}).tooShort(); got != c.want {
 			t.Errorf("%d calls of %v: tooShort %v, want %v", c.calls, c.mean, got, c.want)
 		}
 	}
