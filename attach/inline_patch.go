@@ -167,6 +167,13 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 			return prologueRefused{"a thread is stopped inside its first bytes"}
 		}
 	}
+	// Before any step: a thread stepped onto one of our int3s would take
+	// it for the step's trap.
+	for b := range as.bps {
+		if b > p.At && b < p.At+uint64(p.Len) {
+			return prologueRefused{"breakpoint inside its first bytes"}
+		}
+	}
 	for i, rip := range rips {
 		if rip > p.At && rip < p.At+uint64(p.Len) {
 			at, ok := e.stepPast(as, rip, p.At, code[p.At-addr:p.At-addr+uint64(p.Len)])
@@ -174,11 +181,6 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 				return prologueRefused{"a thread is stopped inside its first bytes"}
 			}
 			rips[i] = at
-		}
-	}
-	for b := range as.bps {
-		if b > p.At && b < p.At+uint64(p.Len) {
-			return prologueRefused{"breakpoint inside its first bytes"}
 		}
 	}
 	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
@@ -214,7 +216,7 @@ func (r prologueRefused) Error() string { return r.reason }
 // (its return and those of the frames open then are stale).
 func (e *engine) inlineID(fn int) uint32 {
 	id := e.ctxID(fn, uint32(fn))
-	if e.waitingFn(fn) && !e.counted[fn] {
+	if e.waitingFn(fn) { // never counted (keepsTime)
 		id |= stub.FlagWait
 	}
 	if !e.s.Selected(fn) {
@@ -432,11 +434,12 @@ func (e *engine) unpatchInline(tid int, as *space) {
 // a thread stopped there would have left the function a trap probe (a
 // busy function, one thread in a few inside its first bytes at attach).
 // It returns the thread's rip. A thread held in our code (heldRips), or
-// bytes holding a system call, are not stepped; a signal that comes
-// meanwhile stops the steps and is the thread's at its next resume.
+// instructions that enter the kernel or trap (instrument.Steppable), are
+// not stepped; a signal that comes meanwhile stops the steps and is the
+// thread's at its next resume.
 func (e *engine) stepPast(as *space, rip, at uint64, code []byte) (uint64, bool) {
 	const most = 16
-	if bytes.Contains(code, []byte{0x0f, 0x05}) || bytes.IndexByte(code, 0xcd) >= 0 || len(as.areas) == 0 {
+	if !instrument.Steppable(code) || len(as.areas) == 0 {
 		return 0, false
 	}
 	end := at + uint64(len(code))

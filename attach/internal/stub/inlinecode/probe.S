@@ -703,7 +703,7 @@ args_now:
 42:	ret
 
 	.org 0xc80
-/* 0xc60: the return stub: a probed function returned here; rsp = S + 8. */
+/* 0xc80: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
