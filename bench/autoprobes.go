@@ -120,7 +120,7 @@ func measureAuto(c config) (autoResults, error) {
 // measureRedisAuto attaches to redis-server under redis-benchmark with
 // each probe choice in turn.
 func measureRedisAuto(c config) (*autoRow, string, error) {
-	s, why, err := startRedis(c.tmp)
+	s, why, err := startRedis(c.tmp, redisLayouts[0])
 	if s == nil {
 		return nil, why, err
 	}

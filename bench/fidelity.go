@@ -79,11 +79,11 @@ func buildLua(dir string) (string, string) {
 	return bin, ""
 }
 
-// fidelityResults: the Lua rows per setting and the redis row; a
-// skipped part says why.
+// fidelityResults: the Lua rows per setting and the redis row, unpinned
+// and pinned (redisLayouts); a skipped part says why.
 type fidelityResults struct {
 	lua                      []fidelity
-	redis                    *redisFidelity
+	redis, redisPinned       *redisFidelity
 	luaSkipped, redisSkipped string
 }
 
@@ -93,7 +93,10 @@ func measureFidelity(c config) (fidelityResults, error) {
 	if r.lua, r.luaSkipped, err = measureLuaFidelity(c); err != nil {
 		return r, err
 	}
-	r.redis, r.redisSkipped, err = measureRedisFidelity(c)
+	if r.redis, r.redisSkipped, err = measureRedisFidelity(c, redisLayouts[0]); err != nil || r.redis == nil {
+		return r, err
+	}
+	r.redisPinned, _, err = measureRedisFidelity(c, redisLayouts[1])
 	return r, err
 }
 
@@ -455,10 +458,17 @@ func fidelitySection(r fidelityResults, when string) section {
 			100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 		if f.loops.untraced > 0 {
 			fmt.Fprintf(&b, "\nredis's event loop: %.2f iterations (`epoll_wait` calls) a request untraced (perf stat), %.2f with the default probes "+
-				"(the profile's count): slower a request, the traced server serves more requests each time round, and its work per iteration "+
-				"(`aeMain`'s own code, `beforeSleep`) takes a smaller share.\n", f.loops.untraced, f.loops.traced)
+				"(the profile's count): the more requests it serves each time round, the smaller the share of its work per iteration "+
+				"(`aeMain`'s own code, `beforeSleep`); unpinned, that follows where the scheduler puts the server, the benchmark and the tools (the pinned row).\n", f.loops.untraced, f.loops.traced)
 		}
 		shareTable(&b, "redis", f.rows, true)
+	}
+	if f := r.redisPinned; f != nil {
+		fmt.Fprintf(&b, "\nredis %s (no raw and compensated runs): perf vs perf %.1f points; the default profile on CPU %.1f, "+
+			"with waiting calls left out %.1f; GET %.0f%% of untraced (%.0f ÷ %.0f); event loop %.2f iterations a request untraced "+
+			"(without perf), %.2f with the default probes. With at least 1%% of perf's samples, on CPU: %s; waiting calls left out: %s.\n",
+			redisLayouts[1].name, f.floor, f.sampled, f.waitingOut, 100*f.sampledRPS["GET"]/f.untraced["GET"], f.sampledRPS["GET"], f.untraced["GET"],
+			f.loops.untraced, f.loops.traced, offByTwo(f.rows), offByTwoBusy(f.rows))
 	}
 	b.WriteString("\n")
 	return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}

@@ -63,10 +63,27 @@ type redisFidelity struct {
 type redisServer struct {
 	cmd  *exec.Cmd
 	port int
-	exe  string // the executable the server runs (Debian's is redis-check-rdb)
+	exe  string   // the executable the server runs (Debian's is redis-check-rdb)
+	near []string // the CPU setting of the benchmark and of the tools beside it (perf, profile)
 }
 
-func startRedis(dir string) (*redisServer, string, error) {
+// redisLayout is where the server and what runs beside it go: unpinned,
+// or the server alone on CPU 0 and the rest on CPU 1. Unpinned on two
+// CPUs the event loop's batching follows where the scheduler puts the
+// three processes: the untraced server under perf record went round its
+// loop 0.50-0.52 times a request, traced 0.39-0.49; pinned 0.55 and
+// 0.55-0.59.
+type redisLayout struct {
+	name         string
+	server, near []string
+}
+
+var redisLayouts = []redisLayout{
+	{name: "unpinned"},
+	{"pinned: the server on CPU 0, the benchmark, perf and the profiler on CPU 1", []string{"taskset", "-c", "0"}, []string{"taskset", "-c", "1"}},
+}
+
+func startRedis(dir string, at redisLayout) (*redisServer, string, error) {
 	for _, tool := range []string{"redis-server", "redis-benchmark", "perf"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, tool + " is not installed", nil
@@ -83,12 +100,13 @@ func startRedis(dir string) (*redisServer, string, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	argv := append(slices.Clone(at.server), path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", dir)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
-	s := &redisServer{cmd: cmd, port: port, exe: exe}
+	s := &redisServer{cmd: cmd, port: port, exe: exe, near: at.near}
 	for range 100 {
 		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			c.Write([]byte("PING\r\n"))
@@ -113,8 +131,9 @@ var rpsRE = regexp.MustCompile(`(?m)^"?(SET|GET)"?[:,]\s*"?([0-9.]+)`)
 
 // benchmark runs redis-benchmark against s: requests/s by command.
 func (s *redisServer) benchmark() (map[string]float64, error) {
-	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(s.port), "-t", "set,get", "-n", strconv.Itoa(redisRequests),
-		"-c", "20", "-q").Output()
+	argv := append(slices.Clone(s.near), "redis-benchmark", "-p", strconv.Itoa(s.port), "-t", "set,get", "-n", strconv.Itoa(redisRequests),
+		"-c", "20", "-q")
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("redis-benchmark: %w", err)
 	}
@@ -163,6 +182,7 @@ func (s *redisServer) benchmarks(n int) (map[string]float64, error) {
 // started first, given settle to get going, stopped by SIGINT once the
 // benchmarks are done.
 func (s *redisServer) during(argv []string, settle time.Duration, n int) (map[string]float64, error) {
+	argv = append(slices.Clone(s.near), argv...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -183,8 +203,10 @@ func (s *redisServer) during(argv []string, settle time.Duration, n int) (map[st
 	return rps, err
 }
 
-func measureRedisFidelity(c config) (*redisFidelity, string, error) {
-	s, why, err := startRedis(c.tmp)
+// measureRedisFidelity measures the redis row in layout at; pinned, the
+// raw and compensated runs are left out.
+func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, error) {
+	s, why, err := startRedis(c.tmp, at)
 	if s == nil {
 		if why != "" {
 			fmt.Printf("fidelity, redis: skipped: %s\n", why)
@@ -192,7 +214,7 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 		return nil, why, err
 	}
 	defer s.stop()
-	fmt.Println("fidelity, redis:")
+	fmt.Printf("fidelity, redis, %s:\n", at.name)
 	f := &redisFidelity{}
 	if _, err := s.benchmark(); err != nil { // warm: the keys exist from now on
 		return nil, "", err
@@ -227,6 +249,9 @@ func measureRedisFidelity(c config) (*redisFidelity, string, error) {
 	var waitingOut map[string]float64
 	pid := s.cmd.Process.Pid
 	for i, flags := range [][]string{{"--no-compensate", "--sample=0"}, {"--sample=0"}, nil} {
+		if i < 2 && at.server != nil {
+			continue
+		}
 		out := filepath.Join(c.tmp, "redis.data")
 		argv := append([]string{c.profile, "attach", "--pid", strconv.Itoa(pid), "-o", out}, flags...)
 		var stat *perfStat
