@@ -19,8 +19,9 @@ import (
 )
 
 // The fidelity rows' server: Debian's redis-server under redis-benchmark
-// (-t set,get), unpinned. perf samples the untraced server for the span of
-// perfBenchmarks benchmarks, twice; profile attach traces every function
+// (-t set,get), unpinned and pinned (redisLayouts). perf samples the
+// untraced server for the span of perfBenchmarks benchmarks, twice;
+// profile attach traces every function
 // of its executable for the span of another, raw and compensated
 // (--sample=0), and with the default probes (sampled, three benchmarks).
 // Samples inside a waiting call (epoll_wait: the profile's busy scope
