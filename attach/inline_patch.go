@@ -176,7 +176,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	for i, rip := range rips {
 		if rip > p.At && rip < p.At+uint64(p.Len) {
-			at, ok := e.stepPast(as, rip, p.At, code[p.At-addr:p.At-addr+uint64(p.Len)])
+			at, ok := e.stepPast(as, rip, p.At, p.Len)
 			if !ok {
 				return prologueRefused{"a thread is stopped inside its first bytes"}
 			}
@@ -429,20 +429,21 @@ func (e *engine) unpatchInline(tid int, as *space) {
 }
 
 // stepPast single-steps the stopped thread of space as at rip, inside a
-// function's first bytes code (the file's, at address at), until it
+// function's first n bytes (the patch's, from at), until it
 // leaves them, a few instructions at most: the patch then goes in, where
 // a thread stopped there would have left the function a trap probe (a
 // busy function, one thread in a few inside its first bytes at attach).
-// It returns the thread's rip. A thread held in our code (heldRips), or
-// instructions that enter the kernel or trap (instrument.Steppable), are
-// not stepped; a signal that comes meanwhile stops the steps and is the
-// thread's at its next resume.
-func (e *engine) stepPast(as *space, rip, at uint64, code []byte) (uint64, bool) {
+// It returns the thread's rip. A thread held in our code (heldRips) is
+// not stepped. The bytes hold no instruction that enters the kernel or
+// traps: the patch's plan refused those among the ones that run
+// (instrument.PlanPatch). A signal that comes meanwhile stops the steps
+// and is the thread's at its next resume.
+func (e *engine) stepPast(as *space, rip, at uint64, n int) (uint64, bool) {
 	const most = 16
-	if !instrument.Steppable(code) || len(as.areas) == 0 {
+	if len(as.areas) == 0 {
 		return 0, false
 	}
-	end := at + uint64(len(code))
+	end := at + uint64(n)
 	for _, t := range e.threads {
 		var regs unix.PtraceRegs
 		if t.proc.as != as || ptrace.GetRegs(t.tid, &regs) != nil || regs.Rip != rip {
