@@ -446,8 +446,9 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "\nredis: not measured: %s.\n\n", r.redisSkipped)
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %d -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
-			"kept for the default profile, `attach` sampled; raw and compensated are `--sample=0`). Requests/s untraced and with "+
-			"the default probes are the median of %d benchmarks (one lands at either of two rates some 20%% apart), compensated one.\n\n", redisRequests, rateRuns)
+			"kept for the default profile, `attach` sampled for the span of %d benchmarks; raw and compensated are `--sample=0`, one). "+
+			"Requests/s untraced are the median of %d benchmarks, with the default probes of its %d (one lands at either of two rates some 20%% apart).\n\n",
+			redisRequests, sampledBenchmarks, rateRuns, sampledBenchmarks)
 		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default (on CPU) | profile default, waiting calls left out | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled, f.waitingOut,

@@ -23,7 +23,8 @@ import (
 // untraced server for the span of perfBenchmarks benchmarks, twice;
 // profile attach traces every function
 // of its executable for the span of another, raw and compensated
-// (--sample=0), and with the default probes (sampled, three benchmarks).
+// (--sample=0), and with the default probes (sampled, for the span of
+// sampledBenchmarks).
 // Samples inside a waiting call (epoll_wait: the profile's busy scope
 // leaves that time out) are left out; the rest go to the innermost frame
 // in the executable.
@@ -31,11 +32,18 @@ import (
 // redisRequests is each benchmark's requests per command.
 const redisRequests = 300000
 
-// perfBenchmarks is how many benchmarks each perf run samples: one gave
-// some 1,600 samples outside waiting calls (most of the server's time on a
-// CPU is the kernel's, inside read, write and epoll_wait), and two perf
-// runs of that size were 11-13 points apart by sampling alone.
-const perfBenchmarks = 4
+// perfBenchmarks is how many benchmarks each perf run samples, and
+// sampledBenchmarks how many the default attach spans: the shares are
+// of the samples outside waiting calls, some 2,200 a benchmark (most of
+// the server's time on a CPU is the kernel's, inside read, write and
+// epoll_wait). With 4 and 3, two perf runs were 4-6 points apart and
+// the profile's own runs as far from each other as sampling alone puts
+// them (two benchmarks each: 6.5-9.4 points apart, 6.7 by sampling
+// alone), which moved the distance to perf by as much from run to run.
+const (
+	perfBenchmarks    = 8
+	sampledBenchmarks = 6
+)
 
 type redisFidelity struct {
 	perfN            [2]int
@@ -153,8 +161,9 @@ func (s *redisServer) benchmark() (map[string]float64, error) {
 	return rps, nil
 }
 
-// rateRuns is how many benchmarks the GET and SET rates untraced and
-// with the default probes are the median of: one run on two vCPUs lands
+// rateRuns is how many benchmarks the GET and SET rates untraced are the
+// median of (with the default probes, the sampledBenchmarks the attach
+// spans): one run on two vCPUs lands
 // at either of two rates some 20% apart (where the server, the benchmark
 // and the tracer happen to share a CPU), for the untraced server too.
 const rateRuns = 3
@@ -265,7 +274,7 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 		}
 		runs := 1
 		if i == 2 {
-			runs = rateRuns
+			runs = sampledBenchmarks
 		}
 		rps, err := s.during(argv, 2*time.Second, runs)
 		if err != nil {
@@ -284,7 +293,7 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 			if f.mainShare.busy, f.mainShare.withProbes, err = mainBusyShare(p, pid); err != nil {
 				return nil, "", fmt.Errorf("%s: %w", out, err)
 			}
-			f.loops.traced = float64(callsOf(p, pid, "epoll_wait")) / float64(rateRuns*2*redisRequests)
+			f.loops.traced = float64(callsOf(p, pid, "epoll_wait")) / float64(sampledBenchmarks*2*redisRequests)
 			waitingOut = sharesWaitingOut(p, s.exe)
 		}
 		switch i {
