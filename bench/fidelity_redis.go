@@ -36,7 +36,7 @@ const redisRequests = 300000
 // sampledBenchmarks how many the default attach spans: the shares are
 // of the samples outside waiting calls, some 2,200 a benchmark (most of
 // the server's time on a CPU is the kernel's, inside read, write and
-// epoll_wait). With 4 and 3, two perf runs were 4-6 points apart and
+// epoll_wait). With 4 and 3, two perf runs were 4.2-6.3 points apart and
 // the profile's own runs as far from each other as sampling alone puts
 // them (two benchmarks each: 6.5-9.4 points apart, 6.7 by sampling
 // alone), which moved the distance to perf by as much from run to run.
@@ -161,11 +161,11 @@ func (s *redisServer) benchmark() (map[string]float64, error) {
 	return rps, nil
 }
 
-// rateRuns is how many benchmarks the GET and SET rates untraced are the
+// rateRuns is how many benchmarks the untraced GET and SET rates are the
 // median of (with the default probes, the sampledBenchmarks the attach
-// spans): one run on two vCPUs lands
-// at either of two rates some 20% apart (where the server, the benchmark
-// and the tracer happen to share a CPU), for the untraced server too.
+// spans): one run on two vCPUs lands at either of two rates some 20%
+// apart (where the server, the benchmark and the tracer happen to share a
+// CPU), for the untraced server too.
 const rateRuns = 3
 
 // benchmarks is the median of n benchmarks' requests/s, by command.
