@@ -143,5 +143,5 @@ func accuracySection(a accuracy, when string) section {
 			100*median(a.busyGot[i]), 100*median(a.busyWant[i]))
 	}
 	b.WriteString("\n")
-	return section{"<!-- accuracy:begin -->", "<!-- accuracy:end -->", b.String()}
+	return newSection("accuracy", b.String())
 }

@@ -190,5 +190,5 @@ func autoSection(a autoResults, when string) section {
 		fmt.Fprintf(&b, "\nredis-server was skipped: %s.\n", a.redisWhy)
 	}
 	b.WriteString("\n")
-	return section{"<!-- auto:begin -->", "<!-- auto:end -->", b.String()}
+	return newSection("auto", b.String())
 }

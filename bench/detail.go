@@ -94,7 +94,7 @@ func detailSection(c config, r detailResults, when string) section {
 	}
 	b.WriteString("\n")
 	b.WriteString(memTable(c, r.mem))
-	return section{"<!-- detail:begin -->", "<!-- detail:end -->", b.String()}
+	return newSection("detail", b.String())
 }
 
 // countTrees sums the detail trees kept and dropped over a profile's

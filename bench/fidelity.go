@@ -472,7 +472,7 @@ func fidelitySection(r fidelityResults, when string) section {
 			f.loops.untraced, f.loops.traced, offByTwo(f.rows), offByTwoBusy(f.rows))
 	}
 	b.WriteString("\n")
-	return section{"<!-- fidelity:begin -->", "<!-- fidelity:end -->", b.String()}
+	return newSection("fidelity", b.String())
 }
 
 // shareTable writes the rows of one program's shares, and which

@@ -110,6 +110,23 @@ func main() {
 	}
 }
 
+// sectionsOf names the document's sections a run of config c writes.
+func sectionsOf(c config) []string {
+	switch {
+	case c.liveOnly:
+		return []string{"live"}
+	case c.accuracyOnly:
+		return []string{"accuracy"}
+	case c.fidelityOnly:
+		return []string{"fidelity"}
+	case c.autoOnly:
+		return []string{"auto"}
+	case c.detailOnly:
+		return []string{"detail"}
+	}
+	return []string{"engine", "probes", "live", "detail", "accuracy", "fidelity", "auto"}
+}
+
 func run(c config) error {
 	for _, p := range []*string{&c.profile, &c.workload} {
 		abs, err := filepath.Abs(*p)
@@ -117,6 +134,9 @@ func run(c config) error {
 			return err
 		}
 		*p = abs
+	}
+	if err := checkSections(c.out, sectionsOf(c)...); err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp("", "bench-")
 	if err != nil {

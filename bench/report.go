@@ -146,7 +146,44 @@ func settingNames() []string {
 	return names
 }
 
+// A section is the text between a document's markers for one part of
+// the bench ("<!-- name:begin -->" ... "<!-- name:end -->").
 type section struct{ begin, end, text string }
+
+func newSection(name, text string) section {
+	b, e := markers(name)
+	return section{b, e, text}
+}
+
+func markers(name string) (begin, end string) {
+	return "<!-- " + name + ":begin -->", "<!-- " + name + ":end -->"
+}
+
+// checkSections says, before any measuring, whether the document at path
+// can take the named sections: a run of many minutes should not end on a
+// missing file or marker.
+func checkSections(path string, names ...string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("the document to update: %w", err)
+	}
+	for _, name := range names {
+		b, e := markers(name)
+		if _, _, err := between(path, string(doc), b, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// between finds markers begin and end in doc, read from path.
+func between(path, doc, begin, end string) (i, j int, err error) {
+	i, j = strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		return 0, 0, fmt.Errorf("%s: no %s ... %s markers", path, begin, end)
+	}
+	return i, j, nil
+}
 
 // update replaces the engine section (the trap table), the probes section
 // (every row), the live and the detail sections of the document.
@@ -164,8 +201,8 @@ func update(c config, rs []settingResult, live results, det detailResults, loadS
 	probes := fmt.Sprintf("Workload (a): `%s`, %d runs of each command, medians, every command in turn in each round. %s.\n\n",
 		filepath.Base(c.workload), c.runs, when) + probeTable(c, rs)
 	return writeSections(c.out, []section{
-		{"<!-- engine:begin -->", "<!-- engine:end -->", trap.String()},
-		{"<!-- probes:begin -->", "<!-- probes:end -->", probes},
+		newSection("engine", trap.String()),
+		newSection("probes", probes),
 		liveSection(c, live, when),
 		detailSection(c, det, when),
 	})
@@ -179,7 +216,7 @@ func whenLine(loadStart, loadEnd string) string {
 
 // liveSection is the live rows' part of the document.
 func liveSection(c config, live results, when string) section {
-	return section{"<!-- live:begin -->", "<!-- live:end -->", liveTable(c, live, when)}
+	return newSection("live", liveTable(c, live, when))
 }
 
 // writeSections replaces the text between each section's markers in the
@@ -191,9 +228,9 @@ func writeSections(path string, secs []section) error {
 	}
 	s := string(doc)
 	for _, sec := range secs {
-		i, j := strings.Index(s, sec.begin), strings.Index(s, sec.end)
-		if i < 0 || j < i {
-			return fmt.Errorf("%s: no %s ... %s markers", path, sec.begin, sec.end)
+		i, j, err := between(path, s, sec.begin, sec.end)
+		if err != nil {
+			return err
 		}
 		s = s[:i] + sec.begin + "\n" + sec.text + sec.end + s[j+len(sec.end):]
 	}
