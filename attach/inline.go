@@ -196,7 +196,13 @@ func (e *engine) stubIn(tid int, is *inlineSpace, a *area) (uint64, error) {
 		return 0, fmt.Errorf("inline probes: area full")
 	}
 	s := a.base + a.next
-	code := stub.Copy(is.Data)
+	// Every copy's via goes to the in-use return stub's call (the
+	// first copy's: is.RetStub), which pushes its address.
+	viaCall := s + stub.ViaCall
+	if is.RetStub != 0 {
+		viaCall = is.RetStub - stub.RetStub + stub.ViaCall
+	}
+	code := stub.Copy(is.Data, viaCall)
 	if err := ptrace.WriteMem(tid, s, code); err != nil {
 		return 0, err
 	}

@@ -145,15 +145,15 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
 	}
-	a, tramp, entry, err := e.newTramp(tid, as, addr, id)
+	a, tramp, stubs, err := e.newTramp(tid, as, addr, id)
 	if err != nil {
 		return err
 	}
 	var p instrument.Patch
 	if branches, ok, swept := l.mod.Swept(sym); ok {
-		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, entry, id, branches, swept)
+		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubs, id, branches, swept)
 	} else {
-		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, entry, id)
+		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubs, id)
 	}
 	if err != nil {
 		// the reason alone, for --stats
@@ -315,18 +315,19 @@ func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool
 }
 
 // newTramp returns where the next trampoline for the function at addr
-// goes (16-byte aligned, in area a within rel32 reach of it) and the stub
-// its id calls (stubFor); the caller advances a.next past what it writes.
-func (e *engine) newTramp(tid int, as *space, addr uint64, id uint32) (a *area, tramp, entry uint64, err error) {
+// goes (16-byte aligned, in area a within rel32 reach of it) and the
+// stubs it uses: the one its id calls (stubFor), and via; the caller
+// advances a.next past what it writes.
+func (e *engine) newTramp(tid int, as *space, addr uint64, id uint32) (a *area, tramp uint64, stubs instrument.Stubs, err error) {
 	if a, err = e.trampArea(tid, as, addr); err != nil {
-		return nil, 0, 0, err
+		return nil, 0, stubs, err
 	}
 	stubAt, err := e.stubIn(tid, as.inl, a)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, stubs, err
 	}
 	a.next = (a.next + 15) &^ 15
-	return a, a.base + a.next, e.stubFor(stubAt, id), nil
+	return a, a.base + a.next, instrument.Stubs{Entry: e.stubFor(stubAt, id), Via: stubAt + stub.Via}, nil
 }
 
 // trampArea returns an area within rel32 reach of addr with room for a

@@ -63,11 +63,11 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 		}
 		code[i] = cur
 	}
-	a, tramp, entry, err := e.newTramp(tid, as, addr, id)
+	a, tramp, stubs, err := e.newTramp(tid, as, addr, id)
 	if err != nil {
 		return err
 	}
-	p, err := instrument.PlanSites(addr, l.bias, tramp, entry, id, sites, code)
+	p, err := instrument.PlanSites(addr, l.bias, tramp, stubs, id, sites, code)
 	if err != nil {
 		return fmt.Errorf("%w; %s", why, errors.Unwrap(err))
 	}

@@ -138,7 +138,10 @@ func (e *engine) hijackInFlight(t *thread, sp, ret uint64) bool {
 	}
 	var w [16]byte
 	binary.LittleEndian.PutUint64(w[:], sp)
-	binary.LittleEndian.PutUint64(w[8:], ret)
+	// No call from the stubs' via made this frame: its return goes back
+	// by a jump (probe.S), as the CPU's return stack buffer has no entry
+	// for the return stub.
+	binary.LittleEndian.PutUint64(w[8:], ret|stub.InFlightMark)
 	if ptrace.WriteMem(t.tid, state+stub.TShadow+depth*16, w[:]) != nil {
 		return false
 	}

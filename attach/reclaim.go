@@ -71,6 +71,22 @@ func (l *leftovers) quietHeals(tid int) func(uint64) bool {
 	}
 }
 
+// atTrampBody tells whether v, in a killed profiler's code, is where one of
+// its trampolines goes on behind `je via` (instrument.PlanPatch): the
+// entry stub leaves that address in the red zone for via's call, and the
+// program's frames may later hold the word unwritten. No return address
+// is one (a je comes before it, not a call), and a thread jumping there
+// runs in the code, which keeps it anyway.
+func atTrampBody(tid int, v uint64) bool {
+	var je [6]byte
+	if v < 6 || ptrace.ReadMem(tid, v-6, je[:]) != nil || je[0] != 0x0f || je[1] != 0x84 {
+		return false
+	}
+	var via [2]byte
+	to := v + uint64(int64(int32(binary.LittleEndian.Uint32(je[2:]))))
+	return ptrace.ReadMem(tid, to, via[:]) == nil && via == [2]byte{0xff, 0x25}
+}
+
 // maxLeftoverArea bounds what a heal table's area entry may span: ours are
 // areaSize, an entry beyond this is not one of them.
 const maxLeftoverArea = 64 << 20
@@ -337,7 +353,8 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		e.restoreOldReturns(t.tid, l, regs.Fs_base)
 	}
 	mods := unwindModules(p)
-	quiet := l.quietHeals(tid)
+	heals := l.quietHeals(tid)
+	quiet := func(v uint64) bool { return heals(v) || atTrampBody(tid, v) }
 	for _, t := range threads {
 		if n := e.framesInto(t, mods, l.inCode, nil); n > 0 {
 			keep(fmt.Sprintf("%d frames of thread %d return into them", n, t.tid))
@@ -480,7 +497,7 @@ func (e *engine) restoreOldReturns(tid int, l *leftovers, fs uint64) {
 
 // stackHolds looks at every word of the live part of thread tid's stack
 // (from its stack pointer to the end of the mapping holding it) for an
-// address in l's code but not a quiet one (quietHeals), and returns the
+// address in l's code but not a quiet one (quietHeals, atTrampBody), and returns the
 // first and where it is. The unwinder
 // vouches for the frames it walks; a word it did not reach (past a frame
 // without call-frame information, in a signal frame it did not read)

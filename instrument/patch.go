@@ -13,8 +13,9 @@ import (
 // first instructions by a jmp rel32 to its trampoline:
 //
 //	tramp:  push $id            ; the function's id for the entry stub
-//	        call entry          ; records the entry, hijacks the return; ret $8
-//	        <relocated prologue>
+//	        call entry          ; records the entry; hijacking the return, ZF and ret $16, else ret $8
+//	        je   via            ; via calls body, its return address the return stub's
+//	body:   <relocated prologue>
 //	        jmp  At+Len         ; back behind the patch
 const (
 	// PatchLen is the length of the jump written over the prologue.
@@ -23,11 +24,16 @@ const (
 	// instructions (each short branch widened to 2+5+5 or 2+14+14 bytes) and
 	// the jump back.
 	TrampMax = 128
-	trampHdr = 10 // push imm32 (5) + call rel32 (5)
+	trampHdr = 16 // push imm32 (5) + call rel32 (5) + je rel32 (6)
 	// TrampBody is where a trampoline's relocated instructions start:
 	// code of the function, run there.
 	TrampBody = trampHdr
 )
+
+// Stubs are the addresses in the stub copy a trampoline uses: the entry
+// stub (or the counting stub) it calls, and the call that runs a function
+// whose return the entry stub hijacked.
+type Stubs struct{ Entry, Via uint64 }
 
 // ErrCannotPatch is wrapped by PlanPatch's errors: the function keeps (or
 // gets) a trap probe. The text after it is the reason, for --stats.
@@ -45,7 +51,7 @@ type Patch struct {
 
 // PlanPatch plans the inline probe of a function whose code (the whole
 // function, size from the symbol table) is at runtime address addr. Its
-// trampoline goes at tramp and calls the entry stub at entry with id. A
+// trampoline goes at tramp and calls the entry stub of stubs with id. A
 // function is refused when its first instructions cannot move: a system
 // call, a 16-bit branch, an instruction that must not run elsewhere, or a call before the fifth byte (it would return into
 // the jump; a call that ends the replaced bytes is relocated); or when a
@@ -54,23 +60,23 @@ type Patch struct {
 // between the function and the next symbol: if they are all alignment
 // padding (int3, nops), a function shorter than the jump whose flow ends
 // (ret, jmp) before it may take them.
-func PlanPatch(code, pad []byte, addr, tramp, entry uint64, id uint32) (Patch, error) {
+func PlanPatch(code, pad []byte, addr, tramp uint64, stubs Stubs, id uint32) (Patch, error) {
 	branches, err := EntryBranches(code)
-	return PlanPatchSwept(code, pad, addr, tramp, entry, id, branches, err)
+	return PlanPatchSwept(code, pad, addr, tramp, stubs, id, branches, err)
 }
 
 // PlanPatchSwept is PlanPatch with the sweep of the function's branches
 // done before (EntryBranches, Module.Sweep): the sweep reads the whole
 // function, and done while the target runs it does not hold the target.
-func PlanPatchSwept(code, pad []byte, addr, tramp, entry uint64, id uint32, branches []EntryBranch, swept error) (Patch, error) {
-	p, err := planPatch(code, pad, addr, tramp, entry, id, branches, swept)
+func PlanPatchSwept(code, pad []byte, addr, tramp uint64, stubs Stubs, id uint32, branches []EntryBranch, swept error) (Patch, error) {
+	p, err := planPatch(code, pad, addr, tramp, stubs, id, branches, swept)
 	if err != nil {
 		return Patch{}, fmt.Errorf("%w: %w", ErrCannotPatch, err)
 	}
 	return p, nil
 }
 
-func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches []EntryBranch, swept error) (Patch, error) {
+func planPatch(code, pad []byte, addr, tramp uint64, stubs Stubs, id uint32, branches []EntryBranch, swept error) (Patch, error) {
 	start := 0
 	if isEndbr(code) {
 		start = len(endbr64)
@@ -80,7 +86,7 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches 
 		return Patch{}, fmt.Errorf("function of %d bytes is shorter than the jump", len(code))
 	}
 	p := Patch{Addr: addr, At: addr + uint64(start)}
-	out, err := trampHeader(tramp, entry, id)
+	out, err := trampHeader(tramp, stubs, id)
 	if err != nil {
 		return Patch{}, err
 	}
@@ -148,17 +154,22 @@ func planPatch(code, pad []byte, addr, tramp, entry uint64, id uint32, branches 
 }
 
 // trampHeader is a trampoline's first instructions: push the function's
-// id and call the entry stub.
-func trampHeader(tramp, entry uint64, id uint32) ([]byte, error) {
+// id, call the entry stub, and go to via if it hijacked the return.
+func trampHeader(tramp uint64, stubs Stubs, id uint32) ([]byte, error) {
 	out := make([]byte, trampHdr, TrampMax)
 	out[0] = 0x68
 	binary.LittleEndian.PutUint32(out[1:], id)
 	out[5] = 0xe8
-	rel, ok := rel32(tramp+trampHdr, entry)
+	rel, ok := rel32(tramp+10, stubs.Entry)
 	if !ok {
 		return nil, errors.New("entry stub out of reach of the trampoline")
 	}
 	binary.LittleEndian.PutUint32(out[6:], uint32(rel))
+	out[10], out[11] = 0x0f, 0x84
+	if rel, ok = rel32(tramp+trampHdr, stubs.Via); !ok {
+		return nil, errors.New("entry stub out of reach of the trampoline")
+	}
+	binary.LittleEndian.PutUint32(out[12:], uint32(rel))
 	return out, nil
 }
 
@@ -180,9 +191,9 @@ type SiteBytes struct {
 // PlanSites plans the probe at the call sites of the function at runtime
 // address addr: sites are its branches (link-time, bias added here) with
 // their current bytes in code (read from the target, same order); the
-// trampoline goes at tramp and calls the entry stub at entry with id.
-func PlanSites(addr, bias, tramp, entry uint64, id uint32, sites []BranchSite, code [][]byte) (SitePatch, error) {
-	out, err := trampHeader(tramp, entry, id)
+// trampoline goes at tramp and calls the entry stub of stubs with id.
+func PlanSites(addr, bias, tramp uint64, stubs Stubs, id uint32, sites []BranchSite, code [][]byte) (SitePatch, error) {
+	out, err := trampHeader(tramp, stubs, id)
 	if err != nil {
 		return SitePatch{}, fmt.Errorf("%w: %w", ErrCannotPatch, err)
 	}

@@ -8,8 +8,11 @@ import (
 	"testing"
 )
 
+// testStubs: where the trampolines of these tests find the stubs.
+var testStubs = Stubs{Entry: 0x10000000, Via: 0x10000cbc}
+
 func TestPlanPatch(t *testing.T) {
-	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	const addr, tramp = 0x401000, 0x10001000
 	cases := []struct {
 		name   string
 		code   []byte
@@ -47,7 +50,7 @@ func TestPlanPatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanPatch(c.code, c.pad, addr, tramp, entry, 7)
+			p, err := PlanPatch(c.code, c.pad, addr, tramp, testStubs, 7)
 			if c.refuse != "" {
 				if err == nil || !errors.Is(err, ErrCannotPatch) || !strings.Contains(err.Error(), c.refuse) {
 					t.Fatalf("err = %v, want a refusal naming %q", err, c.refuse)
@@ -68,8 +71,10 @@ func TestPlanPatch(t *testing.T) {
 				t.Errorf("jump % x does not reach the trampoline", p.Jump)
 			}
 			if p.Tramp[0] != 0x68 || binary.LittleEndian.Uint32(p.Tramp[1:]) != 7 || p.Tramp[5] != 0xe8 ||
-				uint64(int64(int32(binary.LittleEndian.Uint32(p.Tramp[6:]))))+tramp+10 != entry {
-				t.Errorf("trampoline header % x", p.Tramp[:10])
+				uint64(int64(int32(binary.LittleEndian.Uint32(p.Tramp[6:]))))+tramp+10 != testStubs.Entry ||
+				p.Tramp[10] != 0x0f || p.Tramp[11] != 0x84 ||
+				uint64(int64(int32(binary.LittleEndian.Uint32(p.Tramp[12:]))))+tramp+16 != testStubs.Via {
+				t.Errorf("trampoline header % x: want push 7, call the entry stub, je via", p.Tramp[:trampHdr])
 			}
 		})
 	}
@@ -79,8 +84,8 @@ func TestPlanPatch(t *testing.T) {
 // rip-relative operand re-aimed at the same slot of memory, and nothing
 // follows it in the trampoline.
 func TestPlanPatchIndirectJump(t *testing.T) {
-	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
-	ripDisp := int32(0x401018 - (tramp + 10 + 2 + 6))
+	const addr, tramp = 0x401000, 0x10001000
+	ripDisp := int32(0x401018 - (tramp + trampHdr + 2 + 6))
 	cases := []struct {
 		name string
 		code []byte
@@ -89,13 +94,13 @@ func TestPlanPatchIndirectJump(t *testing.T) {
 		{"register", []byte{0x48, 0x89, 0xf8, 0xff, 0xe0}, []byte{0x48, 0x89, 0xf8, 0xff, 0xe0}},
 		{"memory", []byte{0x48, 0x8b, 0x07, 0xff, 0x60, 0x20}, []byte{0x48, 0x8b, 0x07, 0xff, 0x60, 0x20}},
 		// jmp [rip+0x10] at +2 reads 0x401018; from the trampoline the
-		// disp32 is 0x401018 - (tramp+10+2+6).
+		// disp32 is 0x401018 - (tramp+trampHdr+2+6).
 		{"rip-relative", []byte{0x31, 0xc0, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00},
 			append([]byte{0x31, 0xc0, 0xff, 0x25}, binary.LittleEndian.AppendUint32(nil, uint32(ripDisp))...)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PlanPatch(c.code, nil, addr, tramp, entry, 1)
+			p, err := PlanPatch(c.code, nil, addr, tramp, testStubs, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,23 +114,24 @@ func TestPlanPatchIndirectJump(t *testing.T) {
 // A relocated conditional branch goes to its target when taken and on to
 // the next relocated instruction when not: never back into the jump.
 func TestPlanPatchBranch(t *testing.T) {
-	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	const addr, tramp = 0x401000, 0x10001000
 	// test esi,esi; js +0x24; cmp [rip+0x1b302e],esi  (redis's selectDb)
 	code := []byte{0x85, 0xf6, 0x78, 0x24, 0x39, 0x35, 0x2e, 0x30, 0x1b, 0x00, 0x7e, 0x1c, 0xc3}
-	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
+	p, err := PlanPatch(code, nil, addr, tramp, testStubs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := p.Tramp[12:] // after the header and test esi,esi
+	const at = trampHdr + 2 // after the header and test esi,esi
+	b := p.Tramp[at:]
 	if b[0] != 0x78 || b[1] != 2 || b[2] != 0xeb {
 		t.Fatalf("branch % x", b[:4])
 	}
-	taken := uint64(tramp + 12 + 4)
+	taken := uint64(tramp + at + 4)
 	if got := taken + 5 + uint64(int64(int32(binary.LittleEndian.Uint32(b[5:])))); b[4] != 0xe9 || got != addr+4+0x24 {
 		t.Errorf("taken goes to %#x, want %#x", got, addr+4+0x24)
 	}
-	if over := tramp + 12 + 4 + uint64(b[3]); over != tramp+12+9 || p.Tramp[21] != 0x39 {
-		t.Errorf("not taken goes to %#x (% x), want the relocated cmp at %#x", over, p.Tramp[21:23], tramp+12+9)
+	if over := tramp + at + 4 + uint64(b[3]); over != tramp+at+9 || p.Tramp[at+9] != 0x39 {
+		t.Errorf("not taken goes to %#x (% x), want the relocated cmp at %#x", over, p.Tramp[at+9:at+11], tramp+at+9)
 	}
 }
 
@@ -133,17 +139,17 @@ func TestPlanPatchBranch(t *testing.T) {
 // (behind the patch) as one 8-byte store, after a real call whose entry on
 // the return stack buffer the callee's ret takes, and jumps to the callee.
 func TestPlanPatchCall(t *testing.T) {
-	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	const addr, tramp = 0x401000, 0x10001000
 	// sub rsp,0x18 (4); call +0x100 (5): the patch is 9 bytes.
 	code := []byte{0x48, 0x83, 0xec, 0x18, 0xe8, 0x00, 0x01, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x18, 0xc3}
-	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
+	p, err := PlanPatch(code, nil, addr, tramp, testStubs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Len != 9 {
 		t.Fatalf("len %d", p.Len)
 	}
-	const at = 14 // after the header and sub rsp
+	const at = trampHdr + 4 // after the header and sub rsp
 	c := p.Tramp[at:]
 	if !bytes.Equal(c[:13], []byte{0xe8, 1, 0, 0, 0, 0xcc, 0x48, 0x8d, 0x64, 0x24, 0x08, 0xff, 0x35}) {
 		t.Fatalf("% x: want call over an int3, lea rsp,[rsp+8], push qword [rip+...]", c[:13])
@@ -164,19 +170,19 @@ func TestPlanPatchCall(t *testing.T) {
 // The relocated rip-relative load reads the same address from the
 // trampoline, and the trampoline ends by jumping behind the patch.
 func TestPlanPatchRelocates(t *testing.T) {
-	const addr, tramp, entry = 0x401000, 0x10001000, 0x10000000
+	const addr, tramp = 0x401000, 0x10001000
 	code := []byte{0x48, 0x8b, 0x05, 0x10, 0x00, 0x00, 0x00, 0xc3}
-	p, err := PlanPatch(code, nil, addr, tramp, entry, 1)
+	p, err := PlanPatch(code, nil, addr, tramp, testStubs, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ins := p.Tramp[10:17]
-	target := tramp + 17 + uint64(int64(int32(binary.LittleEndian.Uint32(ins[3:]))))
+	ins := p.Tramp[trampHdr : trampHdr+7]
+	target := tramp + trampHdr + 7 + uint64(int64(int32(binary.LittleEndian.Uint32(ins[3:]))))
 	if target != addr+7+0x10 {
 		t.Errorf("relocated load reads %#x, want %#x", target, addr+7+0x10)
 	}
-	back := p.Tramp[17:]
-	if back[0] != 0xe9 || tramp+22+uint64(int64(int32(binary.LittleEndian.Uint32(back[1:])))) != addr+7 {
+	back := p.Tramp[trampHdr+7:]
+	if back[0] != 0xe9 || tramp+trampHdr+12+uint64(int64(int32(binary.LittleEndian.Uint32(back[1:])))) != addr+7 {
 		t.Errorf("jump back % x", back)
 	}
 }

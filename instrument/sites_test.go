@@ -73,14 +73,14 @@ func TestCallSites(t *testing.T) {
 // entry stub and jumps to the function; a branch that does not go to the
 // function is refused.
 func TestPlanSites(t *testing.T) {
-	const addr, bias, tramp, entry = 0x401000, 0x1000, 0x10001000, 0x10000000
+	const addr, bias, tramp = 0x401000, 0x1000, 0x10001000
 	disp := func(from, n uint64) uint32 { return uint32(int32(int64(addr) - int64(from+bias+n))) }
 	call := []byte{0xe8, 0, 0, 0, 0}
 	binary.LittleEndian.PutUint32(call[1:], disp(0x400100, 5))
 	jcc := []byte{0x0f, 0x84, 0, 0, 0, 0}
 	binary.LittleEndian.PutUint32(jcc[2:], disp(0x400200, 6))
 	sites := []BranchSite{{At: 0x400100, Len: 5, Disp: 1}, {At: 0x400200, Len: 6, Disp: 2}}
-	p, err := PlanSites(addr, bias, tramp, entry, 9, sites, [][]byte{call, jcc})
+	p, err := PlanSites(addr, bias, tramp, testStubs, 9, sites, [][]byte{call, jcc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestPlanSites(t *testing.T) {
 		t.Errorf("trampoline ends % x, want jmp %#x", back, addr)
 	}
 	binary.LittleEndian.PutUint32(call[1:], 0)
-	if _, err := PlanSites(addr, bias, tramp, entry, 9, sites, [][]byte{call, jcc}); err == nil || !strings.Contains(err.Error(), "not the function") {
+	if _, err := PlanSites(addr, bias, tramp, testStubs, 9, sites, [][]byte{call, jcc}); err == nil || !strings.Contains(err.Error(), "not the function") {
 		t.Errorf("a branch elsewhere: err %v", err)
 	}
 }

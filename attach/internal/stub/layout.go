@@ -84,14 +84,21 @@ const (
 	RingsSize      = FastCounts + FastCountLines*FastCountLine
 
 	// Stub offsets in probe.bin.
-	Entry   = 0x000
-	RetStub = 0xc80
+	Entry = 0x000
+	// Via is where a trampoline goes when the entry stub hijacked the
+	// return: a jump to the in-use copy's ViaCall, which calls the rest
+	// of the trampoline with the return stub's address as its return
+	// address.
+	Via     = 0xcb6
+	ViaCall = 0xcbc
+	RetStub = 0xcc0
 	// RetSaved ends the return stub's first instructions, which only
 	// save registers: a CPU sample stamped there is the return's, not
 	// the stub's work (attach/sampling.go, returningAt).
-	RetSaved = 0xc91
-	Count    = 0x100a // the counting probe's stub
-	DataPtr  = 0x1140
+	RetSaved = 0xcd1
+	Count    = 0x1068 // the counting probe's stub
+	DataPtr  = 0x1180
+	ViaPtr   = 0x1188 // the in-use copy's ViaCall
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
@@ -110,9 +117,13 @@ const (
 	// CtxMark marks a shadow entry's return address whose frame opened
 	// component k (in bits 56-62); DetailMark one whose side record holds
 	// its arguments. The address is the low 48 bits.
-	CtxMark    = 1 << 63
-	DetailMark = 1 << 55
-	AddrMask   = 1<<48 - 1
+	// InFlightMark marks one the tracer made for a frame running at
+	// attach, which no call from Via made: its return goes back by a
+	// jump (probe.S).
+	CtxMark      = 1 << 63
+	DetailMark   = 1 << 55
+	InFlightMark = 1 << 54
+	AddrMask     = 1<<48 - 1
 )
 
 // TableHash is the stub's hash of a thread pointer (LOOKUP in probe.S).
@@ -143,10 +154,12 @@ var code []byte
 // Len is the size of the stub code: one copy per out-of-line area.
 func Len() int { return len(code) }
 
-// Copy is the stub code for a copy whose data block is at data.
-func Copy(data uint64) []byte {
+// Copy is the stub code for a copy whose data block is at data, and whose
+// Via goes to viaCall: the ViaCall of the copy whose return stub is in use.
+func Copy(data, viaCall uint64) []byte {
 	c := append([]byte(nil), code...)
 	binary.LittleEndian.PutUint64(c[DataPtr:], data)
+	binary.LittleEndian.PutUint64(c[ViaPtr:], viaCall)
 	return c
 }
 

@@ -7,11 +7,12 @@ import (
 	"github.com/profile-dev/profile/detail"
 )
 
-// probe.bin is inlinecode/probe.S built, its data pointer last.
+// probe.bin is inlinecode/probe.S built, its data pointer and via pointer
+// last (IsCopy compares what comes before).
 func TestBlobMatchesSource(t *testing.T) {
 	stubasm.Blob(t, "probe.bin", "inlinecode/probe.S", code, stubasm.Objcopy)
-	if len(code) != DataPtr+8 {
-		t.Fatalf("probe.bin is %d bytes, want the data pointer last at %#x", len(code), DataPtr)
+	if len(code) != ViaPtr+8 || ViaPtr != DataPtr+8 {
+		t.Fatalf("probe.bin is %d bytes, want the data pointer at %#x and the via pointer last at %#x", len(code), DataPtr, ViaPtr)
 	}
 }
 
@@ -34,11 +35,11 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"R_COUNTS": RCounts, "COUNT_BITS": CountBits, "COUNT_MASK": CountEntries - 1, "R_BEAT": RBeat, "R_EVENTS": REvents,
 		"RING_MASK": RingEvents - 1,
 		"F_RESTORE": FlagRestore, "F_DETAIL": FlagDetail, "F_ARGS3": FlagArgs3,
-		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "F_WAIT": FlagWait, "CTX_MARK": CtxMark, "DETAIL_MARK": 55,
+		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "F_WAIT": FlagWait, "CTX_MARK": CtxMark, "DETAIL_MARK": 55, "INFLIGHT_MARK": 54,
 		"STALL_WORD": StallID << 32, "ARGS_WORD": ArgsID << 32, "ARGS_FOR": ArgsForID,
-		"entry": Entry, "retstub": RetStub, "retstub_saved": RetSaved, "count": Count, "data_ptr": DataPtr,
+		"entry": Entry, "via": Via, "via_call": ViaCall, "retstub": RetStub, "retstub_saved": RetSaved, "count": Count, "data_ptr": DataPtr, "via_ptr": ViaPtr,
 		"E_R9": ER9, "E_R8": ER8, "E_RDI": ERDI, "E_RSI": ERSI, "E_RDX": ERDX, "E_RCX": ERCX,
 		"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
 		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
-	}, []string{"RING_ROOM", "E_ID", "E_S", "R_S", "R_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
+	}, []string{"RING_ROOM", "E_RET", "E_ID", "E_S", "R_S", "R_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
 }

@@ -4,10 +4,12 @@
  *
  * A probed function's first bytes jump to its trampoline, which pushes the
  * function's id and calls `entry`. The entry stub appends an entry event
- * to the thread's ring (shared with the tracer through a memfd) and
- * replaces the return address with `retstub`, keeping the original on the
- * thread's shadow stack. The return stub appends an exit event and goes
- * to the original return address. No system call, no stop.
+ * to the thread's ring (shared with the tracer through a memfd), keeps the
+ * return address on the thread's shadow stack and has the function called
+ * from `via`, whose return address is `retstub`'s: the function returns
+ * there, and the return stub appends an exit event and returns to the
+ * original address, both returns as the CPU predicts them. No system
+ * call, no stop.
  *
  * A function recorded in detail (--detail) has F_DETAIL in its id, and an
  * exit event carries rax for every function. Its arguments go one of two
@@ -113,6 +115,8 @@
 	.set CTX_MAX, 7
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
 	.set DETAIL_MARK, 55         /* bit of a shadow entry whose side record holds arguments */
+	.set INFLIGHT_MARK, 54       /* bit of a shadow entry the tracer made for a frame */
+	                             /* running at attach: its return is by a jump */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
 	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
 	.set ARGS_FOR, 0xfffffffc    /* id of an ARGS event with one argument slot */
@@ -433,6 +437,7 @@
  * [rsp+16] = the caller's return address, in the slot S. */
 entry:
 	SAVE
+	.set E_RET, 72               /* into the trampoline */
 	.set E_ID, 80
 	.set E_S, 88
 	.set E_R9, 16                /* the argument registers, as saved */
@@ -554,10 +559,22 @@ hijack:
 26:	test	dword ptr [rsp + E_ID], F_CTXOPEN
 	jnz	open
 opened:
-	mov	rax, [r8 + D_RETSTUB]
-	mov	[rsp + E_S], rax
+	/* The function runs called from `via`, whose return address is the
+	 * return stub: it returns there by a return the CPU predicts, and
+	 * the return stub goes back to the caller by one too (the return
+	 * stack buffer still holds the caller's return address). The
+	 * trampoline goes on at the je behind its call of this stub (ZF set)
+	 * to `via`, which calls what follows the je, found in the id's slot
+	 * (below the stack pointer then: the red zone). */
+	mov	rax, [rsp + E_RET]
+	add	rax, 6
+	mov	[rsp + E_ID], rax
+	RESTORE
+	cmp	eax, eax                /* ZF: hijacked */
+	ret	16                      /* the id and the return address go */
 entry_done:
 	RESTORE
+	test	rsp, rsp                /* no ZF: the trampoline goes on, uncalled */
 	ret	8
 	/* A context component: open it if the ones before it are (the count
 	 * is k), marking the shadow entry at rdi. */
@@ -702,8 +719,18 @@ args_now:
 	add	rsp, 56
 42:	ret
 
-	.org 0xc80
-/* 0xc80: the return stub: a probed function returned here; rsp = S + 8. */
+	.org 0xcb6
+/* 0xcb6: where a trampoline goes when its entry stub hijacked the return
+ * (`opened`): the call of the rest of the trampoline, at the address in
+ * the red zone where the id was. That call pushes the return stub's
+ * address, in the slot S of the caller's return address: the one in use
+ * (D_RETSTUB), whatever the copy, so via goes to the copy of via_call
+ * behind it (via_ptr; this one's in that copy). */
+via:
+	jmp	qword ptr [rip + via_ptr]
+via_call:
+	call	qword ptr [rsp - 16]
+/* 0xcc0: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
@@ -790,17 +817,24 @@ retstub_saved:                          /* no memory read yet: the engine's RetS
 	lea	rdx, [rsp + R_S]
 	mov	r10, [rsp + R_RAX]      /* the return value */
 	EVENT
-	/* Back to the caller by an indirect jump, not a ret: the function's
-	 * own ret (to here) already took the return stack buffer's entry for
-	 * this call; a ret now would take its caller's and leave every return
-	 * above mispredicted. Unless the return is stale: untraced, the
-	 * kernel's calls during the system call took those entries, and the
-	 * returns above it are mispredicted; by a ret they are traced too, as
-	 * the program's own time (docs/design.md, Stale returns). */
+	/* Back to the caller. Called from `via`, the return stack buffer
+	 * holds the caller's entry below via's: by a ret. A frame the tracer
+	 * found running at attach (INFLIGHT_MARK) was not: its own ret (to
+	 * here) took its call's entry, and a ret would take its caller's and
+	 * leave every return above mispredicted: by an indirect jump. Unless
+	 * the return is stale: untraced, the kernel's calls during the system
+	 * call took those entries, and the returns above it are mispredicted;
+	 * by a ret they are traced too, as the program's own time
+	 * (docs/design.md, Stale returns). */
 	mov	rax, [rsi + T_DEPTH]    /* the returning frame's index */
 	cmp	rax, [rsi + T_STALE]
-	jae	39f
+	jae	37f
 	mov	[rsi + T_STALE], rax
+	btr	qword ptr [rsp + R_S], INFLIGHT_MARK
+	RESTORE
+	ret
+37:	btr	qword ptr [rsp + R_S], INFLIGHT_MARK
+	jc	39f
 	RESTORE
 	ret
 	/* [rsp-8] is safe from signal frames (red zone). */
@@ -882,10 +916,13 @@ count:
 	jmp	45f
 43:	inc	qword ptr [r8 + rdx + R_COUNTS + 16]
 45:	RESTORE6
+	test	rsp, rsp                /* no ZF: the trampoline goes on, uncalled */
 	ret	8
 44:	lock inc qword ptr [r8 + D_UNREGISTERED]
 	jmp	45b
 
-	.org 0x1140
+	.org 0x1180
 data_ptr:
+	.quad 0
+via_ptr:
 	.quad 0
