@@ -61,15 +61,12 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 	}
 	t.lastNs = now
 	if ev.ID == stub.ExitID {
-		top, _ := e.s.Top(t.st)
 		e.s.Return(t.st, ev.SP+8, ev.Ret, now)
-		e.returned(t, top)
 		e.checkpointed(now)
 		return
 	}
 	site := e.callSiteOf(t, ev.Ret)
 	e.s.EnterVia(t.st, e.via(t, site.caller), int(ev.ID), site.kind, ev.SP, ev.Ret, now)
-	e.entered(t)
 	if ev.Args != nil {
 		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}

@@ -34,10 +34,6 @@ type threadSamples struct {
 	s        *perfsample.Sampler
 	pending  []pendingSample
 	readTick uint64 // when its sampler was last read: every sample taken sampleSkew before it is read
-	// staleBelow: the thread's outermost staleBelow frames were open when
-	// a waiting call returned, the kernel's calls in between: untraced,
-	// their returns would be mispredicted (staleReturn).
-	staleBelow int
 }
 
 // pendingSample is a sample read, placed in time and in code (sampleFunc)
@@ -47,10 +43,7 @@ type pendingSample struct {
 	fn       int
 	owner    int // the innermost timed function on its stack, model.None if unknown
 	inProbes bool
-	// returning: in the return stub before it does anything but save
-	// registers (returningAt); the caller's when a waiting call returns.
-	returning bool
-	kernel    bool
+	kernel   bool
 }
 
 // sampleSkew is how far a sample's time may lie from the probes' ticks
@@ -114,9 +107,9 @@ func (e *engine) readSamples(t *thread) {
 	}
 	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
-		fn, owner, inProbes, returning := e.sampleFunc(t, x)
+		fn, owner, inProbes := e.sampleFunc(t, x)
 		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner,
-			inProbes: inProbes, returning: returning, kernel: !x.User})
+			inProbes: inProbes, kernel: !x.User})
 	})
 }
 
@@ -150,14 +143,12 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 	// top runs now; next will after ev (an exit leaves the frame below
 	// on top).
 	top, next := model.None, model.None
-	stale := false
 	if ev != nil && ev.ID != stub.StallID {
 		var below int
 		top, below = e.s.Top(t.st)
 		next = int(ev.ID)
 		if ev.ID == stub.ExitID {
 			next = below
-			stale = e.staleReturn(t, top)
 		}
 	}
 	period := int64(e.opt.SamplePeriod)
@@ -166,17 +157,6 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		window := next != model.None && x.owner != model.None
 		if x.ns > upTo && (!window || x.ns > upTo+sampleSkew) {
 			break // pending holds samples in time order
-		}
-		if x.returning && stale {
-			// Untraced, this return's time is the caller's: the
-			// instructions a sample held while the kernel returned from
-			// a system call lands on, or a mispredicted return's. The
-			// caller's frame is the one on top after ev.
-			x.returning, x.inProbes = false, false
-			t.smp.pending[kept] = x
-			kept++
-			k++
-			continue
 		}
 		place := x.ns <= upTo
 		if window && x.ns > upTo-sampleSkew {
@@ -225,39 +205,6 @@ func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 	return fn, false
 }
 
-// staleReturn tells whether the return of t's innermost frame, of
-// function top, would cost its caller time untraced: a waiting call's
-// (the kernel's return from its system call, whose last stretch a
-// sample taken then is stamped after) and that of a frame open while one
-// returned (the kernel's calls in between took the CPU's return stack
-// buffer: the return is mispredicted). The return into the return stub
-// is always mispredicted, which untraced costs nothing elsewhere.
-func (e *engine) staleReturn(t *thread, top int) bool {
-	return e.waitingFn(top) || e.s.Depth(t.st)-1 < t.smp.staleBelow
-}
-
-// returned notes that t's innermost frame, of function top, returned:
-// when it was a waiting call's, every frame left open was open then.
-func (e *engine) returned(t *thread, top int) {
-	if t.smp == nil {
-		return
-	}
-	d := e.s.Depth(t.st)
-	if e.waitingFn(top) {
-		t.smp.staleBelow = d
-	}
-	t.smp.staleBelow = min(t.smp.staleBelow, d)
-}
-
-// entered notes that t opened a frame: it is its innermost, open after
-// any waiting call that returned before (an entry that closed frames
-// without their return, a longjmp's, takes their place).
-func (e *engine) entered(t *thread) {
-	if t.smp != nil {
-		t.smp.staleBelow = min(t.smp.staleBelow, e.s.Depth(t.st)-1)
-	}
-}
-
 // waitingFn tells whether fn is a waiting call (model.IsWaitingFunc),
 // known once per function: it is asked at every return.
 func (e *engine) waitingFn(fn int) bool {
@@ -274,20 +221,6 @@ func (e *engine) waitingFn(fn int) bool {
 		}
 	}
 	return e.waiting[fn] == 2
-}
-
-// returningAt tells whether ip, in the probes' code, lies in a return
-// stub's first instructions, which only save registers (stub.RetSaved):
-// the time there is the return into the stub (a mispredicted return, or
-// a sample held while the kernel returned from a system call and stamped
-// at the first user instructions after it), not the stub's work.
-func returningAt(as *space, ip uint64) bool {
-	a := as.areaOf(ip)
-	if a == nil || as.inl == nil {
-		return false
-	}
-	s, ok := as.inl.Stubs[a.base]
-	return ok && ip >= s+stub.RetStub && ip <= s+stub.RetSaved
 }
 
 // relocatedAt is the function whose relocated first instructions lie at
@@ -382,9 +315,8 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 // (the innermost open frame takes it). owner is the innermost timed
 // function its stack shows (fn, unless fn is counted), model.None if
 // unknown: the frame that must be open when the sample was taken.
-// inProbes: the probes' own code; returning: in a return stub's register
-// saves (returningAt).
-func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes, returning bool) {
+// inProbes: the probes' own code.
+func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes bool) {
 	as := t.proc.as
 	fn, owner = model.None, model.None
 	// The user instruction: the sample's, or for one in the kernel the
@@ -399,15 +331,15 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 	if known {
 		f, in := e.sampledAt(as, ip)
 		if in {
-			return model.None, model.None, true, returningAt(as, ip)
+			return model.None, model.None, true
 		}
 		if f != model.None && !e.counted[f] {
-			return f, f, false, false
+			return f, f, false
 		}
 		fn = f
 	}
 	if !x.HasRegs || len(x.Stack) == 0 {
-		return fn, owner, false, false
+		return fn, owner, false
 	}
 	r, stack := x.Regs, x.Stack
 	mem := func(addr uint64, buf []byte) error {
@@ -439,5 +371,5 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 			break
 		}
 	}
-	return fn, owner, false, false
+	return fn, owner, false
 }

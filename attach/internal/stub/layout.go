@@ -92,13 +92,9 @@ const (
 	Via     = 0xcb6
 	ViaCall = 0xcbc
 	RetStub = 0xcc0
-	// RetSaved ends the return stub's first instructions, which only
-	// save registers: a CPU sample stamped there is the return's, not
-	// the stub's work (attach/sampling.go, returningAt).
-	RetSaved = 0xcd1
-	Count    = 0x1068 // the counting probe's stub
-	DataPtr  = 0x1180
-	ViaPtr   = 0x1188 // the in-use copy's ViaCall
+	Count   = 0x1068 // the counting probe's stub
+	DataPtr = 0x1180
+	ViaPtr  = 0x1188 // the in-use copy's ViaCall
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end

@@ -734,7 +734,6 @@ via_call:
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
-retstub_saved:                          /* no memory read yet: the engine's RetSaved */
 	.set R_S, 72
 	.set R_RAX, 64
 	mov	r8, [rip + data_ptr]
