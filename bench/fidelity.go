@@ -85,6 +85,7 @@ type fidelityResults struct {
 	lua                      []fidelity
 	redis, redisPinned       *redisFidelity
 	luaSkipped, redisSkipped string
+	redisPinnedSkipped       string
 }
 
 func measureFidelity(c config) (fidelityResults, error) {
@@ -96,7 +97,7 @@ func measureFidelity(c config) (fidelityResults, error) {
 	if r.redis, r.redisSkipped, err = measureRedisFidelity(c, redisLayouts[0]); err != nil || r.redis == nil {
 		return r, err
 	}
-	r.redisPinned, _, err = measureRedisFidelity(c, redisLayouts[1])
+	r.redisPinned, r.redisPinnedSkipped, err = measureRedisFidelity(c, redisLayouts[1])
 	return r, err
 }
 
@@ -464,7 +465,9 @@ func fidelitySection(r fidelityResults, when string) section {
 		}
 		shareTable(&b, "redis", f.rows, true)
 	}
-	if f := r.redisPinned; f != nil {
+	if r.redisPinnedSkipped != "" {
+		fmt.Fprintf(&b, "\nredis %s: not measured: %s.\n", redisLayouts[1].name, r.redisPinnedSkipped)
+	} else if f := r.redisPinned; f != nil {
 		fmt.Fprintf(&b, "\nredis %s (no raw and compensated runs): perf vs perf %.1f points; the default profile on CPU %.1f, "+
 			"with waiting calls left out %.1f; GET %.0f%% of untraced (%.0f ÷ %.0f); event loop %.2f iterations a request untraced "+
 			"(without perf), %.2f with the default probes. With at least 1%% of perf's samples, on CPU: %s; waiting calls left out: %s.\n",

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,6 +94,9 @@ var redisLayouts = []redisLayout{
 }
 
 func startRedis(dir string, at redisLayout) (*redisServer, string, error) {
+	if at.server != nil && runtime.NumCPU() < 2 {
+		return nil, "the pinned layout needs two CPUs", nil
+	}
 	for _, tool := range []string{"redis-server", "redis-benchmark", "perf"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return nil, tool + " is not installed", nil

@@ -130,3 +130,22 @@ func TestOffByTwo(t *testing.T) {
 		}
 	}
 }
+
+// A part the run skipped says why in the section, the pinned redis row
+// included.
+func TestFidelitySectionSaysWhatWasSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    fidelityResults
+		want string
+	}{
+		{"lua", fidelityResults{luaSkipped: "liblua5.4-dev is not installed"}, "liblua5.4-dev is not installed"},
+		{"redis", fidelityResults{redisSkipped: "redis-server is not installed"}, "redis: not measured: redis-server is not installed."},
+		{"pinned", fidelityResults{redis: &redisFidelity{}, redisPinnedSkipped: "the pinned layout needs two CPUs"},
+			"redis " + redisLayouts[1].name + ": not measured: the pinned layout needs two CPUs."},
+	} {
+		if got := fidelitySection(tc.r, "today").text; !strings.Contains(got, tc.want) {
+			t.Errorf("%s: section lacks %q:\n%s", tc.name, tc.want, got)
+		}
+	}
+}
