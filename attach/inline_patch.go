@@ -216,7 +216,7 @@ func (r prologueRefused) Error() string { return r.reason }
 // (its return and those of the frames open then are stale).
 func (e *engine) inlineID(fn int) uint32 {
 	id := e.ctxID(fn, uint32(fn))
-	if e.waitingFn(fn) { // never counted (keepsTime)
+	if e.s.Profile().IsWaitingFunc(fn) { // never counted (keepsTime)
 		id |= stub.FlagWait
 	}
 	if !e.s.Selected(fn) {

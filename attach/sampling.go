@@ -25,7 +25,6 @@ type sampling struct {
 	skewTicks    uint64      // sampleSkew in ticks
 	notSampled   string      // why the threads could not be sampled, "" if they were
 	cpu          model.CPUSamples
-	waiting      []int8 // by function: 0 not known yet, 1 not a waiting call, 2 one
 }
 
 // threadSamples is one thread's sampler and the samples read but not yet
@@ -203,24 +202,6 @@ func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 	}
 	fn, _ := e.tracedAt(as, ip)
 	return fn, false
-}
-
-// waitingFn tells whether fn is a waiting call (model.IsWaitingFunc),
-// known once per function: it is asked at every return.
-func (e *engine) waitingFn(fn int) bool {
-	if fn < 0 {
-		return false
-	}
-	if fn >= len(e.waiting) {
-		e.waiting = append(e.waiting, make([]int8, fn+1-len(e.waiting))...)
-	}
-	if e.waiting[fn] == 0 {
-		e.waiting[fn] = 1
-		if e.s.Profile().IsWaitingFunc(fn) {
-			e.waiting[fn] = 2
-		}
-	}
-	return e.waiting[fn] == 2
 }
 
 // relocatedAt is the function whose relocated first instructions lie at
