@@ -3,6 +3,7 @@ package attach
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/profile-dev/profile/attach/internal/inline"
 	"sync/atomic"
 	"time"
 
@@ -230,6 +231,7 @@ func (e *engine) adapt() {
 		for _, p := range as.inl.Patches {
 			if _, ok := short[p.Fn]; ok && e.toCounting(t.tid, as.inl, p.TrampAt) {
 				moved[p.Fn] = true
+				e.dropExits(t.tid, as, p)
 			}
 		}
 	}
@@ -275,4 +277,11 @@ func (e *engine) toCounting(tid int, is *inlineSpace, tramp uint64) bool {
 	var rel [4]byte
 	binary.LittleEndian.PutUint32(rel[:], uint32(int32(int64(copyAt+stub.Count)-int64(tramp+10))))
 	return ptrace.WriteMem(tid, tramp+6, rel[:]) == nil
+}
+
+// dropExits puts back the returns of p's function, moved to the counting
+// probe.
+func (e *engine) dropExits(tid int, as *space, p *inline.Patch) {
+	e.dropSites(tid, as, p.Exits)
+	p.Exits = nil
 }

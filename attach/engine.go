@@ -136,6 +136,9 @@ type ownOptions struct {
 	// come from clocks that disagree, as they may on any host.
 	clockSkew time.Duration
 	quiet     bool // the recorded program gets no stdin, stdout or stderr
+	// hijackOnly (tests): every timed inline probe has its return
+	// hijacked, none gets exit probes (both ways run the engine suite).
+	hijackOnly bool
 	// helper: the recorded program is ours (the calibration program): it
 	// dies with the profiler's tracer thread rather than trap without it.
 	helper bool

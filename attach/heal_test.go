@@ -39,7 +39,8 @@ func TestMain(m *testing.M) {
 	if v := os.Getenv("PROFILE_TEST_TRACE_PID"); v != "" {
 		pid, _ := strconv.Atoi(v)
 		f, _ := instrument.NewFilter(nil, nil, nil)
-		opt := Options{Filter: f, Probes: os.Getenv("PROFILE_TEST_PROBES")}
+		opt := Options{Filter: f}
+		withKind(&opt, os.Getenv("PROFILE_TEST_PROBES"))
 		if c := os.Getenv("PROFILE_TEST_COUNTED"); c != "" {
 			opt.Counted = regexp.MustCompile(c)
 		}
@@ -154,12 +155,12 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 				t.Fatal("no SIGTRAP handler after the kills: nothing was left to undo")
 			}
 			opt := defaultOptions(t)
-			opt.Probes = kind
+			withKind(&opt, kind)
 			r := attachForOpt(t, pid, 2*time.Second, opt)
 			if r.Stats.TracedCalls == 0 || r.Profile.Meta.Partial {
 				t.Errorf("clean attach after the kills: %d calls, partial %v (%s)", r.Stats.TracedCalls, r.Profile.Meta.Partial, r.Profile.Meta.PartialReason)
 			}
-			if s := r.Stats; s.Leftover.Handlers == 0 || kind == ProbesInline && s.Leftover.Patches == 0 || s.Leftover.Areas == 0 || s.Leftover.Kept != 0 {
+			if s := r.Stats; s.Leftover.Handlers == 0 || probesOf(kind) == ProbesInline && s.Leftover.Patches == 0 || s.Leftover.Areas == 0 || s.Leftover.Kept != 0 {
 				t.Errorf("undone: %d inline patches, %d int3s, %d handlers; %d areas unmapped, %d kept",
 					s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, s.Leftover.Areas, s.Leftover.Kept)
 			}

@@ -28,6 +28,7 @@ type inlining struct {
 	inl        []*inlineSpace // spaces with inline probes, drained
 	drainDone  bool
 	dropWarned bool
+	exitProbes bool // timed functions whose returns all take one get exit probes
 }
 
 // Inline probes (docs/design.md, Inline probes): a probed function's entry
@@ -58,6 +59,7 @@ func (e *engine) prepareInline() error {
 		e.warn("trap probes only: %v", err)
 		return nil
 	}
+	e.exitProbes = !e.opt.hijackOnly
 	e.clock = tsc.Calibrate(e.s.Base(), 5*time.Millisecond) // Refine does better as the session runs
 	// Trap probes' stops and holds on the same clock as the rings: two
 	// clocks in one thread made a callee outlast its caller.

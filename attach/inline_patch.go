@@ -108,7 +108,7 @@ func reasonKind(r string) string { return hexOffset.ReplaceAllString(r, "…") }
 // (a function of the profile, or stub.FlagRestore for an unwinder). It returns
 // the reason when the function cannot be patched safely: it then gets a
 // trap probe (auto) or none (inline).
-func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbol, id uint32, rips []uint64) error {
+func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbol, id uint32, rips []uint64) (err error) {
 	is := as.inl
 	addr := sym.Value + l.bias
 	if sym.Size == 0 {
@@ -144,6 +144,23 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	if _, ok := as.bps[addr]; ok {
 		return errors.New("breakpoint at its entry")
+	}
+	// Exit probes go in first, all or none: a return left without one
+	// would not end its frame. They do nothing until the entry's id says
+	// so (the return stub ends a hijacked frame).
+	var exited []instrument.SiteBytes
+	var bodies [][2]uint64
+	if e.exitProbes && id&stub.FlagRestore == 0 && !e.countedID(id) {
+		if plan := e.planExits(as, l, code, pad, addr, rips); plan != nil {
+			if exited, bodies = e.patchExits(tid, as, code, addr, plan, id); exited != nil {
+				id |= stub.FlagExit
+				defer func() {
+					if err != nil {
+						e.dropSites(tid, as, exited)
+					}
+				}()
+			}
+		}
 	}
 	a, tramp, stubs, err := e.newTramp(tid, as, addr, id)
 	if err != nil {
@@ -198,7 +215,142 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	}
 	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn, Moved: cur}
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
+	is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
 	return nil
+}
+
+// patchExits writes the exit probes of plan, all of them or (nil) none.
+func (e *engine) patchExits(tid int, as *space, code []byte, addr uint64, plan *instrument.ExitPlan, id uint32) ([]instrument.SiteBytes, [][2]uint64) {
+	var done []instrument.SiteBytes
+	var bodies [][2]uint64
+	add := func(c instrument.SiteBytes, body [2]uint64, err error) bool {
+		if err != nil {
+			e.dropSites(tid, as, done)
+			return false
+		}
+		done = append(done, c)
+		if body[1] > body[0] {
+			bodies = append(bodies, body)
+		}
+		return true
+	}
+	for _, r := range plan.Regions {
+		if !add(e.patchExit(tid, as, code, addr, r, id)) {
+			return nil, nil
+		}
+	}
+	for _, t := range plan.Tails {
+		c, err := e.patchTail(tid, as, code, addr, t, id)
+		if !add(c, [2]uint64{}, err) {
+			return nil, nil
+		}
+	}
+	return done, bodies
+}
+
+// dropSites puts back the text at sites (exit probes): a thread inside
+// their trampolines goes on there (they stay).
+func (e *engine) dropSites(tid int, as *space, sites []instrument.SiteBytes) {
+	for _, c := range sites {
+		if e.rewrite(tid, as, c.At, c.New, c.Orig) == nil {
+			delete(as.inl.Sites, c.At)
+		}
+	}
+}
+
+// planExits plans the exit probes of the function at addr (code and its
+// padding pad), or nil when it keeps its return hijacked: no plan, or a
+// thread stopped inside a region.
+func (e *engine) planExits(as *space, l *loaded, code, pad []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
+	start := instrument.EntryPad(code)
+	isEntry := func(to uint64) bool {
+		f := to - l.bias
+		if l.mod.IsPLT(f) {
+			return true
+		}
+		sym, ok := l.mod.Lookup(f)
+		return ok && sym.Value == f
+	}
+	plan, err := instrument.PlanExits(code[:len(code)-len(pad)], pad, start+instrument.PatchLen+14, addr, isEntry)
+	if err != nil {
+		return nil
+	}
+	held := append(as.heldRips(), rips...)
+	spans := make([][2]int, 0, len(plan.Regions)+len(plan.Tails))
+	for _, r := range plan.Regions {
+		spans = append(spans, [2]int{r.Off, r.Len})
+	}
+	for _, t := range plan.Tails {
+		spans = append(spans, [2]int{t.Off, t.Len})
+	}
+	for _, r := range spans {
+		lo, hi := addr+uint64(r[0]), addr+uint64(r[0]+r[1])
+		for _, rip := range held {
+			if rip > lo && rip < hi {
+				return nil
+			}
+		}
+		for b := range as.bps {
+			if b >= lo && b < hi {
+				return nil
+			}
+		}
+	}
+	return &plan
+}
+
+// patchTail writes the probe of tail jump t of the function at addr.
+func (e *engine) patchTail(tid int, as *space, code []byte, addr uint64, t instrument.TailSite, id uint32) (instrument.SiteBytes, error) {
+	is := as.inl
+	at := addr + uint64(t.Off)
+	var c instrument.SiteBytes
+	a, tramp, stubs, err := e.newTramp(tid, as, at, id)
+	if err != nil {
+		return c, err
+	}
+	tr, jump, err := instrument.TailTramp(code, addr, t, tramp, stubs.Via-stub.Via+stub.TailSite)
+	if err != nil {
+		return c, err
+	}
+	if err := ptrace.WriteMem(tid, tramp, tr); err != nil {
+		return c, err
+	}
+	a.next += uint64(len(tr))
+	orig := slices.Clone(code[t.Off : t.Off+t.Len])
+	if err := e.rewrite(tid, as, at, orig, jump); err != nil {
+		return c, err
+	}
+	c = instrument.SiteBytes{At: at, Orig: orig, New: jump}
+	is.Sites[at] = c
+	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(tr))})
+	return c, nil
+}
+
+// patchExit writes the exit probe of region r of the function at addr.
+func (e *engine) patchExit(tid int, as *space, code []byte, addr uint64, r instrument.ExitRegion, id uint32) (c instrument.SiteBytes, body [2]uint64, err error) {
+	is := as.inl
+	at := addr + uint64(r.Off)
+	a, tramp, stubs, err := e.newTramp(tid, as, at, id)
+	if err != nil {
+		return c, body, err
+	}
+	t, jump, err := instrument.ExitTramp(code, addr, r, tramp, stubs.Via-stub.Via+stub.ExitSite)
+	if err != nil {
+		return c, body, err
+	}
+	if err := ptrace.WriteMem(tid, tramp, t); err != nil {
+		return c, body, err
+	}
+	a.next += uint64(len(t))
+	orig := slices.Clone(code[r.Off : r.Off+r.Len])
+	if err := e.rewrite(tid, as, at, orig, jump); err != nil {
+		return c, body, err
+	}
+	body = [2]uint64{tramp, tramp + uint64(r.Ret-r.Off)}
+	c = instrument.SiteBytes{At: at, Orig: orig, New: jump}
+	is.Sites[at] = c
+	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(t))})
+	return c, body, nil
 }
 
 // prologueRefused: the function's first bytes cannot take the jump now

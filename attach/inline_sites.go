@@ -134,10 +134,18 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 			if !found {
 				break
 			}
-			from = k + n
 			if got[k] != want[k] || n == 6 && got[k+1] != want[k+1] {
-				continue
+				if got[k] != 0xe9 || n != 5 {
+					from = k + n
+					continue
+				}
+				// An exit probe: a jump over a return's bytes, int3s
+				// after it.
+				for k+n < len(got) && got[k+n] == 0xcc && want[k+n] != 0xcc {
+					n++
+				}
 			}
+			from = k + n
 			if e.rewrite(tid, as, m.Start+uint64(k), got[k:k+n], want[k:k+n]) == nil {
 				e.stats.Leftover.Patches++
 			}

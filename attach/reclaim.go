@@ -87,6 +87,20 @@ func atTrampBody(tid int, v uint64) bool {
 	return ptrace.ReadMem(tid, to, via[:]) == nil && via == [2]byte{0xff, 0x25}
 }
 
+// atExitTramp tells whether v is where an exit trampoline's call of its
+// stub returns (a call of exitsite before it, a ret after it; or of
+// tailsite, a jmp after it): a stale slot of a frame long gone, as for
+// atTrampBody.
+func atExitTramp(tid int, v uint64) bool {
+	var b [6]byte
+	if v < 5 || ptrace.ReadMem(tid, v-5, b[:]) != nil || b[0] != 0xe8 || b[5] != 0xc3 && b[5] != 0xe9 {
+		return false
+	}
+	to := v + uint64(int64(int32(binary.LittleEndian.Uint32(b[1:5]))))
+	var head [16]byte
+	return ptrace.ReadMem(tid, to, head[:]) == nil && stub.IsExitStub(head[:])
+}
+
 // maxLeftoverArea bounds what a heal table's area entry may span: ours are
 // areaSize, an entry beyond this is not one of them.
 const maxLeftoverArea = 64 << 20
@@ -119,13 +133,12 @@ func (e *engine) findLeftovers(tid int, as *space, maps []instrument.Mapping) *l
 			continue
 		}
 		for _, r := range as.foreignParts(m.Start, m.End) {
-			lo, hi := r[0], r[1]
-			// Heal areas side by side are one mapping.
-			for hi-lo >= heal.Size && ptrace.ReadMem(tid, lo, head) == nil && heal.IsHandler(head) {
-				if add(lo, lo+heal.Size) {
-					l.heals[lo] = true
+			heals, lo := healsIn(ptrace.Mem(tid), r[0], r[1])
+			hi := r[1]
+			for _, h := range heals {
+				if add(h, h+heal.Size) {
+					l.heals[h] = true
 				}
-				lo += heal.Size
 			}
 			if lo == hi || hi-lo > maxLeftoverArea || ptrace.ReadMem(tid, lo, head) != nil {
 				continue
@@ -354,7 +367,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	}
 	mods := unwindModules(p)
 	heals := l.quietHeals(tid)
-	quiet := func(v uint64) bool { return heals(v) || atTrampBody(tid, v) }
+	quiet := func(v uint64) bool { return heals(v) || atTrampBody(tid, v) || atExitTramp(tid, v) }
 	for _, t := range threads {
 		if n := e.framesInto(t, mods, l.inCode, nil); n > 0 {
 			keep(fmt.Sprintf("%d frames of thread %d return into them", n, t.tid))
@@ -547,4 +560,28 @@ func (e *engine) reclaimAtDetach(t *thread, as *space) {
 	case s.Leftover.Areas > 0:
 		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.Leftover.Areas)
 	}
+}
+
+// healsIn finds the heal areas at the start of lo..hi, a part of an
+// executable anonymous mapping read through mem: heal areas side by side
+// are one mapping, and those never written (profilers killed as their
+// mmap returned: all zeros, no one's) may lie below another and must not
+// hide it. It returns their starts and where what follows them begins.
+func healsIn(mem interface{ Read(uint64, []byte) error }, lo, hi uint64) ([]uint64, uint64) {
+	head := make([]byte, heal.HeadSize)
+	read := func(a uint64) bool { return hi-a >= heal.Size && mem.Read(a, head) == nil }
+	zero := func() bool { return !slices.ContainsFunc(head, func(c byte) bool { return c != 0 }) }
+	var heals []uint64
+	for read(lo) {
+		next := lo
+		for zero() && read(next+heal.Size) {
+			next += heal.Size
+		}
+		if !heal.IsHandler(head) {
+			break
+		}
+		heals = append(heals, next)
+		lo = next + heal.Size
+	}
+	return heals, lo
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,9 +24,9 @@ func defaultOptions(t *testing.T) Options {
 		t.Fatal(err)
 	}
 	opt := Options{Filter: f}
-	for _, k := range probeKinds {
-		if strings.Contains(t.Name(), "/"+k) {
-			opt.Probes = k
+	for _, part := range strings.Split(t.Name(), "/") {
+		if slices.Contains(probeKinds, part) {
+			withKind(&opt, part)
 		}
 	}
 	return opt
@@ -75,15 +76,33 @@ func untraced(t *testing.T, name string, args ...string) (string, int) {
 	return string(out), cmd.ProcessState.ExitCode()
 }
 
-// probeKinds are the probe kinds every exact-count engine test runs under.
-var probeKinds = []string{ProbesTrap, ProbesInline}
+// probeKinds are the probe kinds every exact-count engine test runs under:
+// inline twice, with exit probes where a function takes them and with
+// every timed function's return hijacked.
+var probeKinds = []string{ProbesTrap, ProbesInline, probesInlineHijack}
+
+// probesInlineHijack (tests) is ProbesInline without exit probes.
+const probesInlineHijack = ProbesInline + "-hijack"
+
+// withKind gives opt test kind k's probe kind.
+func withKind(opt *Options, k string) {
+	opt.Probes, opt.hijackOnly = probesOf(k), k == probesInlineHijack
+}
+
+// probesOf is test kind k's probe kind.
+func probesOf(k string) string {
+	if k == probesInlineHijack {
+		return ProbesInline
+	}
+	return k
+}
 
 // forEachProbe runs f as one subtest per probe kind, with options for it.
 func forEachProbe(t *testing.T, f func(t *testing.T, opt Options)) {
 	for _, kind := range probeKinds {
 		t.Run(kind, func(t *testing.T) {
 			opt := defaultOptions(t)
-			opt.Probes = kind
+			withKind(&opt, kind)
 			f(t, opt)
 		})
 	}

@@ -222,6 +222,9 @@ func relocatedAt(as *space, ip uint64) int {
 			if p.Patch.Len > 0 && p.Fn != model.None && len(p.Patch.Tramp) > instrument.TrampBody {
 				as.bodies = append(as.bodies, trampBody{p.TrampAt + instrument.TrampBody, p.TrampAt + uint64(len(p.Patch.Tramp)), p.Fn})
 			}
+			for _, b := range p.ExitBodies {
+				as.bodies = append(as.bodies, trampBody{b[0], b[1], p.Fn})
+			}
 		}
 		as.bodies = append(as.bodies, as.fastBodies()...)
 		slices.SortFunc(as.bodies, func(a, b trampBody) int { return cmp.Compare(a.lo, b.lo) })

@@ -24,6 +24,7 @@ func TestStaleReturns(t *testing.T) {
 	}
 	opt := defaultOptions(t)
 	opt.Probes = ProbesInline
+	opt.hijackOnly = true // the program finds the stubs from its hijacked return address
 	hex := func(v uint64) string { return fmt.Sprintf("%#x", v) }
 	var out bytes.Buffer
 	r, err := recordTo(context.Background(), []string{bin, hex(stub.RetStub), hex(stub.DataPtr),

@@ -60,6 +60,7 @@ func recordMixed(t *testing.T, runs int) {
 		kind := kinds[i%len(kinds)]
 		opt := defaultOptions(t)
 		opt.Probes = kind
+		opt.hijackOnly = i%2 == 1 // exit probes and hijacked returns, with every kind
 		// The clock refined every millisecond, not every second, so that
 		// runs this short span many refinements.
 		opt.refineEvery = time.Millisecond

@@ -177,28 +177,7 @@ func (s *sweeper) visit(inst x86asm.Inst, code []byte, off int, coldPart func(ui
 // jumpTable tells an indirect jmp that dispatches a switch (see
 // sweepCalls).
 func (s *sweeper) jumpTable(inst x86asm.Inst, code []byte) bool {
-	for _, b := range code[:inst.Len] {
-		if b == 0x3e {
-			return true // notrack (a DS override: meaningless otherwise in 64-bit code)
-		}
-		if !isLegacyPrefix(b) && b&0xf0 != 0x40 {
-			break
-		}
-	}
-	switch a := inst.Args[0].(type) {
-	case x86asm.Mem:
-		return a.Base == 0 && a.Index != 0
-	case x86asm.Reg:
-		for _, r := range s.recent {
-			if r.Op != x86asm.MOVSXD {
-				continue
-			}
-			if m, ok := r.Args[1].(x86asm.Mem); ok && m.Index != 0 && m.Scale == 4 {
-				return true
-			}
-		}
-	}
-	return false
+	return switchJump(inst, code, s.recent)
 }
 
 func isLegacyPrefix(b byte) bool {

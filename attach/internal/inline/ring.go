@@ -150,7 +150,7 @@ func (r Ring) Counts(f func(ret uint64, id uint32, calls uint64)) {
 		}
 		id, calls := atomic.LoadUint64(r.word(off+8)), atomic.LoadUint64(r.word(off+16))
 		if id != 0 && calls != 0 {
-			f(ret, uint32(id), calls)
+			f(ret, uint32(id)&stub.FnMask, calls) // flags the trampoline kept from its timed probe (FlagExit) go
 		}
 	}
 }

@@ -49,6 +49,12 @@ type Patch struct {
 	// held them (a call site re-aimed there is ours): a second copy of
 	// them runs in the counting probe's fast path.
 	Moved []byte
+	// Exits: its returns' exit probes (also in Sites), put back when it
+	// moves to the counting probe.
+	Exits []instrument.SiteBytes
+	// ExitBodies: the epilogue instructions its exit trampolines run, its
+	// own time.
+	ExitBodies [][2]uint64
 }
 
 // Changes lists every change the probes made to the text: each entry

@@ -89,12 +89,14 @@ const (
 	// return: a jump to the in-use copy's ViaCall, which calls the rest
 	// of the trampoline with the return stub's address as its return
 	// address.
-	Via     = 0xcb6
-	ViaCall = 0xcbc
-	RetStub = 0xcc0
-	Count   = 0x1068 // the counting probe's stub
-	DataPtr = 0x1180
-	ViaPtr  = 0x1188 // the in-use copy's ViaCall
+	Via      = 0xcb6
+	ViaCall  = 0xcbc
+	RetStub  = 0xcc0
+	Count    = 0x1068 // the counting probe's stub
+	ExitSite = 0x116f // an exit probe's stub (FlagExit)
+	TailSite = 0x14e1 // a tail jump's, in a function with exit probes
+	DataPtr  = 0x1800
+	ViaPtr   = 0x1808 // the in-use copy's ViaCall
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end
@@ -109,7 +111,8 @@ const (
 	CtxShift    = 24         // ... without FlagCtxOpen, recorded only when n are open
 	CtxMax      = instrument.MaxComponents
 	FlagWait    = 0x00800000 // a waiting call: its return and those below it are stale
-	FnMask      = FlagWait - 1
+	FlagExit    = 0x00400000 // exit probes at its returns: no hijack
+	FnMask      = FlagExit - 1
 	// CtxMark marks a shadow entry's return address whose frame opened
 	// component k (in bits 56-62); DetailMark one whose side record holds
 	// its arguments. The address is the low 48 bits.
@@ -163,4 +166,10 @@ func Copy(data, viaCall uint64) []byte {
 // block's): how a later attach finds a killed profiler's stubs.
 func IsCopy(b []byte) bool {
 	return len(b) >= DataPtr && bytes.Equal(b[:DataPtr], code[:DataPtr])
+}
+
+// IsExitStub tells whether b starts as the exit probe's stub (ExitSite)
+// or the tail jump's (TailSite) does.
+func IsExitStub(b []byte) bool {
+	return bytes.HasPrefix(code[ExitSite:], b) || bytes.HasPrefix(code[TailSite:], b)
 }

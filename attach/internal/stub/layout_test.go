@@ -35,11 +35,11 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"R_COUNTS": RCounts, "COUNT_BITS": CountBits, "COUNT_MASK": CountEntries - 1, "R_BEAT": RBeat, "R_EVENTS": REvents,
 		"RING_MASK": RingEvents - 1,
 		"F_RESTORE": FlagRestore, "F_DETAIL": FlagDetail, "F_ARGS3": FlagArgs3,
-		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "F_WAIT": FlagWait, "CTX_MARK": CtxMark, "DETAIL_MARK": 55, "INFLIGHT_MARK": 54,
+		"F_CTX": FlagCtx, "F_CTXOPEN": FlagCtxOpen, "F_WAIT": FlagWait, "F_EXIT": FlagExit, "CTX_MARK": CtxMark, "DETAIL_MARK": 55, "INFLIGHT_MARK": 54,
 		"STALL_WORD": StallID << 32, "ARGS_WORD": ArgsID << 32, "ARGS_FOR": ArgsForID,
-		"entry": Entry, "via": Via, "via_call": ViaCall, "retstub": RetStub, "count": Count, "data_ptr": DataPtr, "via_ptr": ViaPtr,
+		"entry": Entry, "via": Via, "via_call": ViaCall, "retstub": RetStub, "count": Count, "exitsite": ExitSite, "tailsite": TailSite, "data_ptr": DataPtr, "via_ptr": ViaPtr,
 		"E_R9": ER9, "E_R8": ER8, "E_RDI": ERDI, "E_RSI": ERSI, "E_RDX": ERDX, "E_RCX": ERCX,
 		"COND_I32": detail.TypeI32, "COND_U32": detail.TypeU32, "COND_I64": detail.TypeI64, "COND_U64": detail.TypeU64,
 		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
-	}, []string{"RING_ROOM", "E_RET", "E_ID", "E_S", "R_S", "R_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
+	}, []string{"RING_ROOM", "E_RET", "E_ID", "E_S", "R_S", "R_RAX", "X_S", "X_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
 }

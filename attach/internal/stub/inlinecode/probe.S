@@ -9,7 +9,10 @@
  * from `via`, whose return address is `retstub`'s: the function returns
  * there, and the return stub appends an exit event and returns to the
  * original address, both returns as the CPU predicts them. No system
- * call, no stop.
+ * call, no stop. A function with exit probes (F_EXIT) is not hijacked:
+ * each of its returns goes through a trampoline that calls `exitsite`
+ * and returns itself, and each tail jump through one that calls
+ * `tailsite`, which hands the frame to the return stub.
  *
  * A function recorded in detail (--detail) has F_DETAIL in its id, and an
  * exit event carries rax for every function. Its arguments go one of two
@@ -111,6 +114,7 @@
 	.set F_CTX, 0x10000000       /* id flag: a context role, in bits 24-26 */
 	.set F_CTXOPEN, 0x08000000   /* ... a component that opens it */
 	.set F_WAIT, 0x00800000      /* id flag: a waiting call (a system call's wrapper) */
+	.set F_EXIT, 0x00400000      /* id flag: exit probes at its returns: no hijack */
 	.set CTX_SHIFT, 24           /* ... its index k, CTX_MAX at most */
 	.set CTX_MAX, 7
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
@@ -559,6 +563,8 @@ hijack:
 26:	test	dword ptr [rsp + E_ID], F_CTXOPEN
 	jnz	open
 opened:
+	test	dword ptr [rsp + E_ID], F_EXIT
+	jnz	entry_done              /* its returns end it (exitsite) */
 	/* The function runs called from `via`, whose return address is the
 	 * return stub: it returns there by a return the CPU predicts, and
 	 * the return stub goes back to the caller by one too (the return
@@ -653,14 +659,14 @@ restore:
 	add	rdi, rsi
 	mov	rax, [rdi + T_SHADOW]
 	cmp	[rax], rdx
-	jne	22b
+	jne	24f                     /* not hijacked (exit probes) */
 	mov	r9, [rdi + T_SHADOW + 8]
 	shl	r9, 16                  /* no context or detail mark */
 	shr	r9, 16
 	mov	[rax], r9
 	/* its frame closes later, when the tracer sees it gone: its
 	 * arguments go now, whatever its time so far */
-	bt	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
+24:	bt	qword ptr [rdi + T_SHADOW + 8], DETAIL_MARK
 	jnc	22b
 	push	rcx
 	push	rdx
@@ -920,7 +926,131 @@ count:
 44:	lock inc qword ptr [r8 + D_UNREGISTERED]
 	jmp	45b
 
-	.org 0x1180
+/* An exit probe at a return of a function (F_EXIT): its trampoline runs
+ * the moved instructions before the ret, calls this, then rets itself.
+ * [rsp] = into the trampoline, [rsp+8] = the return address, slot S. */
+exitsite:
+	SAVE
+	.set X_S, 80
+	.set X_RAX, 64
+	mov	r8, [rip + data_ptr]
+	mov	rax, [rsp + X_S]
+	cmp	rax, [r8 + D_RETSTUB]
+	je	59f                     /* hijacked: the return stub ends it */
+	LOOKUP
+	test	rsi, rsi
+	jz	59f
+	lea	rdx, [rsp + X_S]
+	mov	rcx, [rsi + T_DEPTH]
+50:	test	rcx, rcx
+	jz	59f                     /* no entry: opened before the probe */
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	cmp	[rsi + rdi + T_SHADOW], rdx
+	jne	50b
+	mov	r10, [rsi + rdi + T_SHADOW + 8]
+	btr	r10, DETAIL_MARK
+	jnc	54f
+	push	rcx
+	push	r10
+	lea	rdx, [rsp + X_S + 16]
+	mov	rax, [rsp + X_RAX + 16]
+	call	args_at_return
+	pop	r10
+	pop	rcx
+	lea	rdx, [rsp + X_S]
+54:	UNMARK	r10
+	mov	r9, rcx
+	inc	rcx
+51:	cmp	rcx, [rsi + T_DEPTH]
+	jae	53f
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	rax, [rdi + T_SHADOW]
+	cmp	rax, rdx
+	jae	52f
+	OWNSTACK rax, rdx, 52f
+	mov	r11, [rdi + T_SHADOW + 8]
+	btr	r11, DETAIL_MARK
+	jnc	55f
+	push	rcx
+	push	r9
+	push	r11
+	mov	rdx, rax
+	call	args_if_slow
+	pop	r11
+	pop	r9
+	pop	rcx
+	lea	rdx, [rsp + X_S]
+55:	UNMARK	r11
+	inc	rcx
+	jmp	51b
+52:	mov	r11, r9
+	shl	r11, 4
+	add	r11, rsi
+	mov	[r11 + T_SHADOW], rax
+	mov	rax, [rdi + T_SHADOW + 8]
+	mov	[r11 + T_SHADOW + 8], rax
+	bt	rax, DETAIL_MARK
+	jnc	56f
+	mov	r11, r9
+	shl	r11, 6
+	add	r11, [rsi + T_SIDE]
+	mov	rdi, rcx
+	shl	rdi, 6
+	add	rdi, [rsi + T_SIDE]
+	.irp	off, 0, 8, 16, 24, 32, 40, 48, 56
+	mov	rax, [rdi + \off]
+	mov	[r11 + \off], rax
+	.endr
+56:	inc	r9
+	inc	rcx
+	jmp	51b
+53:	mov	[rsi + T_DEPTH], r9
+	mov	eax, 0xffffffff
+	lea	rdx, [rsp + X_S]
+	mov	r10, [rsp + X_RAX]
+	EVENT
+	mov	rax, [rsi + T_DEPTH]
+	cmp	rax, [rsi + T_STALE]
+	jae	59f
+	mov	[rsi + T_STALE], rax
+59:	RESTORE
+	ret
+
+/* A tail jump of a function with exit probes (F_EXIT): its trampoline
+ * calls this, then jumps on. The frame's return goes to the return stub
+ * from here, as for a frame running at attach (INFLIGHT_MARK: its return
+ * into the stub is not predicted, the stub leaves by a jump), so that the
+ * callee's return ends both, whatever probe the callee has, or none.
+ * [rsp] = into the trampoline, [rsp+8] = the return address, slot S. */
+tailsite:
+	SAVE
+	mov	r8, [rip + data_ptr]
+	mov	rax, [rsp + X_S]
+	cmp	rax, [r8 + D_RETSTUB]
+	je	69f                     /* already goes there */
+	LOOKUP
+	test	rsi, rsi
+	jz	69f
+	lea	rdx, [rsp + X_S]
+	mov	rcx, [rsi + T_DEPTH]
+60:	test	rcx, rcx
+	jz	69f                     /* no entry: opened before the probe */
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	cmp	[rsi + rdi + T_SHADOW], rdx
+	jne	60b
+	bts	qword ptr [rsi + rdi + T_SHADOW + 8], INFLIGHT_MARK
+	mov	rax, [r8 + D_RETSTUB]
+	mov	[rsp + X_S], rax
+69:	RESTORE
+	ret
+
+	.org 0x1800
 data_ptr:
 	.quad 0
 via_ptr:

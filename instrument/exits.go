@@ -1,0 +1,299 @@
+package instrument
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// An ExitRegion is where a function's return takes an exit probe: the
+// bytes [Off, Off+Len) of its code end with its ret at Ret, or start with
+// it and go on in padding. A jump replaces them; the trampoline runs the
+// instructions before the ret, calls the exit stub and returns.
+type ExitRegion struct {
+	Off, Len, Ret int
+}
+
+// vzeroupper is the one VEX instruction an exit region moves (it often
+// comes just before a ret).
+var vzeroupper = []byte{0xc5, 0xf8, 0x77}
+
+type exitInst struct {
+	off, len int
+	inst     x86asm.Inst
+	vex      bool
+}
+
+// PlanExits finds an exit region for every return of a function whose
+// code (size from the symbol table) is followed by pad, its first
+// entryEnd bytes taken by the entry patch. It refuses a function that may
+// leave other than by a ret (a jump out of its bytes, an indirect jump
+// that is not a switch's), and one with a return no region fits: a region
+// moves only instructions that run anywhere, and no branch lands inside
+// it. With a switch's indirect jump (its targets unknown), only a ret
+// followed by padding takes one.
+func PlanExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64) bool) (ExitPlan, error) {
+	rs, tails, err := planExits(code, pad, entryEnd, addr, isEntry)
+	return ExitPlan{Regions: rs, Tails: tails}, err
+}
+
+// An ExitPlan is a function's exit probes: at its returns (Regions) and
+// at its tail jumps (Tails).
+type ExitPlan struct {
+	Regions []ExitRegion
+	Tails   []TailSite
+}
+
+// A TailSite is a tail jump (jmp or jcc rel32, Len bytes at Off) to the
+// function at To: its trampoline has the frame's return taken by the
+// return stub before it jumps on, so that the callee's return ends both.
+type TailSite struct {
+	Off, Len int
+	To       uint64
+}
+
+func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64) bool) ([]ExitRegion, []TailSite, error) {
+	var ins []exitInst
+	var recent []x86asm.Inst // the last few, for switchJump
+	var tails []TailSite
+	targets := map[int]bool{}
+	tables := false
+	for off := 0; off < len(code); {
+		if v, err := decodeVEX(code[off:]); !errors.Is(err, errNotVEX) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("undecodable code at +%#x", off)
+			}
+			ins = append(ins, exitInst{off: off, len: v.len, vex: true})
+			off += v.len
+			continue
+		}
+		if code[off] == 0xcc || code[off] == 0x00 && allZero(code[off:]) {
+			off++
+			continue
+		}
+		if n := cetLen(code[off:]); n > 0 {
+			off += n
+			continue
+		}
+		inst, err := decodeInst(code[off:])
+		if err != nil {
+			return nil, nil, fmt.Errorf("undecodable code at +%#x", off)
+		}
+		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 && inst.Op != x86asm.CALL {
+			to := int64(off+inst.Len) + pcRel(code[off:], inst)
+			if to < 0 || to >= int64(len(code)) {
+				abs := addr + uint64(to)
+				rel32 := inst.Len == 5 && code[off] == 0xe9 || inst.Len == 6 && code[off] == 0x0f && code[off+1]&0xf0 == 0x80
+				if !rel32 || !isEntry(abs) || off < entryEnd {
+					return nil, nil, fmt.Errorf("a jump at +%#x leaves the function", off)
+				}
+				tails = append(tails, TailSite{Off: off, Len: inst.Len, To: abs})
+			} else {
+				targets[int(to)] = true
+			}
+		}
+		if inst.Op == x86asm.JMP {
+			if _, isRel := inst.Args[0].(x86asm.Rel); !isRel {
+				if !switchJump(inst, code[off:], recent) {
+					return nil, nil, fmt.Errorf("an indirect jump at +%#x", off)
+				}
+				tables = true
+			}
+		}
+		ins = append(ins, exitInst{off: off, len: inst.Len, inst: inst})
+		if recent = append(recent, inst); len(recent) > 4 {
+			recent = recent[1:]
+		}
+		off += inst.Len
+	}
+	var out []ExitRegion
+	rets := 0
+	for k, x := range ins {
+		if x.vex || x.inst.Op != x86asm.RET {
+			continue
+		}
+		rets++
+		if x.inst.Args[0] != nil {
+			return nil, nil, fmt.Errorf("ret with an immediate at +%#x", x.off)
+		}
+		if x.off < entryEnd {
+			return nil, nil, fmt.Errorf("a ret at +%#x, among the entry's bytes", x.off)
+		}
+		if r, ok := padAfter(code, pad, ins, k, targets); ok {
+			out = append(out, r)
+			continue
+		}
+		if tables {
+			return nil, nil, fmt.Errorf("a switch's jump and a ret at +%#x without padding after it", x.off)
+		}
+		r, ok := movedBefore(code, ins, k, targets)
+		if !ok || r.Off < entryEnd {
+			return nil, nil, fmt.Errorf("no room for an exit at the ret at +%#x", x.off)
+		}
+		out = append(out, r)
+	}
+	if rets == 0 && len(tails) == 0 {
+		return nil, nil, errors.New("no ret")
+	}
+	return out, tails, nil
+}
+
+// padAfter: the ret of ins[k] and the padding after it (nops, int3, or past
+// the function's end its alignment padding), no branch landing there.
+func padAfter(code, pad []byte, ins []exitInst, k int, targets map[int]bool) (ExitRegion, bool) {
+	x := ins[k]
+	end := x.off + x.len
+	for end < x.off+PatchLen {
+		switch {
+		case end >= len(code):
+			if !padding(pad) || len(pad) < x.off+PatchLen-len(code) {
+				return ExitRegion{}, false
+			}
+			end = x.off + PatchLen
+		case targets[end]:
+			return ExitRegion{}, false
+		case code[end] == 0xcc:
+			end++
+		default:
+			inst, err := decodeInst(code[end:])
+			if err != nil || inst.Op != x86asm.NOP {
+				return ExitRegion{}, false
+			}
+			end += inst.Len
+		}
+	}
+	return ExitRegion{Off: x.off, Len: PatchLen, Ret: x.off}, true
+}
+
+// movedBefore: the ret of ins[k] and the fewest instructions before it
+// that make a jump's room, each one that runs the same anywhere, no
+// branch landing after the first.
+func movedBefore(code []byte, ins []exitInst, k int, targets map[int]bool) (ExitRegion, bool) {
+	x := ins[k]
+	n := x.len
+	for j := k - 1; j >= 0; j-- {
+		if targets[ins[j+1].off] || !movable(code, ins[j]) || ins[j].off+ins[j].len != ins[j+1].off {
+			return ExitRegion{}, false
+		}
+		n += ins[j].len
+		if n >= PatchLen {
+			return ExitRegion{Off: ins[j].off, Len: n, Ret: x.off}, true
+		}
+	}
+	return ExitRegion{}, false
+}
+
+// movable tells an instruction that does the same at any address and
+// never branches: register and stack moves of an epilogue.
+func movable(code []byte, x exitInst) bool {
+	if x.vex {
+		return string(code[x.off:x.off+x.len]) == string(vzeroupper)
+	}
+	if _, ok := ripMem(x.inst); ok {
+		return false
+	}
+	switch x.inst.Op {
+	case x86asm.POP, x86asm.ADD, x86asm.SUB, x86asm.LEA, x86asm.LEAVE, x86asm.MOV,
+		x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.XOR, x86asm.AND, x86asm.OR,
+		x86asm.MOVAPS, x86asm.MOVUPS, x86asm.MOVDQA, x86asm.MOVDQU,
+		x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSD_XMM, x86asm.MOVSS, x86asm.CMOVE, x86asm.CMOVNE,
+		x86asm.SETE, x86asm.SETNE, x86asm.TEST, x86asm.CMP:
+		return true
+	}
+	return false
+}
+
+// switchJump tells an indirect jmp that dispatches a switch: a notrack
+// prefix, a table indexed in memory, or a register loaded from a table of
+// 32-bit offsets by one of the few instructions before it.
+func switchJump(inst x86asm.Inst, code []byte, before []x86asm.Inst) bool {
+	for _, b := range code[:inst.Len] {
+		if b == 0x3e {
+			return true
+		}
+		if !isLegacyPrefix(b) && b&0xf0 != 0x40 {
+			break
+		}
+	}
+	switch a := inst.Args[0].(type) {
+	case x86asm.Mem:
+		return a.Base == 0 && a.Index != 0
+	case x86asm.Reg:
+		for _, r := range before[max(0, len(before)-4):] {
+			if r.Op != x86asm.MOVSXD {
+				continue
+			}
+			if m, ok := r.Args[1].(x86asm.Mem); ok && m.Index != 0 && m.Scale == 4 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ExitTramp is the trampoline at tramp of the exit region r of the
+// function whose code is at addr: the moved instructions, a call of the
+// exit stub at exitStub, a ret. Jump is what replaces the region.
+func ExitTramp(code []byte, addr uint64, r ExitRegion, tramp, exitStub uint64) (t, jump []byte, err error) {
+	t = append(t, code[r.Off:r.Ret]...)
+	call := tramp + uint64(len(t)) + 5
+	rel := int64(exitStub) - int64(call)
+	if rel != int64(int32(rel)) {
+		return nil, nil, errors.New("exit stub out of reach")
+	}
+	t = append(t, 0xe8, 0, 0, 0, 0, 0xc3)
+	binary.LittleEndian.PutUint32(t[len(t)-5:], uint32(int32(rel)))
+	at := addr + uint64(r.Off)
+	jrel := int64(tramp) - int64(at+5)
+	if jrel != int64(int32(jrel)) {
+		return nil, nil, errors.New("trampoline out of reach")
+	}
+	jump = make([]byte, r.Len)
+	jump[0] = 0xe9
+	binary.LittleEndian.PutUint32(jump[1:], uint32(int32(jrel)))
+	for i := 5; i < r.Len; i++ {
+		jump[i] = 0xcc
+	}
+	return t, jump, nil
+}
+
+// TailTramp is the trampoline at tramp of the tail jump t of the function
+// at addr: a call of the tail stub at tailStub, a jmp to t.To. Jump is
+// what replaces the tail jump: the same jump, to the trampoline.
+func TailTramp(code []byte, addr uint64, t TailSite, tramp, tailStub uint64) (tr, jump []byte, err error) {
+	rel := func(from, to uint64) ([]byte, error) {
+		d := int64(to) - int64(from)
+		if d != int64(int32(d)) {
+			return nil, errors.New("out of reach")
+		}
+		return binary.LittleEndian.AppendUint32(nil, uint32(int32(d))), nil
+	}
+	c, err := rel(tramp+5, tailStub)
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := rel(tramp+10, t.To)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr = append(append(append([]byte{0xe8}, c...), 0xe9), j...)
+	at := addr + uint64(t.Off)
+	b, err := rel(at+uint64(t.Len), tramp)
+	if err != nil {
+		return nil, nil, err
+	}
+	jump = append(slices.Clone(code[t.Off:t.Off+t.Len-4]), b...)
+	return tr, jump, nil
+}
+
+// EntryPad is the length of the CET landing pad code starts with, 0 if
+// none: an entry patch goes behind it.
+func EntryPad(code []byte) int {
+	if isEndbr(code) {
+		return len(endbr64)
+	}
+	return 0
+}

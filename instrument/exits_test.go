@@ -1,0 +1,118 @@
+package instrument
+
+import (
+	"bytes"
+	"encoding/binary"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Hand-assembled pieces of functions.
+var (
+	movEax1   = []byte{0xb8, 0x01, 0x00, 0x00, 0x00} // mov eax, 1
+	nop4      = []byte{0x0f, 0x1f, 0x40, 0x00}       // nopl 0(rax)
+	xorEax    = []byte{0x31, 0xc0}                   // xor eax, eax
+	movRbx    = []byte{0x48, 0x8b, 0x5d, 0xf8}       // mov rbx, [rbp-8]
+	leave     = []byte{0xc9}
+	ret       = []byte{0xc3}
+	int3s     = []byte{0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}
+	jmpRax    = []byte{0xff, 0xe0}
+	retImm    = []byte{0xc2, 0x08, 0x00}
+	shortOut  = []byte{0xeb, 0x40} // jmp +0x40: past the end
+	jleToLeav = []byte{0x7e, 0x09} // jle +9: from 2 to 11, the leave below
+)
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+// relTo is op followed by the displacement from next to target.
+func relTo(op []byte, next, target uint64) []byte {
+	return binary.LittleEndian.AppendUint32(slices.Clone(op), uint32(int32(int64(target)-int64(next))))
+}
+
+// jmpTo is a jmp rel32 at off in a function at addr to target.
+func jmpTo(addr uint64, off int, target uint64) []byte {
+	return relTo([]byte{0xe9}, addr+uint64(off)+5, target)
+}
+
+func TestPlanExits(t *testing.T) {
+	const addr = 0x401000
+	const callee = 0x402000
+	isEntry := func(a uint64) bool { return a == callee }
+	cases := []struct {
+		name     string
+		code     []byte
+		pad      []byte
+		entryEnd int
+		want     ExitPlan
+		err      string
+	}{
+		{"ret and padding after it, in the function and past its end", cat(movEax1, ret, nop4, xorEax, ret), int3s, 5,
+			ExitPlan{Regions: []ExitRegion{{Off: 5, Len: 5, Ret: 5}, {Off: 12, Len: 5, Ret: 12}}}, ""},
+		{"the epilogue before a ret moves", cat(movEax1, movRbx, leave, ret, xorEax), nil, 5,
+			ExitPlan{Regions: []ExitRegion{{Off: 5, Len: 6, Ret: 10}}}, ""},
+		{"a branch lands inside the epilogue", cat(jleToLeav, movEax1, movRbx, leave, ret, xorEax), nil, 2,
+			ExitPlan{}, "no room for an exit"},
+		{"a ret among the entry's bytes", cat(xorEax, ret, nop4, int3s), nil, 5, ExitPlan{}, "among the entry's bytes"},
+		{"a ret with an immediate", cat(movEax1, retImm, int3s), nil, 5, ExitPlan{}, "ret with an immediate"},
+		{"a tail jump to a function", cat(movEax1, jmpTo(addr, 5, callee)), int3s, 5,
+			ExitPlan{Tails: []TailSite{{Off: 5, Len: 5, To: callee}}}, ""},
+		{"a jump out to no function's entry", cat(movEax1, jmpTo(addr, 5, callee+1)), int3s, 5, ExitPlan{}, "leaves the function"},
+		{"a short jump out", cat(movEax1, shortOut), int3s, 5, ExitPlan{}, "leaves the function"},
+		{"an indirect jump, not a switch's", cat(movEax1, jmpRax), int3s, 5, ExitPlan{}, "an indirect jump"},
+		{"no way out", cat(movEax1, movEax1), int3s, 5, ExitPlan{}, "no ret"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := PlanExits(c.code, c.pad, c.entryEnd, addr, isEntry)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("plan %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestExitTramp(t *testing.T) {
+	const addr, tramp, exitStub = 0x401000, 0x500000, 0x501000
+	code := cat(movEax1, movRbx, leave, ret, xorEax)
+	tr, jump, err := ExitTramp(code, addr, ExitRegion{Off: 5, Len: 6, Ret: 10}, tramp, exitStub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the moved epilogue, call exitStub, ret
+	want := cat(movRbx, leave, relTo([]byte{0xe8}, tramp+10, exitStub), ret)
+	if !bytes.Equal(tr, want) {
+		t.Errorf("trampoline % x, want % x", tr, want)
+	}
+	if wantJump := cat(jmpTo(addr, 5, tramp), []byte{0xcc}); !bytes.Equal(jump, wantJump) {
+		t.Errorf("jump % x, want % x", jump, wantJump)
+	}
+}
+
+func TestTailTramp(t *testing.T) {
+	const addr, callee, tramp, tailStub = 0x401000, 0x402000, 0x500000, 0x501000
+	jcc := relTo([]byte{0x0f, 0x84}, addr+11, callee) // je callee, at +5
+	code := cat(movEax1, jcc, ret)
+	tr, jump, err := TailTramp(code, addr, TailSite{Off: 5, Len: 6, To: callee}, tramp, tailStub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cat(relTo([]byte{0xe8}, tramp+5, tailStub), relTo([]byte{0xe9}, tramp+10, callee))
+	if !bytes.Equal(tr, want) {
+		t.Errorf("trampoline % x, want % x", tr, want)
+	}
+	// the same je, to the trampoline
+	if wantJump := relTo([]byte{0x0f, 0x84}, addr+11, tramp); !bytes.Equal(jump, wantJump) {
+		t.Errorf("jump % x, want % x", jump, wantJump)
+	}
+}
