@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -64,4 +65,47 @@ func ripMem(inst x86asm.Inst) (x86asm.Mem, bool) {
 		}
 	}
 	return x86asm.Mem{}, false
+}
+
+// undecodable is the offset of a byte a walk could not decode.
+type undecodable int
+
+func (u undecodable) Error() string { return fmt.Sprintf("undecodable code at +%#x", int(u)) }
+
+// walkCode decodes a function's code from its start, as every sweep does:
+// VEX-encoded instructions (which x86asm does not know) are visited with
+// a nil inst and their length, padding (int3s, zeros to the end) and the
+// CET shadow-stack instructions (which never branch) are passed over. An
+// undecodable byte ends the walk with an undecodable error; so does an
+// error visit returns, as it is.
+func walkCode(code []byte, visit func(off int, inst *x86asm.Inst, vexLen int) error) error {
+	for off := 0; off < len(code); {
+		if v, err := decodeVEX(code[off:]); !errors.Is(err, errNotVEX) {
+			if err != nil {
+				return undecodable(off)
+			}
+			if err := visit(off, nil, v.len); err != nil {
+				return err
+			}
+			off += v.len
+			continue
+		}
+		if code[off] == 0xcc || code[off] == 0x00 && allZero(code[off:]) {
+			off++ // padding after the last instruction
+			continue
+		}
+		if n := cetLen(code[off:]); n > 0 {
+			off += n
+			continue
+		}
+		inst, err := decodeInst(code[off:])
+		if err != nil {
+			return undecodable(off)
+		}
+		if err := visit(off, &inst, 0); err != nil {
+			return err
+		}
+		off += inst.Len
+	}
+	return nil
 }

@@ -93,33 +93,19 @@ type sweeper struct {
 // a split-off part of the function. It returns a note when the sweep
 // stopped early.
 func (s *sweeper) run(coldPart func(uint64) bool) string {
-	for off := 0; off < len(s.code); {
-		code := s.code[off:]
-		if v, err := decodeVEX(code); !errors.Is(err, errNotVEX) {
-			if err != nil {
-				return s.stopped(off)
-			}
-			off += v.len
-			continue
+	err := walkCode(s.code, func(off int, inst *x86asm.Inst, _ int) error {
+		if inst == nil {
+			return nil
 		}
-		if code[0] == 0xcc || code[0] == 0x00 && allZero(code) {
-			off++ // padding after the last instruction
-			continue
-		}
-		if n := cetLen(code); n > 0 {
-			off += n
-			continue
-		}
-		inst, err := decodeInst(code)
-		if err != nil {
-			return s.stopped(off)
-		}
-		s.visit(inst, code, off, coldPart)
-		s.recent = append(s.recent, inst)
-		if len(s.recent) > 4 {
+		s.visit(*inst, s.code[off:], off, coldPart)
+		if s.recent = append(s.recent, *inst); len(s.recent) > 4 {
 			s.recent = s.recent[1:]
 		}
-		off += inst.Len
+		return nil
+	})
+	var u undecodable
+	if errors.As(err, &u) {
+		return s.stopped(int(u))
 	}
 	return ""
 }

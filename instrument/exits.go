@@ -61,34 +61,18 @@ func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64)
 	var tails []TailSite
 	targets := map[int]bool{}
 	tables := false
-	for off := 0; off < len(code); {
-		if v, err := decodeVEX(code[off:]); !errors.Is(err, errNotVEX) {
-			if err != nil {
-				return nil, nil, fmt.Errorf("undecodable code at +%#x", off)
-			}
-			ins = append(ins, exitInst{off: off, len: v.len, vex: true})
-			off += v.len
-			continue
+	err := walkCode(code, func(off int, in *x86asm.Inst, vexLen int) error {
+		if in == nil {
+			ins = append(ins, exitInst{off: off, len: vexLen, vex: true})
+			return nil
 		}
-		if code[off] == 0xcc || code[off] == 0x00 && allZero(code[off:]) {
-			off++
-			continue
-		}
-		if n := cetLen(code[off:]); n > 0 {
-			off += n
-			continue
-		}
-		inst, err := decodeInst(code[off:])
-		if err != nil {
-			return nil, nil, fmt.Errorf("undecodable code at +%#x", off)
-		}
+		inst := *in
 		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 && inst.Op != x86asm.CALL {
 			to := int64(off+inst.Len) + pcRel(code[off:], inst)
 			if to < 0 || to >= int64(len(code)) {
 				abs := addr + uint64(to)
-				rel32 := inst.Len == 5 && code[off] == 0xe9 || inst.Len == 6 && code[off] == 0x0f && code[off+1]&0xf0 == 0x80
-				if !rel32 || !isEntry(abs) || off < entryEnd {
-					return nil, nil, fmt.Errorf("a jump at +%#x leaves the function", off)
+				if BranchLen(code[off:]) != inst.Len || !isEntry(abs) || off < entryEnd {
+					return fmt.Errorf("a jump at +%#x leaves the function", off)
 				}
 				tails = append(tails, TailSite{Off: off, Len: inst.Len, To: abs})
 			} else {
@@ -98,7 +82,7 @@ func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64)
 		if inst.Op == x86asm.JMP {
 			if _, isRel := inst.Args[0].(x86asm.Rel); !isRel {
 				if !switchJump(inst, code[off:], recent) {
-					return nil, nil, fmt.Errorf("an indirect jump at +%#x", off)
+					return fmt.Errorf("an indirect jump at +%#x", off)
 				}
 				tables = true
 			}
@@ -107,7 +91,10 @@ func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64)
 		if recent = append(recent, inst); len(recent) > 4 {
 			recent = recent[1:]
 		}
-		off += inst.Len
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []ExitRegion
 	rets := 0

@@ -387,32 +387,19 @@ const EntrySpan = 32
 // function.
 func EntryBranches(code []byte) ([]EntryBranch, error) {
 	var out []EntryBranch
-	for off := 0; off < len(code); {
-		if v, err := decodeVEX(code[off:]); !errors.Is(err, errNotVEX) {
-			if err != nil {
-				return nil, fmt.Errorf("undecodable code at +%#x", off)
-			}
-			off += v.len
-			continue
-		}
-		if code[off] == 0xcc || code[off] == 0x00 && allZero(code[off:]) {
-			off++ // padding after the last instruction
-			continue
-		}
-		if n := cetLen(code[off:]); n > 0 {
-			off += n
-			continue
-		}
-		inst, err := decodeInst(code[off:])
-		if err != nil {
-			return nil, fmt.Errorf("undecodable code at +%#x", off)
+	err := walkCode(code, func(off int, inst *x86asm.Inst, _ int) error {
+		if inst == nil {
+			return nil
 		}
 		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 {
-			if to := int64(off+inst.Len) + pcRel(code[off:], inst); to >= 1 && to < EntrySpan {
+			if to := int64(off+inst.Len) + pcRel(code[off:], *inst); to >= 1 && to < EntrySpan {
 				out = append(out, EntryBranch{From: off, To: int(to)})
 			}
 		}
-		off += inst.Len
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -406,6 +406,91 @@
 .endm
 
 /* r11 = the side record of shadow entry rcx of the thread at rsi. */
+/* Ends the shadow entry whose slot S is at [rsp + s] (rax: [rsp + rax],
+ * the return value): its event, with the frames abandoned above it on
+ * this thread's stack dropped (a longjmp, an exception), and keep=1 puts
+ * the original return address back into S. No entry: to miss. */
+.macro POPENTRY s, rax, miss, keep
+	lea	rdx, [rsp + \s]
+	mov	rcx, [rsi + T_DEPTH]
+30:	test	rcx, rcx
+	jz	\miss
+	dec	rcx
+	mov	rdi, rcx
+	shl	rdi, 4
+	cmp	[rsi + rdi + T_SHADOW], rdx
+	jne	30b
+	mov	r10, [rsi + rdi + T_SHADOW + 8]
+	btr	r10, DETAIL_MARK
+	jnc	34f
+	push	rcx                     /* its arguments, if it meets the rule */
+	push	r10
+	lea	rdx, [rsp + \s + 16]
+	mov	rax, [rsp + \rax + 16]
+	call	args_at_return
+	pop	r10
+	pop	rcx
+	lea	rdx, [rsp + \s]
+34:	UNMARK	r10
+	.if \keep
+	mov	[rsp + \s], r10
+	.endif
+	/* drop the entry and the abandoned ones above it (below S on this
+	 * thread's stack); keep others (a coroutine's stack, a sigaltstack) */
+	mov	r9, rcx                 /* j: next free index */
+	inc	rcx
+31:	cmp	rcx, [rsi + T_DEPTH]
+	jae	33f
+	mov	rdi, rcx
+	shl	rdi, 4
+	add	rdi, rsi
+	mov	rax, [rdi + T_SHADOW]
+	cmp	rax, rdx
+	jae	32f
+	OWNSTACK rax, rdx, 32f
+	mov	r11, [rdi + T_SHADOW + 8] /* abandoned: drop */
+	btr	r11, DETAIL_MARK
+	jnc	35f
+	push	rcx                     /* its arguments, if it meets the rule */
+	push	r9
+	push	r11
+	mov	rdx, rax
+	call	args_if_slow
+	pop	r11
+	pop	r9
+	pop	rcx
+	lea	rdx, [rsp + \s]
+35:	UNMARK	r11
+	inc	rcx
+	jmp	31b
+32:	mov	r11, r9
+	shl	r11, 4
+	add	r11, rsi
+	mov	[r11 + T_SHADOW], rax
+	mov	rax, [rdi + T_SHADOW + 8]
+	mov	[r11 + T_SHADOW + 8], rax
+	bt	rax, DETAIL_MARK        /* its side record moves with it */
+	jnc	36f
+	mov	r11, r9
+	shl	r11, 6
+	add	r11, [rsi + T_SIDE]
+	mov	rdi, rcx
+	shl	rdi, 6
+	add	rdi, [rsi + T_SIDE]
+	.irp	off, 0, 8, 16, 24, 32, 40, 48, 56
+	mov	rax, [rdi + \off]
+	mov	[r11 + \off], rax
+	.endr
+36:	inc	r9
+	inc	rcx
+	jmp	31b
+33:	mov	[rsi + T_DEPTH], r9
+	mov	eax, 0xffffffff
+	lea	rdx, [rsp + \s]
+	mov	r10, [rsp + \rax]      /* the return value */
+	EVENT
+.endm
+
 .macro SIDEREC
 	mov	r11, rcx
 	shl	r11, 6
@@ -746,82 +831,7 @@ retstub:
 	LOOKUP
 	test	rsi, rsi
 	jz	lost
-	lea	rdx, [rsp + R_S]
-	mov	rcx, [rsi + T_DEPTH]
-30:	test	rcx, rcx
-	jz	lost
-	dec	rcx
-	mov	rdi, rcx
-	shl	rdi, 4
-	cmp	[rsi + rdi + T_SHADOW], rdx
-	jne	30b
-	mov	r10, [rsi + rdi + T_SHADOW + 8]
-	btr	r10, DETAIL_MARK
-	jnc	34f
-	push	rcx                     /* its arguments, if it meets the rule */
-	push	r10
-	lea	rdx, [rsp + R_S + 16]
-	mov	rax, [rsp + R_RAX + 16]
-	call	args_at_return
-	pop	r10
-	pop	rcx
-	lea	rdx, [rsp + R_S]
-34:	UNMARK	r10
-	mov	[rsp + R_S], r10
-	/* drop the entry and the abandoned ones above it (below S on this
-	 * thread's stack); keep others (a coroutine's stack, a sigaltstack) */
-	mov	r9, rcx                 /* j: next free index */
-	inc	rcx
-31:	cmp	rcx, [rsi + T_DEPTH]
-	jae	33f
-	mov	rdi, rcx
-	shl	rdi, 4
-	add	rdi, rsi
-	mov	rax, [rdi + T_SHADOW]
-	cmp	rax, rdx
-	jae	32f
-	OWNSTACK rax, rdx, 32f
-	mov	r11, [rdi + T_SHADOW + 8] /* abandoned: drop */
-	btr	r11, DETAIL_MARK
-	jnc	35f
-	push	rcx                     /* its arguments, if it meets the rule */
-	push	r9
-	push	r11
-	mov	rdx, rax
-	call	args_if_slow
-	pop	r11
-	pop	r9
-	pop	rcx
-	lea	rdx, [rsp + R_S]
-35:	UNMARK	r11
-	inc	rcx
-	jmp	31b
-32:	mov	r11, r9
-	shl	r11, 4
-	add	r11, rsi
-	mov	[r11 + T_SHADOW], rax
-	mov	rax, [rdi + T_SHADOW + 8]
-	mov	[r11 + T_SHADOW + 8], rax
-	bt	rax, DETAIL_MARK        /* its side record moves with it */
-	jnc	36f
-	mov	r11, r9
-	shl	r11, 6
-	add	r11, [rsi + T_SIDE]
-	mov	rdi, rcx
-	shl	rdi, 6
-	add	rdi, [rsi + T_SIDE]
-	.irp	off, 0, 8, 16, 24, 32, 40, 48, 56
-	mov	rax, [rdi + \off]
-	mov	[r11 + \off], rax
-	.endr
-36:	inc	r9
-	inc	rcx
-	jmp	31b
-33:	mov	[rsi + T_DEPTH], r9
-	mov	eax, 0xffffffff
-	lea	rdx, [rsp + R_S]
-	mov	r10, [rsp + R_RAX]      /* the return value */
-	EVENT
+	POPENTRY R_S, R_RAX, lost, 1
 	/* Back to the caller. Called from `via`, the return stack buffer
 	 * holds the caller's entry below via's: by a ret. A frame the tracer
 	 * found running at attach (INFLIGHT_MARK) was not: its own ret (to
@@ -940,79 +950,7 @@ exitsite:
 	LOOKUP
 	test	rsi, rsi
 	jz	59f
-	lea	rdx, [rsp + X_S]
-	mov	rcx, [rsi + T_DEPTH]
-50:	test	rcx, rcx
-	jz	59f                     /* no entry: opened before the probe */
-	dec	rcx
-	mov	rdi, rcx
-	shl	rdi, 4
-	cmp	[rsi + rdi + T_SHADOW], rdx
-	jne	50b
-	mov	r10, [rsi + rdi + T_SHADOW + 8]
-	btr	r10, DETAIL_MARK
-	jnc	54f
-	push	rcx
-	push	r10
-	lea	rdx, [rsp + X_S + 16]
-	mov	rax, [rsp + X_RAX + 16]
-	call	args_at_return
-	pop	r10
-	pop	rcx
-	lea	rdx, [rsp + X_S]
-54:	UNMARK	r10
-	mov	r9, rcx
-	inc	rcx
-51:	cmp	rcx, [rsi + T_DEPTH]
-	jae	53f
-	mov	rdi, rcx
-	shl	rdi, 4
-	add	rdi, rsi
-	mov	rax, [rdi + T_SHADOW]
-	cmp	rax, rdx
-	jae	52f
-	OWNSTACK rax, rdx, 52f
-	mov	r11, [rdi + T_SHADOW + 8]
-	btr	r11, DETAIL_MARK
-	jnc	55f
-	push	rcx
-	push	r9
-	push	r11
-	mov	rdx, rax
-	call	args_if_slow
-	pop	r11
-	pop	r9
-	pop	rcx
-	lea	rdx, [rsp + X_S]
-55:	UNMARK	r11
-	inc	rcx
-	jmp	51b
-52:	mov	r11, r9
-	shl	r11, 4
-	add	r11, rsi
-	mov	[r11 + T_SHADOW], rax
-	mov	rax, [rdi + T_SHADOW + 8]
-	mov	[r11 + T_SHADOW + 8], rax
-	bt	rax, DETAIL_MARK
-	jnc	56f
-	mov	r11, r9
-	shl	r11, 6
-	add	r11, [rsi + T_SIDE]
-	mov	rdi, rcx
-	shl	rdi, 6
-	add	rdi, [rsi + T_SIDE]
-	.irp	off, 0, 8, 16, 24, 32, 40, 48, 56
-	mov	rax, [rdi + \off]
-	mov	[r11 + \off], rax
-	.endr
-56:	inc	r9
-	inc	rcx
-	jmp	51b
-53:	mov	[rsi + T_DEPTH], r9
-	mov	eax, 0xffffffff
-	lea	rdx, [rsp + X_S]
-	mov	r10, [rsp + X_RAX]
-	EVENT
+	POPENTRY X_S, X_RAX, 59f, 0
 	mov	rax, [rsi + T_DEPTH]
 	cmp	rax, [rsi + T_STALE]
 	jae	59f
