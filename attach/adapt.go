@@ -283,5 +283,8 @@ func (e *engine) toCounting(tid int, is *inlineSpace, tramp uint64) bool {
 // probe.
 func (e *engine) dropExits(tid int, as *space, p *inline.Patch) {
 	e.dropSites(tid, as, p.Exits)
+	if p.Exits != nil {
+		e.exitedFn(p.Fn, false)
+	}
 	p.Exits = nil
 }

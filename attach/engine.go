@@ -213,6 +213,9 @@ type ProbeStats struct {
 	FastSites int
 	// Demoted: trap probes taken out of functions found hot (auto).
 	Demoted int
+	// Exits: timed inline-probed functions whose returns take exit
+	// probes (the others' returns are hijacked).
+	Exits int
 	// Sites: inline probes at a function's call sites, its first bytes
 	// refusing the jump.
 	Sites   int

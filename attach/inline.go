@@ -29,6 +29,9 @@ type inlining struct {
 	drainDone  bool
 	dropWarned bool
 	exitProbes bool // timed functions whose returns all take one get exit probes
+	// exited: the functions whose returns have exit probes (in any
+	// process), for ProbeStats.Exits.
+	exited map[int]bool
 }
 
 // Inline probes (docs/design.md, Inline probes): a probed function's entry

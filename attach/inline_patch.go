@@ -151,7 +151,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	var exited []instrument.SiteBytes
 	var bodies [][2]uint64
 	if e.exitProbes && id&stub.FlagRestore == 0 && !e.countedID(id) {
-		if plan := e.planExits(as, l, code, pad, addr, rips); plan != nil {
+		if plan := e.planExits(as, l, sym, code, pad, addr, rips); plan != nil {
 			if exited, bodies = e.patchExits(tid, as, code, addr, plan, id); exited != nil {
 				id |= stub.FlagExit
 				defer func() {
@@ -216,7 +216,23 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn, Moved: cur}
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
+	if exited != nil {
+		e.exitedFn(fn, true)
+	}
 	return nil
+}
+
+// exitedFn records whether function fn has exit probes.
+func (e *engine) exitedFn(fn int, has bool) {
+	if e.exited == nil {
+		e.exited = map[int]bool{}
+	}
+	if has {
+		e.exited[fn] = true
+	} else {
+		delete(e.exited, fn)
+	}
+	e.stats.Probes.Exits = len(e.exited)
 }
 
 // patchExits writes the exit probes of plan, all of them or (nil) none.
@@ -261,7 +277,7 @@ func (e *engine) dropSites(tid int, as *space, sites []instrument.SiteBytes) {
 // planExits plans the exit probes of the function at addr (code and its
 // padding pad), or nil when it keeps its return hijacked: no plan, or a
 // thread stopped inside a region.
-func (e *engine) planExits(as *space, l *loaded, code, pad []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
+func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pad []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
 	start := instrument.EntryPad(code)
 	isEntry := func(to uint64) bool {
 		f := to - l.bias
@@ -271,7 +287,13 @@ func (e *engine) planExits(as *space, l *loaded, code, pad []byte, addr uint64, 
 		sym, ok := l.mod.Lookup(f)
 		return ok && sym.Value == f
 	}
-	plan, err := instrument.PlanExits(code[:len(code)-len(pad)], pad, start+instrument.PatchLen+14, addr, isEntry)
+	cold := func(to uint64) (instrument.ColdPart, bool) {
+		p, ok := l.mod.ColdPart(sym, to-l.bias)
+		p.Addr += l.bias
+		return p, ok
+	}
+	plan, err := instrument.PlanExits(instrument.ExitFunc{Code: code[:len(code)-len(pad)], Pad: pad,
+		EntryEnd: start + instrument.PatchLen + 14, Addr: addr, IsEntry: isEntry, Cold: cold})
 	if err != nil {
 		return nil
 	}

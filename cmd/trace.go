@@ -335,6 +335,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 		fmt.Fprintf(w, "threads left out:    %d (another tracer has them), parked %d times while code changed\n", s.Held, s.Parks)
 	}
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
+	if s.Probes.Exits > 0 {
+		fmt.Fprintf(w, "exit probes:         %d timed functions (their returns jump to a probe; the other timed functions' returns are hijacked)\n", s.Probes.Exits)
+	}
 	if s.Probes.Counted > 0 {
 		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)
 		if s.Probes.Fast > 0 {

@@ -27,16 +27,37 @@ type exitInst struct {
 	vex      bool
 }
 
-// PlanExits finds an exit region for every return of a function whose
-// code (size from the symbol table) is followed by pad, its first
-// entryEnd bytes taken by the entry patch. It refuses a function that may
-// leave other than by a ret (a jump out of its bytes, an indirect jump
-// that is not a switch's), and one with a return no region fits: a region
-// moves only instructions that run anywhere, and no branch lands inside
-// it. With a switch's indirect jump (its targets unknown), only a ret
-// followed by padding takes one.
-func PlanExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64) bool) (ExitPlan, error) {
-	rs, tails, err := planExits(code, pad, entryEnd, addr, isEntry)
+// An ExitFunc is a function as PlanExits sees it.
+type ExitFunc struct {
+	Code, Pad []byte // its code (size from the symbol table) and the padding after it
+	EntryEnd  int    // its first bytes, which the entry patch takes
+	Addr      uint64 // where it lies
+	// IsEntry tells a function's entry or a PLT entry: a jump there is a
+	// tail call.
+	IsEntry func(uint64) bool
+	// Cold finds the part split off the function (GCC's "f.cold") that
+	// holds an address it jumps to; nil: none.
+	Cold func(uint64) (ColdPart, bool)
+}
+
+// A ColdPart is code a compiler split off a function and jumps to: its
+// bytes and where they lie.
+type ColdPart struct {
+	Addr uint64
+	Code []byte
+}
+
+// PlanExits finds an exit region for every return of function f. It
+// refuses a function that may leave other than by a ret or a tail jump (a
+// jump out of its bytes, an indirect jump that is not a switch's), and
+// one with a return no region fits: a region moves only instructions
+// that run anywhere, and no branch lands inside it. With a switch's
+// indirect jump (its targets unknown), only a ret followed by padding
+// takes one. A part split off it counts as its own when all it does is
+// jump back (or call what never returns): its branches back are targets
+// like the function's own.
+func PlanExits(f ExitFunc) (ExitPlan, error) {
+	rs, tails, err := planExits(f)
 	return ExitPlan{Regions: rs, Tails: tails}, err
 }
 
@@ -55,8 +76,10 @@ type TailSite struct {
 	To       uint64
 }
 
-func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64) bool) ([]ExitRegion, []TailSite, error) {
+func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
+	code, pad, entryEnd, addr := f.Code, f.Pad, f.EntryEnd, f.Addr
 	var ins []exitInst
+	var cold []uint64        // where the function jumps into parts split off it
 	var recent []x86asm.Inst // the last few, for switchJump
 	var tails []TailSite
 	targets := map[int]bool{}
@@ -71,10 +94,14 @@ func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64)
 			to := int64(off+inst.Len) + pcRel(code[off:], inst)
 			if to < 0 || to >= int64(len(code)) {
 				abs := addr + uint64(to)
-				if BranchLen(code[off:]) != inst.Len || !isEntry(abs) || off < entryEnd {
+				switch {
+				case f.isCold(abs):
+					cold = append(cold, abs)
+				case BranchLen(code[off:]) == inst.Len && f.IsEntry(abs) && off >= entryEnd:
+					tails = append(tails, TailSite{Off: off, Len: inst.Len, To: abs})
+				default:
 					return fmt.Errorf("a jump at +%#x leaves the function", off)
 				}
-				tails = append(tails, TailSite{Off: off, Len: inst.Len, To: abs})
 			} else {
 				targets[int(to)] = true
 			}
@@ -94,6 +121,9 @@ func planExits(code, pad []byte, entryEnd int, addr uint64, isEntry func(uint64)
 		return nil
 	})
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := coldTargets(f, cold, targets); err != nil {
 		return nil, nil, err
 	}
 	var out []ExitRegion
@@ -283,4 +313,73 @@ func EntryPad(code []byte) int {
 		return len(endbr64)
 	}
 	return 0
+}
+
+// isCold tells whether to lies in a part split off f.
+func (f ExitFunc) isCold(to uint64) bool {
+	if f.Cold == nil {
+		return false
+	}
+	_, ok := f.Cold(to)
+	return ok
+}
+
+// coldTargets sweeps the parts split off function f that it jumps into
+// (at the addresses in into), and adds their branches back to targets.
+// A part may only branch back into f past its entry's bytes, within
+// itself or into another such part, and call; it ends in a jump or a
+// call (of what never returns, such as abort): a ret or a tail jump there
+// would leave f without an exit probe.
+func coldTargets(f ExitFunc, into []uint64, targets map[int]bool) error {
+	swept := map[uint64]bool{}
+	for len(into) > 0 {
+		at := into[0]
+		into = into[1:]
+		p, ok := f.Cold(at)
+		if !ok {
+			return fmt.Errorf("a jump to %#x leaves the function", at)
+		}
+		if swept[p.Addr] {
+			continue
+		}
+		swept[p.Addr] = true
+		var last x86asm.Op
+		err := walkCode(p.Code, func(off int, in *x86asm.Inst, _ int) error {
+			if in == nil {
+				last = 0
+				return nil
+			}
+			last = in.Op
+			switch in.Op {
+			case x86asm.RET:
+				return fmt.Errorf("a ret in the part split off at %#x", p.Addr)
+			case x86asm.CALL:
+				return nil
+			}
+			if _, isRel := in.Args[0].(x86asm.Rel); !isRel || in.PCRel == 0 {
+				if in.Op == x86asm.JMP {
+					return fmt.Errorf("an indirect jump in the part split off at %#x", p.Addr)
+				}
+				return nil
+			}
+			to := p.Addr + uint64(off+in.Len) + uint64(pcRel(p.Code[off:], *in))
+			switch {
+			case to >= p.Addr && to < p.Addr+uint64(len(p.Code)):
+			case to >= f.Addr+uint64(f.EntryEnd) && to < f.Addr+uint64(len(f.Code)):
+				targets[int(to-f.Addr)] = true
+			case to >= f.Addr && to < f.Addr+uint64(len(f.Code)):
+				return fmt.Errorf("the part split off at %#x jumps among the entry's bytes", p.Addr)
+			default:
+				into = append(into, to)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if last != x86asm.JMP && last != x86asm.CALL && last != x86asm.UD2 {
+			return fmt.Errorf("the part split off at %#x runs off its end", p.Addr)
+		}
+	}
+	return nil
 }

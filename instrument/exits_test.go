@@ -65,7 +65,7 @@ func TestPlanExits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := PlanExits(c.code, c.pad, c.entryEnd, addr, isEntry)
+			got, err := PlanExits(ExitFunc{Code: c.code, Pad: c.pad, EntryEnd: c.entryEnd, Addr: addr, IsEntry: isEntry})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want one saying %q", err, c.err)
@@ -114,5 +114,60 @@ func TestTailTramp(t *testing.T) {
 	// the same je, to the trampoline
 	if wantJump := relTo([]byte{0x0f, 0x84}, addr+11, tramp); !bytes.Equal(jump, wantJump) {
 		t.Errorf("jump % x, want % x", jump, wantJump)
+	}
+}
+
+// A function that jumps into a part split off it (GCC's "f.cold"): the
+// part counts as the function's own when it only jumps back or calls,
+// and its jumps back are branch targets like the function's own.
+func TestPlanExitsColdParts(t *testing.T) {
+	const addr, cold, callee = 0x401000, 0x400100, 0x402000
+	jeCold := relTo([]byte{0x0f, 0x84}, addr+11, cold) // je cold, at +5
+	// The function: mov eax, 1; je cold; mov rbx, [rbp-8]; leave; ret.
+	fn := cat(movEax1, jeCold, movRbx, leave, ret)
+	back := func(off int, to int) []byte { return jmpTo(cold, off, addr+uint64(to)) }
+	call := func(off int) []byte { return relTo([]byte{0xe8}, cold+uint64(off)+5, callee) }
+	ud2 := []byte{0x0f, 0x0b}
+	cases := []struct {
+		name string
+		part []byte // at cold; nil: no part there
+		want ExitPlan
+		err  string
+	}{
+		{"jumps back before the epilogue", cat(xorEax, back(2, 5)), ExitPlan{Regions: []ExitRegion{{Off: 11, Len: 6, Ret: 16}}}, ""},
+		{"jumps back into the epilogue", cat(xorEax, back(2, 11+4)), ExitPlan{}, "no room for an exit"},
+		{"jumps back among the entry's bytes", cat(xorEax, back(2, 2)), ExitPlan{}, "among the entry's bytes"},
+		{"calls what never returns", cat(xorEax, call(2), ud2), ExitPlan{Regions: []ExitRegion{{Off: 11, Len: 6, Ret: 16}}}, ""},
+		{"ends in a call", cat(xorEax, call(2)), ExitPlan{Regions: []ExitRegion{{Off: 11, Len: 6, Ret: 16}}}, ""},
+		{"returns", cat(xorEax, ret), ExitPlan{}, "a ret in the part split off"},
+		{"tail-calls", cat(xorEax, jmpTo(cold, 2, callee)), ExitPlan{}, "leaves the function"},
+		{"jumps through a register", cat(xorEax, jmpRax), ExitPlan{}, "an indirect jump in the part"},
+		{"runs off its end", cat(xorEax, movEax1), ExitPlan{}, "runs off its end"},
+		{"no part there", nil, ExitPlan{}, "leaves the function"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := ExitFunc{Code: fn, EntryEnd: 5, Addr: addr,
+				IsEntry: func(a uint64) bool { return a == callee },
+				Cold: func(to uint64) (ColdPart, bool) {
+					if c.part == nil || to < cold || to >= cold+uint64(len(c.part)) {
+						return ColdPart{}, false
+					}
+					return ColdPart{Addr: cold, Code: c.part}, true
+				}}
+			got, err := PlanExits(f)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("plan %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }

@@ -74,6 +74,16 @@ func (m *Module) fdeFor(pc uint64) *fde {
 	return &m.fdes[i]
 }
 
+// Range returns the link-time range [lo, hi) of the FDE covering the
+// link-time address pc: the code one function, or one part of it, spans.
+func (m *Module) Range(pc uint64) (lo, hi uint64, ok bool) {
+	f := m.fdeFor(pc)
+	if f == nil {
+		return 0, 0, false
+	}
+	return f.lo, f.hi, true
+}
+
 // readFDEs parses .eh_frame, found by its section header or, in files whose
 // section headers are gone, through the PT_GNU_EH_FRAME segment
 // (.eh_frame_hdr), whose table then lists the FDEs.

@@ -25,7 +25,7 @@ var selfChecked = []string{
 	"unusual", "dlopen", "demo", "altstack", "many", "sigalrm",
 	"exceptions", "threads64", "inflight", "unpatchable", "difftarget",
 	"wide", "pool", "trapcost", "mixed", "hottrap", "vcall", "sites", "holdentry",
-	"splitdebug", "ifunc",
+	"splitdebug", "ifunc", "coldparts",
 }
 
 func mustBuild(t *testing.T) {

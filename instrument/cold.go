@@ -1,0 +1,48 @@
+package instrument
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/profile-dev/profile/instrument/unwind"
+)
+
+// ColdPart finds the part GCC split off function fn (its unlikely paths,
+// "fn.cold") that holds the link-time address to: a symbol named for fn's
+// cold part, or, where the symbols do not name it (a binary with dynamic
+// symbols only), the range of call-frame information around to that no
+// symbol overlaps. PlanExits checks that the part only jumps back into fn.
+func (m *Module) ColdPart(fn Symbol, to uint64) (ColdPart, bool) {
+	var lo, hi uint64
+	if s, ok := m.Lookup(to); ok {
+		if !isColdPart(s.Name) || !strings.HasPrefix(s.Name, fn.Name) || s.Size == 0 {
+			return ColdPart{}, false
+		}
+		lo, hi = s.Value, s.Value+s.Size
+	} else {
+		if m.cfi == nil && m.cfiErr == nil {
+			m.cfi, m.cfiErr = unwind.Load(m.Path, 0, 0, ^uint64(0))
+		}
+		if m.cfiErr != nil {
+			return ColdPart{}, false
+		}
+		var ok bool
+		if lo, hi, ok = m.cfi.Range(to); !ok || m.symbolIn(lo, hi) || m.IsPLT(lo) {
+			return ColdPart{}, false
+		}
+	}
+	code, err := m.ReadAt(lo, int(hi-lo))
+	if err != nil {
+		return ColdPart{}, false
+	}
+	return ColdPart{Addr: lo, Code: code}, true
+}
+
+// symbolIn tells whether a symbol starts in, or spans, [lo, hi).
+func (m *Module) symbolIn(lo, hi uint64) bool {
+	if _, ok := m.Lookup(lo); ok {
+		return true
+	}
+	i := sort.Search(len(m.Symbols), func(i int) bool { return m.Symbols[i].Value >= lo })
+	return i < len(m.Symbols) && m.Symbols[i].Value < hi
+}
