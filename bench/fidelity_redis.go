@@ -321,7 +321,7 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 		fmt.Printf("  distance: perf vs perf %.1f points, sampled %.1f; GET %.0f/s default, %.0f/s untraced\n",
 			f.floor, f.sampled, f.sampledRPS["GET"], f.untraced["GET"])
 	}
-	fmt.Printf("  default profile, functions with at least 1%% of perf's samples: %s\n", offByTwo(f.rows))
+	fmt.Printf("  default profile, functions with at least 1%% of perf's samples: %s (%s)\n", offByTwo(f.rows), perfSpread(f.rows))
 	fmt.Printf("  waiting calls left out on both sides: distance %.1f points; functions with at least 1%% of perf's samples: %s\n", f.waitingOut, offByTwoBusy(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)

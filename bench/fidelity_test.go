@@ -131,6 +131,23 @@ func TestOffByTwo(t *testing.T) {
 	}
 }
 
+// perfSpread names the function perf's two runs put furthest apart, of
+// those with at least 1% of the first run's samples.
+func TestPerfSpread(t *testing.T) {
+	for _, tc := range []struct {
+		rows []fidelityRow
+		want string
+	}{
+		{[]fidelityRow{{name: "f", perf: 0.20, perf2: 0.221}, {name: "g", perf: 0.10, perf2: 0.09}, {name: "rare", perf: 0.005, perf2: 0.05}},
+			"perf's two runs at most 2.1 points apart, on `f`"},
+		{[]fidelityRow{{name: "f", perf: 0.20, perf2: 0.20}}, "perf's two runs agree on every one"},
+	} {
+		if got := perfSpread(tc.rows); got != tc.want {
+			t.Errorf("perfSpread(%+v) = %q, want %q", tc.rows, got, tc.want)
+		}
+	}
+}
+
 // A part the run skipped says why in the section, the pinned redis row
 // included.
 func TestFidelitySectionSaysWhatWasSkipped(t *testing.T) {
