@@ -323,56 +323,51 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 
 // patchTail writes the probe of tail jump t of the function at addr.
 func (e *engine) patchTail(tid int, as *space, code []byte, addr uint64, t instrument.TailSite, id uint32) (instrument.SiteBytes, error) {
-	is := as.inl
-	at := addr + uint64(t.Off)
-	var c instrument.SiteBytes
-	a, tramp, stubs, err := e.newTramp(tid, as, at, id)
-	if err != nil {
-		return c, err
-	}
-	tr, jump, err := instrument.TailTramp(code, addr, t, tramp, stubs.Via-stub.Via+stub.TailSite)
-	if err != nil {
-		return c, err
-	}
-	if err := ptrace.WriteMem(tid, tramp, tr); err != nil {
-		return c, err
-	}
-	a.next += uint64(len(tr))
-	orig := slices.Clone(code[t.Off : t.Off+t.Len])
-	if err := e.rewrite(tid, as, at, orig, jump); err != nil {
-		return c, err
-	}
-	c = instrument.SiteBytes{At: at, Orig: orig, New: jump}
-	is.Sites[at] = c
-	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(tr))})
-	return c, nil
+	c, _, err := e.patchThrough(tid, as, code, addr, t.Off, t.Len, id, func(tramp, stubs uint64) ([]byte, []byte, error) {
+		return instrument.TailTramp(code, addr, t, tramp, stubs+stub.TailSite)
+	})
+	return c, err
 }
 
-// patchExit writes the exit probe of region r of the function at addr.
+// patchExit writes the exit probe of region r of the function at addr;
+// body is the trampoline's copy of the instructions before the ret.
 func (e *engine) patchExit(tid int, as *space, code []byte, addr uint64, r instrument.ExitRegion, id uint32) (c instrument.SiteBytes, body [2]uint64, err error) {
-	is := as.inl
-	at := addr + uint64(r.Off)
+	c, tramp, err := e.patchThrough(tid, as, code, addr, r.Off, r.Len, id, func(tramp, stubs uint64) ([]byte, []byte, error) {
+		return instrument.ExitTramp(code, addr, r, tramp, stubs+stub.ExitSite)
+	})
+	if err != nil {
+		return c, body, err
+	}
+	return c, [2]uint64{tramp, tramp + uint64(r.Ret-r.Off)}, nil
+}
+
+// patchThrough re-aims the n bytes at off of the function at addr at a
+// new trampoline, which build makes (its bytes, and the bytes that jump
+// to it) from its address and where the stub's code starts in its area;
+// the site is recorded for detach and fork.
+func (e *engine) patchThrough(tid int, as *space, code []byte, addr uint64, off, n int, id uint32,
+	build func(tramp, stubs uint64) ([]byte, []byte, error)) (instrument.SiteBytes, uint64, error) {
+	at := addr + uint64(off)
 	a, tramp, stubs, err := e.newTramp(tid, as, at, id)
 	if err != nil {
-		return c, body, err
+		return instrument.SiteBytes{}, 0, err
 	}
-	t, jump, err := instrument.ExitTramp(code, addr, r, tramp, stubs.Via-stub.Via+stub.ExitSite)
+	tr, jump, err := build(tramp, stubs.Via-stub.Via)
 	if err != nil {
-		return c, body, err
+		return instrument.SiteBytes{}, 0, err
 	}
-	if err := ptrace.WriteMem(tid, tramp, t); err != nil {
-		return c, body, err
+	if err := ptrace.WriteMem(tid, tramp, tr); err != nil {
+		return instrument.SiteBytes{}, 0, err
 	}
-	a.next += uint64(len(t))
-	orig := slices.Clone(code[r.Off : r.Off+r.Len])
+	a.next += uint64(len(tr))
+	orig := slices.Clone(code[off : off+n])
 	if err := e.rewrite(tid, as, at, orig, jump); err != nil {
-		return c, body, err
+		return instrument.SiteBytes{}, 0, err
 	}
-	body = [2]uint64{tramp, tramp + uint64(r.Ret-r.Off)}
-	c = instrument.SiteBytes{At: at, Orig: orig, New: jump}
-	is.Sites[at] = c
-	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(t))})
-	return c, body, nil
+	c := instrument.SiteBytes{At: at, Orig: orig, New: jump}
+	as.inl.Sites[at] = c
+	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{tramp, tramp + uint64(len(tr))})
+	return c, tramp, nil
 }
 
 // prologueRefused: the function's first bytes cannot take the jump now
