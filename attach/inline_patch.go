@@ -288,7 +288,7 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 		return ok && sym.Value == f
 	}
 	cold := func(to uint64) (instrument.ColdPart, bool) {
-		p, ok := l.mod.ColdPart(sym, to-l.bias)
+		p, ok := l.mod.ColdPart(sym, to-l.bias, l.coldRange)
 		p.Addr += l.bias
 		return p, ok
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/trap"
 	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -112,6 +113,22 @@ type loaded struct {
 	lo, hi uint64 // runtime range of its mappings
 	modIdx int    // index into the profile's modules
 	main   bool
+	// cfi: its call-frame information (the parts split off its
+	// functions, coldRange), loaded when first asked; cfiErr why not.
+	cfi    *unwind.Module
+	cfiErr error
+}
+
+// coldRange is the link-time range of l's call-frame information around
+// the link-time address pc.
+func (l *loaded) coldRange(pc uint64) (lo, hi uint64, ok bool) {
+	if l.cfi == nil && l.cfiErr == nil {
+		l.cfi, l.cfiErr = unwind.Load(l.mod.Path, 0, 0, ^uint64(0))
+	}
+	if l.cfiErr != nil {
+		return 0, 0, false
+	}
+	return l.cfi.Range(pc)
 }
 
 // bp is one int3 in the target (attach/internal/trap).

@@ -3,16 +3,16 @@ package instrument
 import (
 	"sort"
 	"strings"
-
-	"github.com/profile-dev/profile/instrument/unwind"
 )
 
 // ColdPart finds the part GCC split off function fn (its unlikely paths,
 // "fn.cold") that holds the link-time address to: a symbol named for fn's
 // cold part, or, where the symbols do not name it (a binary with dynamic
 // symbols only), the range of call-frame information around to that no
-// symbol overlaps. PlanExits checks that the part only jumps back into fn.
-func (m *Module) ColdPart(fn Symbol, to uint64) (ColdPart, bool) {
+// symbol overlaps (cfi: that range, from the module's call-frame
+// information, link-time; nil: none known). PlanExits checks that the part
+// only jumps back into fn.
+func (m *Module) ColdPart(fn Symbol, to uint64, cfi func(uint64) (lo, hi uint64, ok bool)) (ColdPart, bool) {
 	var lo, hi uint64
 	if s, ok := m.Lookup(to); ok {
 		if !isColdPart(s.Name) || !strings.HasPrefix(s.Name, fn.Name) || s.Size == 0 {
@@ -20,14 +20,11 @@ func (m *Module) ColdPart(fn Symbol, to uint64) (ColdPart, bool) {
 		}
 		lo, hi = s.Value, s.Value+s.Size
 	} else {
-		if m.cfi == nil && m.cfiErr == nil {
-			m.cfi, m.cfiErr = unwind.Load(m.Path, 0, 0, ^uint64(0))
-		}
-		if m.cfiErr != nil {
+		var ok bool
+		if cfi == nil {
 			return ColdPart{}, false
 		}
-		var ok bool
-		if lo, hi, ok = m.cfi.Range(to); !ok || m.symbolIn(lo, hi) || m.IsPLT(lo) {
+		if lo, hi, ok = cfi(to); !ok || m.symbolIn(lo, hi) || m.IsPLT(lo) {
 			return ColdPart{}, false
 		}
 	}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"sort"
 	"time"
-
-	"github.com/profile-dev/profile/instrument/unwind"
 )
 
 // Symbol is one function of a Module.
@@ -68,10 +66,6 @@ type Module struct {
 	// siteIdx: every direct branch to a function's entry (CallSites),
 	// nil until first asked.
 	siteIdx *siteIndex
-	// cfi: its call-frame information (ColdPart), loaded when first
-	// asked; cfiErr why it could not be.
-	cfi    *unwind.Module
-	cfiErr error
 }
 
 // ErrNoSymbols is returned (wrapped with the path) by Open when a file has no
