@@ -278,7 +278,6 @@ func (e *engine) dropSites(tid int, as *space, sites []instrument.SiteBytes) {
 // padding pad), or nil when it keeps its return hijacked: no plan, or a
 // thread stopped inside a region.
 func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pad []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
-	start := instrument.EntryPad(code)
 	isEntry := func(to uint64) bool {
 		f := to - l.bias
 		if l.mod.IsPLT(f) {
@@ -293,7 +292,7 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 		return p, ok
 	}
 	plan, err := instrument.PlanExits(instrument.ExitFunc{Code: code[:len(code)-len(pad)], Pad: pad,
-		EntryEnd: start + instrument.PatchLen + 14, Addr: addr, IsEntry: isEntry, Cold: cold})
+		EntryEnd: instrument.EntryEnd(code[:len(code)-len(pad)]), Addr: addr, IsEntry: isEntry, Cold: cold})
 	if err != nil {
 		return nil
 	}

@@ -171,3 +171,25 @@ func TestPlanExitsColdParts(t *testing.T) {
 		})
 	}
 }
+
+// EntryEnd: whole instructions past the endbr64 covering the entry
+// jump's five bytes, as the entry patch replaces them.
+func TestEntryEnd(t *testing.T) {
+	endbr := []byte{0xf3, 0x0f, 0x1e, 0xfa}
+	push, movRbp, subRsp := []byte{0x55}, []byte{0x48, 0x89, 0xe5}, []byte{0x48, 0x83, 0xec, 0x10}
+	for _, c := range []struct {
+		name string
+		code []byte
+		want int
+	}{
+		{"one instruction of five bytes", cat(movEax1, ret), 5},
+		{"a ret among them", cat(xorEax, ret, nop4), 7},
+		{"after an endbr64", cat(endbr, push, movRbp, subRsp, ret), 12},
+		{"vzeroupper among them", cat(vzeroupper, xorEax, ret), 5},
+		{"undecodable", []byte{0x0f, 0x0b + 0x30, 0xff, 0xff, 0xff, 0xff}, 19},
+	} {
+		if got := EntryEnd(c.code); got != c.want {
+			t.Errorf("%s: EntryEnd(% x) = %d, want %d", c.name, c.code, got, c.want)
+		}
+	}
+}

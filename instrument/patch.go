@@ -454,3 +454,29 @@ func allZero(b []byte) bool {
 	}
 	return true
 }
+
+// EntryEnd is where the bytes an entry patch replaces end in a function's
+// code: whole instructions past its endbr64 covering the jump's PatchLen
+// bytes (what planPatch replaces); at most the longest instruction past
+// them when they cannot be decoded.
+func EntryEnd(code []byte) int {
+	start := EntryPad(code)
+	off := start
+	for off < start+PatchLen && off < len(code) {
+		n := 0
+		v, err := decodeVEX(code[off:])
+		switch {
+		case err == nil:
+			n = v.len
+		case errors.Is(err, errNotVEX):
+			if inst, err := decodeInst(code[off:]); err == nil {
+				n = inst.Len
+			}
+		}
+		if n == 0 {
+			return start + PatchLen + 14
+		}
+		off += n
+	}
+	return off
+}
