@@ -455,10 +455,7 @@ func padLen(m *instrument.Module, sym instrument.Symbol) int {
 // inline probe's jump (after an endbr64 or not) into an anonymous
 // executable mapping: the patch of a profiler that was killed.
 func (e *engine) leftoverPatch(tid int, as *space, addr uint64, cur []byte) bool {
-	at := 0
-	if len(cur) >= 4 && bytes.Equal(cur[:4], []byte{0xf3, 0x0f, 0x1e, 0xfa}) {
-		at = 4
-	}
+	at := instrument.EntryPad(cur)
 	if len(cur) < at+instrument.PatchLen || cur[at] != 0xe9 {
 		return false
 	}
