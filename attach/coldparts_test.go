@@ -9,7 +9,7 @@ import (
 
 // Functions that jump into parts GCC split off them ("f.cold") and back:
 // counts exact under every probe kind, and with exit probes parse and
-// check (one part calls rare and jumps back, the other calls die, which
+// check (one part calls rare and jumps back, the other calls abort, which
 // never returns) keep their returns unhijacked: their parts are found by
 // their symbols in coldparts and by their call-frame information alone in
 // coldparts-dynamic.

@@ -408,7 +408,8 @@ func programFuncs(t *testing.T, path string) map[string]bool {
 	}
 	funcs := map[string]bool{}
 	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || crtFuncs[s.Name] {
+		// GCC's split-off parts ("f.cold", coldparts) are parts of f.
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || crtFuncs[s.Name] || strings.HasSuffix(s.Name, ".cold") {
 			continue
 		}
 		name := s.Name
