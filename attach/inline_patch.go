@@ -284,7 +284,7 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 			return true
 		}
 		sym, ok := l.mod.Lookup(f)
-		return ok && sym.Value == f
+		return ok && sym.Value == f && !instrument.IsColdPart(sym.Name)
 	}
 	cold := func(to uint64) (instrument.ColdPart, bool) {
 		p, ok := l.mod.ColdPart(sym, to-l.bias, l.coldRange)

@@ -15,7 +15,7 @@ import (
 func (m *Module) ColdPart(fn Symbol, to uint64, cfi func(uint64) (lo, hi uint64, ok bool)) (ColdPart, bool) {
 	var lo, hi uint64
 	if s, ok := m.Lookup(to); ok {
-		if !isColdPart(s.Name) || !strings.HasPrefix(s.Name, fn.Name) || s.Size == 0 {
+		if !IsColdPart(s.Name) || !strings.HasPrefix(s.Name, fn.Name) || s.Size == 0 {
 			return ColdPart{}, false
 		}
 		lo, hi = s.Value, s.Value+s.Size

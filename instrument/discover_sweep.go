@@ -62,7 +62,7 @@ func (m *Module) sweepCalls(sym Symbol) ([]rawCall, []string, error) {
 		sw := sweeper{m: m, code: code, base: p.Value, part: part, inside: inside}
 		note := sw.run(func(target uint64) bool {
 			s, ok := m.Lookup(target)
-			if !ok || s.Value != target || !isColdPart(s.Name) || !strings.HasPrefix(s.Name, sym.Name) || s.Size == 0 {
+			if !ok || s.Value != target || !IsColdPart(s.Name) || !strings.HasPrefix(s.Name, sym.Name) || s.Size == 0 {
 				return false
 			}
 			if !inside(target) {

@@ -33,7 +33,7 @@ type ExitFunc struct {
 	EntryEnd  int    // its first bytes, which the entry patch takes
 	Addr      uint64 // where it lies
 	// IsEntry tells a function's entry or a PLT entry: a jump there is a
-	// tail call.
+	// tail call (a split-off part's first byte is none).
 	IsEntry func(uint64) bool
 	// Cold finds the part split off the function (GCC's "f.cold") that
 	// holds an address it jumps to; nil: none.
@@ -95,10 +95,10 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 			if to < 0 || to >= int64(len(code)) {
 				abs := addr + uint64(to)
 				switch {
-				case f.isCold(abs):
-					cold = append(cold, abs)
 				case BranchLen(code[off:]) == inst.Len && f.IsEntry(abs) && off >= entryEnd:
 					tails = append(tails, TailSite{Off: off, Len: inst.Len, To: abs})
+				case f.Cold != nil && !f.IsEntry(abs):
+					cold = append(cold, abs) // coldTargets refuses it if no part holds it
 				default:
 					return fmt.Errorf("a jump at +%#x leaves the function", off)
 				}
@@ -313,15 +313,6 @@ func EntryPad(code []byte) int {
 		return len(endbr64)
 	}
 	return 0
-}
-
-// isCold tells whether to lies in a part split off f.
-func (f ExitFunc) isCold(to uint64) bool {
-	if f.Cold == nil {
-		return false
-	}
-	_, ok := f.Cold(to)
-	return ok
 }
 
 // coldTargets sweeps the parts split off function f that it jumps into

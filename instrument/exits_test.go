@@ -65,20 +65,26 @@ func TestPlanExits(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := PlanExits(ExitFunc{Code: c.code, Pad: c.pad, EntryEnd: c.entryEnd, Addr: addr, IsEntry: isEntry})
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %v, want one saying %q", err, c.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("plan %+v, want %+v", got, c.want)
-			}
+			checkPlan(t, ExitFunc{Code: c.code, Pad: c.pad, EntryEnd: c.entryEnd, Addr: addr, IsEntry: isEntry}, c.want, c.err)
 		})
+	}
+}
+
+// checkPlan plans f's exit probes: want, or an error saying wantErr.
+func checkPlan(t *testing.T, f ExitFunc, want ExitPlan, wantErr string) {
+	t.Helper()
+	got, err := PlanExits(f)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one saying %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plan %+v, want %+v", got, want)
 	}
 }
 
@@ -155,19 +161,7 @@ func TestPlanExitsColdParts(t *testing.T) {
 					}
 					return ColdPart{Addr: cold, Code: c.part}, true
 				}}
-			got, err := PlanExits(f)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("error %v, want one saying %q", err, c.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, c.want) {
-				t.Errorf("plan %+v, want %+v", got, c.want)
-			}
+			checkPlan(t, f, c.want, c.err)
 		})
 	}
 }

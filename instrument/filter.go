@@ -232,10 +232,11 @@ func unsafeFunction(name string) bool {
 func neverTrace(name string) bool {
 	return unsafeFunction(name) ||
 		strings.HasSuffix(name, "@plt") ||
-		isColdPart(name)
+		IsColdPart(name)
 }
 
-func isColdPart(name string) bool {
+// IsColdPart tells a part GCC split off a function by its symbol's name.
+func IsColdPart(name string) bool {
 	return strings.HasSuffix(name, ".cold") ||
 		strings.Contains(name, ".cold.") ||
 		strings.Contains(name, "[clone .cold")
