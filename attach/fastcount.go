@@ -308,7 +308,7 @@ func (e *engine) newFastPath(tid int, as *space, p *inline.Patch) *fastFn {
 	at := (a.next + 15) &^ 15
 	f := &fastFn{tramp: p.TrampAt, id: binary.LittleEndian.Uint32(hdr[1:]), at: a.base + at, line: line, counters: as.fast.lines}
 	code, err := instrument.FastCount(f.at, f.tramp, line, a.ownerWord(), f.id, func(to uint64) ([]byte, error) {
-		b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
+		b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to, p.Patch.InPlace)
 		f.bodies = append(f.bodies, [2]uint64{to, to + uint64(len(b))})
 		return b, err
 	})

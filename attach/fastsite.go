@@ -57,7 +57,7 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 	var body [2]uint64
 	code, err := instrument.FastSite(a.base+stubAt, p.Patch.Addr, a.ownerWord(), f.counterAt(is, k),
 		func(to uint64) ([]byte, error) {
-			b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to)
+			b, err := instrument.RelocateMoved(p.Moved, p.Patch.At, to, p.Patch.InPlace)
 			body = [2]uint64{to, to + uint64(len(b))}
 			return b, err
 		})

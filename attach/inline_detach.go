@@ -170,6 +170,12 @@ func (e *engine) detachInline(tid int, as *space) {
 	for _, t := range threads {
 		e.stepOut(t, is)
 	}
+	if len(threads) > 0 {
+		mods := unwindModules(threads[0].proc)
+		for _, t := range threads {
+			e.rewindInPlace(t, is, mods)
+		}
+	}
 	for slot := range is.Owner {
 		e.drainSlot(is, slot)
 	}

@@ -433,6 +433,9 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	for n > 0 && cur[n-1] == code[n-1] {
 		n--
 	}
+	if err := e.stepInside(as, addr, n); err != nil {
+		return err
+	}
 	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
 		return errors.New("code in memory differs from its file")
 	}

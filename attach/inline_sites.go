@@ -47,6 +47,9 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 				if !ok || gs.Value+l.bias != gAddr || g.Fn == model.None {
 					return fmt.Errorf("%w; call site %#x inside a patch", why, at)
 				}
+				if err := e.stepInside(as, gp.At, gp.Len); err != nil {
+					return fmt.Errorf("%w; call site %#x inside a patch: %w", why, at, err)
+				}
 				if err := e.rewrite(tid, as, gp.At, gp.Jump, gp.Orig); err != nil {
 					return fmt.Errorf("%w; call site %#x inside a patch: %w", why, at, err)
 				}

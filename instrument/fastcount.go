@@ -16,11 +16,15 @@ const FastLine = FastSlots * 16
 
 // RelocateMoved copies the instructions a patch moved out of a function
 // (moved, the bytes at at that its trampoline relocated) to run at to,
-// followed by the jump back behind them unless their flow ends there. It
+// followed by the jump back behind them unless their flow ends there (or
+// to the call the patch keeps in place, inPlace bytes: Patch.InPlace). It
 // is a second copy of a trampoline's body.
-func RelocateMoved(moved []byte, at, to uint64) ([]byte, error) {
+func RelocateMoved(moved []byte, at, to uint64, inPlace int) ([]byte, error) {
 	var out []byte
 	for off := 0; off < len(moved); {
+		if inPlace > 0 && off == len(moved)-5 {
+			return append(out, relocateInPlace(moved[off:], at+uint64(off), to+uint64(len(out)), inPlace)...), nil
+		}
 		ins, n, f, err := relocateProbe(moved[off:], at+uint64(off), to+uint64(len(out)))
 		if err != nil {
 			return nil, err

@@ -58,7 +58,7 @@ func TestFastCount(t *testing.T) {
 	var bodies []uint64
 	code, err := FastCount(at, tramp, line, owner, 0x1234, func(to uint64) ([]byte, error) {
 		bodies = append(bodies, to)
-		return RelocateMoved(moved, 0x400000, to)
+		return RelocateMoved(moved, 0x400000, to, 0)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestFastSite(t *testing.T) {
 	var bodies []uint64
 	code, err := FastSite(at, entry, owner, counter, func(to uint64) ([]byte, error) {
 		bodies = append(bodies, to)
-		return RelocateMoved(moved, entry, to)
+		return RelocateMoved(moved, entry, to, 0)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,10 @@ type Patch struct {
 	Orig  []byte // the original bytes at At
 	Jump  []byte // the Len bytes written at At: jmp rel32 to the trampoline, int3 padding
 	Tramp []byte // the trampoline, to be written at its address
+	// InPlace: the length of the call Jump ends with, kept in the
+	// function's bytes (inPlaceCall); the trampoline jumps back to it. 0
+	// when there is none.
+	InPlace int
 }
 
 // PlanPatch plans the inline probe of a function whose code (the whole
@@ -108,6 +112,13 @@ func planPatch(code, pad []byte, addr, tramp uint64, stubs Stubs, id uint32, bra
 		}
 		at := addr + uint64(off)
 		slot := tramp + uint64(len(out))
+		if form := inPlaceCall(full[start:], off-start, start > 0); form != nil {
+			out = append(out, relocateInPlace(full[off:], at, slot, len(form))...)
+			off += 5
+			ended = true
+			p.InPlace = len(form)
+			continue
+		}
 		ins, n, f, err := relocateProbe(code[off:], at, slot)
 		if err != nil {
 			return Patch{}, err
@@ -148,6 +159,9 @@ func planPatch(code, pad []byte, addr, tramp uint64, stubs Stubs, id uint32, bra
 	binary.LittleEndian.PutUint32(p.Jump[1:], uint32(rel))
 	for i := PatchLen; i < p.Len; i++ {
 		p.Jump[i] = 0xcc
+	}
+	if p.InPlace > 0 {
+		copy(p.Jump[p.Len-p.InPlace:], inPlaceCall(full[start:], p.Len-5, start > 0))
 	}
 	p.Tramp = out
 	return p, nil

@@ -138,29 +138,105 @@ func TestPlanPatchBranch(t *testing.T) {
 // A call that ends the replaced bytes pushes the original return address
 // (behind the patch) as one 8-byte store, after a real call whose entry on
 // the return stack buffer the callee's ret takes, and jumps to the callee.
+// A call that ends the replaced bytes far enough past the jump stays in
+// the function (an indirect call through r11 ending where it ended, loaded
+// by the trampoline); nearer, the trampoline runs it (probeCall).
 func TestPlanPatchCall(t *testing.T) {
-	const addr, tramp = 0x401000, 0x10001000
-	// sub rsp,0x18 (4); call +0x100 (5): the patch is 9 bytes.
-	code := []byte{0x48, 0x83, 0xec, 0x18, 0xe8, 0x00, 0x01, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x18, 0xc3}
-	p, err := PlanPatch(code, nil, addr, tramp, testStubs, 1)
-	if err != nil {
-		t.Fatal(err)
+	const tramp = 0x10001000
+	subRsp := []byte{0x48, 0x83, 0xec, 0x18}
+	call := []byte{0xe8, 0x00, 0x01, 0x00, 0x00} // call +0x100
+	epi := []byte{0x48, 0x83, 0xc4, 0x18, 0xc3}
+	endbr := []byte{0xf3, 0x0f, 0x1e, 0xfa}
+	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+	cases := []struct {
+		name  string
+		code  []byte
+		addr  uint64
+		start int    // the patch's first byte
+		form  []byte // the call kept in place, nil: relocated
+	}{
+		{"sub rsp; call", cat(subRsp, call, epi), 0x401000, 0, []byte{0x41, 0xff, 0xd3}},
+		// The function at the far end of the trampoline's reach, the
+		// callee past it.
+		{"callee out of the trampoline's reach", cat(subRsp, call, epi), tramp + 0x7fffff80, 0, []byte{0x41, 0xff, 0xd3}},
+		{"endbr64; sub rsp; call", cat(endbr, subRsp, call, epi), 0x401000, 4, []byte{0x3e, 0x41, 0xff, 0xd3}},
+		{"endbr64; 3 bytes; call", cat(endbr, []byte{0x48, 0x89, 0xfb}, call, epi), 0x401000, 4, nil},
+		{"push rbx; call", cat([]byte{0x53}, call, []byte{0x5b, 0xc3}), 0x401000, 0, nil},
+		{"3 bytes; call", cat([]byte{0x48, 0x89, 0xfb}, call, epi), 0x401000, 0, []byte{0x41, 0xff, 0xd3}},
 	}
-	if p.Len != 9 {
-		t.Fatalf("len %d", p.Len)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := PlanPatch(c.code, nil, c.addr, tramp, testStubs, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			callAt := bytes.Index(c.code, call)
+			ret := c.addr + uint64(callAt+5)
+			callee := ret + 0x100
+			if p.Len != callAt+5-c.start || p.InPlace != len(c.form) {
+				t.Fatalf("len %d, in place %d: want %d, %d", p.Len, p.InPlace, callAt+5-c.start, len(c.form))
+			}
+			body := p.Tramp[trampHdr+callAt-c.start:]
+			bodyAt := tramp + uint64(trampHdr+callAt-c.start)
+			if c.form == nil {
+				checkProbeCall(t, body, ret, callee, bodyAt)
+				return
+			}
+			if !bytes.Equal(p.Jump[p.Len-len(c.form):], c.form) || p.Jump[0] != 0xe9 {
+				t.Fatalf("jump % x: want it to end with % x", p.Jump, c.form)
+			}
+			for _, b := range p.Jump[PatchLen : p.Len-len(c.form)] {
+				if b != 0xcc {
+					t.Fatalf("jump % x: want int3 between the jump and the call", p.Jump)
+				}
+			}
+			// lea r11, [rip+rel32] or mov r11, imm64; then jmp to the call.
+			var loaded uint64
+			n := 0
+			switch {
+			case bytes.HasPrefix(body, []byte{0x4c, 0x8d, 0x1d}):
+				n = 7
+				loaded = bodyAt + 7 + uint64(int64(int32(binary.LittleEndian.Uint32(body[3:]))))
+			case bytes.HasPrefix(body, []byte{0x49, 0xbb}):
+				n = 10
+				loaded = binary.LittleEndian.Uint64(body[2:])
+			default:
+				t.Fatalf("body % x: want r11 loaded", body)
+			}
+			if far := c.addr > tramp+0x7f000000; far != (n == 10) {
+				t.Errorf("body % x: want mov r11, imm64 exactly when the callee is out of reach", body)
+			}
+			if loaded != callee {
+				t.Errorf("r11 = %#x, want the callee %#x", loaded, callee)
+			}
+			if body[n] != 0xe9 || bodyAt+uint64(n)+5+uint64(int64(int32(binary.LittleEndian.Uint32(body[n+1:])))) != ret-uint64(len(c.form)) {
+				t.Errorf("body % x: want a jump to the call at %#x", body, ret-uint64(len(c.form)))
+			}
+			if len(body) != n+5 {
+				t.Errorf("body % x: %d bytes after the jump", body, len(body)-n-5)
+			}
+			moved, err := RelocateMoved(p.Orig, p.At, bodyAt-uint64(callAt-c.start), p.InPlace)
+			if err != nil || !bytes.Equal(moved, p.Tramp[trampHdr:]) {
+				t.Errorf("RelocateMoved: % x, %v: want the trampoline's body % x", moved, err, p.Tramp[trampHdr:])
+			}
+		})
 	}
-	const at = trampHdr + 4 // after the header and sub rsp
-	c := p.Tramp[at:]
+}
+
+// checkProbeCall checks a relocated call at bodyAt: it pushes the return
+// address ret and jumps to callee.
+func checkProbeCall(t *testing.T, c []byte, ret, callee, bodyAt uint64) {
+	t.Helper()
 	if !bytes.Equal(c[:13], []byte{0xe8, 1, 0, 0, 0, 0xcc, 0x48, 0x8d, 0x64, 0x24, 0x08, 0xff, 0x35}) {
 		t.Fatalf("% x: want call over an int3, lea rsp,[rsp+8], push qword [rip+...]", c[:13])
 	}
 	lit := 17 + int(int32(binary.LittleEndian.Uint32(c[13:])))
-	if lit+8 != len(c) || binary.LittleEndian.Uint64(c[lit:]) != addr+9 {
-		t.Errorf("pushes the word at +%d of %d bytes (% x), want the return address %#x last", lit, len(c), c, addr+9)
+	if lit+8 != len(c) || binary.LittleEndian.Uint64(c[lit:]) != ret {
+		t.Errorf("pushes the word at +%d of %d bytes (% x), want the return address %#x last", lit, len(c), c, ret)
 	}
-	jmpAt := uint64(tramp + at + 17)
-	if c[17] != 0xe9 || jmpAt+5+uint64(int64(int32(binary.LittleEndian.Uint32(c[18:])))) != addr+9+0x100 {
-		t.Errorf("jumps % x, want the callee %#x", c[17:22], addr+9+0x100)
+	jmpAt := bodyAt + 17
+	if c[17] != 0xe9 || jmpAt+5+uint64(int64(int32(binary.LittleEndian.Uint32(c[18:])))) != callee {
+		t.Errorf("jumps % x, want the callee %#x", c[17:22], callee)
 	}
 	if lit != 22 {
 		t.Errorf("%d bytes between the jump and the return address: nothing goes after the call's jump", lit-22)

@@ -237,6 +237,14 @@ func checkFrames(t *testing.T, files []placed, mods []*Module, frames []Frame, s
 	t.Helper()
 	seen := make(map[string]bool)
 	for i, f := range frames {
+		if f.RA != 0 {
+			// Where the return address was read: a signal frame's saved
+			// pc too, which a tracer may rewrite.
+			var b [8]byte
+			if err := s.stack.read(f.RAAt, b[:]); err != nil || binary.LittleEndian.Uint64(b[:]) != f.RA {
+				t.Errorf("frame %d: [RAAt %#x] = %#x (%v), RA %#x", i, f.RAAt, binary.LittleEndian.Uint64(b[:]), err, f.RA)
+			}
+		}
 		if f.RA == 0 || isSignalFrame(mods, f) {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 // registers of its caller.
 type stepResult struct {
 	cfa, ra uint64
+	raAt    uint64 // where ra was read, 0 if from no memory
 	caller  regFile
 	signal  bool // the frame is a signal trampoline
 }
@@ -64,6 +65,7 @@ func cfiStep(f *fde, pc uint64, cur *regFile, mem Memory) (stepResult, error) {
 					return stepResult{}, fmt.Errorf("return address: %w", errUnknownValue)
 				}
 				s.ra = v
+				s.raAt = rw.regs[n].at(cfa, cur, mem)
 			}
 		case ok && err == nil:
 			s.caller.set(n, v)
@@ -88,6 +90,19 @@ func (c cfaRule) eval(cur *regFile, mem Memory) (uint64, error) {
 		return 0, fmt.Errorf("register %d: %w", c.reg, errUnknownValue)
 	}
 	return v + uint64(c.off), nil
+}
+
+// at is the address this rule reads the caller's value from, 0 if none.
+func (ru rule) at(cfa uint64, cur *regFile, mem Memory) uint64 {
+	switch ru.kind {
+	case ruleOffset:
+		return cfa + uint64(ru.off)
+	case ruleExpr:
+		if a, err := evalExpr(ru.expr, cur, mem, cfa); err == nil {
+			return a
+		}
+	}
+	return 0
 }
 
 // value recovers the caller's value of register n by this rule. ok is false
@@ -148,7 +163,7 @@ func fpStep(cur *regFile, mem Memory) (stepResult, error) {
 	if err != nil {
 		return stepResult{}, fmt.Errorf("saved rbp: %w", err)
 	}
-	s := stepResult{cfa: cfa, ra: ra}
+	s := stepResult{cfa: cfa, ra: ra, raAt: bp + 8}
 	s.caller.set(regRSP, cfa)
 	s.caller.set(regRBP, saved)
 	s.caller.set(regRIP, ra)

@@ -13,6 +13,9 @@ type Frame struct {
 	// RA is the frame's return address, the next frame's PC; 0 for the
 	// outermost frame.
 	RA uint64
+	// RAAt is where RA was read from (for a signal frame, the saved pc
+	// the kernel resumes at), 0 if from no memory.
+	RAAt uint64
 }
 
 // Unwind walks from regs outward through at most max frames. Each frame is
@@ -50,7 +53,7 @@ func Unwind(mods []*Module, regs Regs, mem Memory, max int) []Frame {
 		if n := len(frames); n > 0 && !afterSignal && s.cfa <= frames[n-1].CFA {
 			break
 		}
-		frames = append(frames, Frame{PC: pc, CFA: s.cfa, RA: s.ra})
+		frames = append(frames, Frame{PC: pc, CFA: s.cfa, RA: s.ra, RAAt: s.raAt})
 		if s.ra == 0 {
 			break
 		}

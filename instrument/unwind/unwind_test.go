@@ -31,7 +31,7 @@ func TestUnwindFramePointers(t *testing.T) {
 			0x7050: 0, 0x7058: 0,
 		}
 	}
-	full := []Frame{{0x400000, 0x7020, 0x401111}, {0x401111, 0x7040, 0x402222}, {0x402222, 0x7060, 0}}
+	full := []Frame{{0x400000, 0x7020, 0x401111, 0x7018}, {0x401111, 0x7040, 0x402222, 0x7038}, {0x402222, 0x7060, 0, 0x7058}}
 	cases := []struct {
 		name   string
 		regs   Regs
@@ -45,10 +45,10 @@ func TestUnwindFramePointers(t *testing.T) {
 		{"rbp below rsp", Regs{RIP: 0x400000, RSP: 0x7020, RBP: 0x7010}, nil, 10, nil},
 		{"CFA does not grow", Regs{RIP: 0x400000, RSP: 0x7000, RBP: 0x7010}, func(s sparse) {
 			s[0x7050], s[0x7058] = 0x7010, 0x403333 // frame 3 would be frame 0 again
-		}, 10, []Frame{full[0], full[1], {0x402222, 0x7060, 0x403333}}},
+		}, 10, []Frame{full[0], full[1], {0x402222, 0x7060, 0x403333, 0x7058}}},
 		{"read error", Regs{RIP: 0x400000, RSP: 0x7000, RBP: 0x7010}, func(s sparse) {
 			s[0x7050], s[0x7058] = 0x9000, 0x403333 // frame 3's rbp points nowhere
-		}, 10, []Frame{full[0], full[1], {0x402222, 0x7060, 0x403333}}},
+		}, 10, []Frame{full[0], full[1], {0x402222, 0x7060, 0x403333, 0x7058}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -94,10 +94,10 @@ func TestUnwindCFI(t *testing.T) {
 	}{
 		{"return address past the caller's FDE", Regs{RIP: bias + 0x104, RSP: 0x7000},
 			sparse{0x7000: bias + 0x240, 0x7020: bias + 0x450},
-			[]Frame{{bias + 0x104, 0x7008, bias + 0x240}, {bias + 0x240, 0x7028, bias + 0x450}, {bias + 0x450, 0x7030, 0}}},
+			[]Frame{{bias + 0x104, 0x7008, bias + 0x240, 0x7000}, {bias + 0x240, 0x7028, bias + 0x450, 0x7020}, {bias + 0x450, 0x7030, 0, 0}}},
 		{"frame 0 at its FDE's first byte", Regs{RIP: bias + 0x240, RSP: 0x7000},
 			sparse{0x7000: bias + 0x450},
-			[]Frame{{bias + 0x240, 0x7008, bias + 0x450}, {bias + 0x450, 0x7010, 0}}},
+			[]Frame{{bias + 0x240, 0x7008, bias + 0x450, 0x7000}, {bias + 0x450, 0x7010, 0, 0}}},
 		{"through a signal frame", Regs{RIP: bias + 0x104, RSP: 0x7000},
 			sparse{
 				0x7000:       bias + 0x500, // the handler returns to __restore_rt
@@ -105,14 +105,14 @@ func TestUnwindCFI(t *testing.T) {
 				0x7100: bias + 0x450,
 			},
 			[]Frame{
-				{bias + 0x104, 0x7008, bias + 0x500},
-				{bias + 0x500, 0x7100, bias + 0x300},
-				{bias + 0x300, 0x7108, bias + 0x450},
-				{bias + 0x450, 0x7110, 0},
+				{bias + 0x104, 0x7008, bias + 0x500, 0x7000},
+				{bias + 0x500, 0x7100, bias + 0x300, 0x7008 + 168}, // the saved pc
+				{bias + 0x300, 0x7108, bias + 0x450, 0x7100},
+				{bias + 0x450, 0x7110, 0, 0},
 			}},
 		{"saved rbp feeds the frame-pointer fallback", Regs{RIP: bias + 0x610, RSP: 0x7000},
 			sparse{0x7000: 0x7040, 0x7008: 0x900000, 0x7040: 0, 0x7048: bias + 0x450},
-			[]Frame{{bias + 0x610, 0x7010, 0x900000}, {0x900000, 0x7050, bias + 0x450}, {bias + 0x450, 0x7058, 0}}},
+			[]Frame{{bias + 0x610, 0x7010, 0x900000, 0x7008}, {0x900000, 0x7050, bias + 0x450, 0x7048}, {bias + 0x450, 0x7058, 0, 0}}},
 		{"unreadable return address", Regs{RIP: bias + 0x104, RSP: 0x7000}, sparse{}, nil},
 	}
 	for _, c := range cases {
@@ -159,7 +159,7 @@ func TestUnwindPLT(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mem := sparse{rsp + c.depth: ra}
 			got := Unwind([]*Module{m}, Regs{RIP: c.pc, RSP: rsp}, mem.read, 1)
-			want := []Frame{{c.pc, rsp + c.depth + 8, ra}}
+			want := []Frame{{c.pc, rsp + c.depth + 8, ra, rsp + c.depth}}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("frames\n%s\nwant\n%s", frameList(got), frameList(want))
 			}
@@ -179,7 +179,7 @@ func block(parts ...[]byte) []byte {
 func frameList(fs []Frame) string {
 	s := ""
 	for i, f := range fs {
-		s += fmt.Sprintf("  #%d pc %#x cfa %#x ra %#x\n", i, f.PC, f.CFA, f.RA)
+		s += fmt.Sprintf("  #%d pc %#x cfa %#x ra %#x at %#x\n", i, f.PC, f.CFA, f.RA, f.RAAt)
 	}
 	if s == "" {
 		return "  (none)"

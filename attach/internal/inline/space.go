@@ -125,8 +125,13 @@ func (s *Space[T]) Ring(slot int) Ring {
 	return Ring{mem: s.Mem[slot*stub.RingStride : (slot+1)*stub.RingStride]}
 }
 
-// Inside tells whether pc is in an entry stub copy or a trampoline.
+// Inside tells whether pc is in an entry stub copy, a trampoline, or a
+// call an entry patch keeps in place (instrument.Patch.InPlace): bytes
+// that hold another instruction once the patch is gone.
 func (s *Space[T]) Inside(pc uint64) bool {
+	if _, ok := s.InPlaceAt(pc); ok {
+		return true
+	}
 	for _, a := range s.Stubs {
 		if pc >= a && pc < a+uint64(stub.Len()) {
 			return true
@@ -161,4 +166,19 @@ func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
 		out[k] = atomic.LoadUint64(mem.word(off + 8*k))
 	}
 	return out
+}
+
+// InPlaceAt tells whether pc is in a call an entry patch keeps in place,
+// and where the call it stands for starts in the original bytes: a thread
+// about to run it runs that one once the bytes are back.
+func (s *Space[T]) InPlaceAt(pc uint64) (uint64, bool) {
+	for _, p := range s.Patches {
+		if n := uint64(p.Patch.InPlace); n > 0 {
+			end := p.Patch.At + uint64(p.Patch.Len)
+			if pc >= end-n && pc < end {
+				return end - 5, true
+			}
+		}
+	}
+	return 0, false
 }

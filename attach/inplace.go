@@ -1,0 +1,52 @@
+package attach
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/instrument/unwind"
+)
+
+// An entry patch may keep the call among a function's first bytes in
+// place (instrument.Patch.InPlace): an indirect call in the patch's last
+// bytes, run by the thread the trampoline sends there. Unlike the rest of
+// a patch, those bytes run, so a thread may stand at them: stopped there
+// (stepped through by a detach, whose Inside covers them, and before any
+// other rewrite of the bytes: stepInside), or interrupted there by a
+// signal whose handler still runs (its saved pc goes back to the original
+// call: rewindInPlace).
+
+// stepInside single-steps every stopped thread of space as whose pc lies
+// in addr+1 .. addr+n-1 out of those bytes before they change.
+func (e *engine) stepInside(as *space, addr uint64, n int) error {
+	for _, rip := range e.threadRips(as) {
+		if rip > addr && rip < addr+uint64(n) {
+			if _, ok := e.stepPast(as, rip, addr, n); !ok {
+				return errors.New("a thread is stopped inside the patch")
+			}
+		}
+	}
+	return nil
+}
+
+// rewindInPlace gives the signal frames on stopped thread t's stack that
+// would resume at a call an entry patch keeps in place the original call's
+// address instead: the same call, once the patch is gone.
+func (e *engine) rewindInPlace(t *thread, is *inlineSpace, mods []*unwind.Module) {
+	frames, ok := e.unwindThread(t, mods)
+	if !ok {
+		return
+	}
+	for i := 1; i < len(frames); i++ {
+		start, ok := is.InPlaceAt(frames[i].PC)
+		if !ok || frames[i-1].RAAt == 0 {
+			continue
+		}
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], start)
+		if err := ptrace.WriteMem(t.tid, frames[i-1].RAAt, w[:]); err != nil {
+			e.warn("detach: thread %d: could not move the pc its signal handler returns to off %#x: %v", t.tid, frames[i].PC, err)
+		}
+	}
+}
