@@ -170,22 +170,25 @@ func (e *engine) detachInline(tid int, as *space) {
 	for _, t := range threads {
 		e.stepOut(t, is)
 	}
-	if len(threads) > 0 {
-		mods := unwindModules(threads[0].proc)
-		for _, t := range threads {
-			e.rewindInPlace(t, is, mods)
-		}
-	}
 	for slot := range is.Owner {
 		e.drainSlot(is, slot)
 	}
 	is.ReadCounters(ptrace.Mem(tid).Read)
 	e.inlineCounters(is)
 	e.lastArcs(is)
+	inPlace := is.InPlaceCalls()
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
 		e.openFrameArgs(t, is)
 		e.restoreReturns(t, is)
+	}
+	if len(inPlace) > 0 && len(threads) > 0 {
+		// With the returns back: a hijacked signal handler's unwinds
+		// to its signal frame only then.
+		mods := unwindModules(threads[0].proc)
+		for _, t := range threads {
+			e.rewindInPlace(t, inPlace, mods)
+		}
 	}
 	refs := 0
 	if len(threads) > 0 {

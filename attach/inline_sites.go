@@ -143,12 +143,19 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 					continue
 				}
 				// An exit probe: a jump over a return's bytes, int3s
-				// after it.
+				// after it; or an entry patch, whose last bytes may be
+				// a call it kept in place.
 				for k+n < len(got) && got[k+n] == 0xcc && want[k+n] != 0xcc {
 					n++
 				}
+				if c := instrument.InPlaceLen(got[k+n:]); c > 0 && k+n+c <= len(want) && want[k+n+c-5] == 0xe8 {
+					n += c
+				}
 			}
 			from = k + n
+			if e.stepInside(as, m.Start+uint64(k), n) != nil {
+				continue
+			}
 			if e.rewrite(tid, as, m.Start+uint64(k), got[k:k+n], want[k:k+n]) == nil {
 				e.stats.Leftover.Patches++
 			}

@@ -15,7 +15,7 @@ import (
 // (stepped through by a detach, whose Inside covers them, and before any
 // other rewrite of the bytes: stepInside), or interrupted there by a
 // signal whose handler still runs (its saved pc goes back to the original
-// call: rewindInPlace).
+// call once the returns are back: rewindInPlace).
 
 // stepInside single-steps every stopped thread of space as whose pc lies
 // in addr+1 .. addr+n-1 out of those bytes before they change.
@@ -31,22 +31,26 @@ func (e *engine) stepInside(as *space, addr uint64, n int) error {
 }
 
 // rewindInPlace gives the signal frames on stopped thread t's stack that
-// would resume at a call an entry patch keeps in place the original call's
-// address instead: the same call, once the patch is gone.
-func (e *engine) rewindInPlace(t *thread, is *inlineSpace, mods []*unwind.Module) {
+// would resume at a call an entry patch kept in place (calls, from
+// Space.InPlaceCalls: its bytes, and the original call's start) the
+// original call's address instead: the same call, now that the patch is
+// gone.
+func (e *engine) rewindInPlace(t *thread, calls [][3]uint64, mods []*unwind.Module) {
 	frames, ok := e.unwindThread(t, mods)
 	if !ok {
 		return
 	}
 	for i := 1; i < len(frames); i++ {
-		start, ok := is.InPlaceAt(frames[i].PC)
-		if !ok || frames[i-1].RAAt == 0 {
-			continue
-		}
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], start)
-		if err := ptrace.WriteMem(t.tid, frames[i-1].RAAt, w[:]); err != nil {
-			e.warn("detach: thread %d: could not move the pc its signal handler returns to off %#x: %v", t.tid, frames[i].PC, err)
+		pc := frames[i].PC
+		for _, c := range calls {
+			if pc < c[0] || pc >= c[1] || frames[i-1].RAAt == 0 {
+				continue
+			}
+			var w [8]byte
+			binary.LittleEndian.PutUint64(w[:], c[2])
+			if err := ptrace.WriteMem(t.tid, frames[i-1].RAAt, w[:]); err != nil {
+				e.warn("detach: thread %d: could not move the pc its signal handler returns to off %#x: %v", t.tid, pc, err)
+			}
 		}
 	}
 }

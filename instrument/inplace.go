@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"bytes"
 	"encoding/binary"
 )
 
@@ -62,4 +63,16 @@ func relocateInPlace(code []byte, at, slot uint64, n int) []byte {
 		out = binary.LittleEndian.AppendUint64([]byte{0x49, 0xbb}, callee) // mov r11, imm64
 	}
 	return appendJump(out, slot+uint64(len(out)), end-uint64(n))
+}
+
+// InPlaceLen is the length of the in-place call form b starts with (a
+// patch's last bytes), 0 if none: what a patch left by a killed profiler
+// holds after its jump and int3s.
+func InPlaceLen(b []byte) int {
+	for _, form := range [][]byte{callR11, notrackCallR11} {
+		if bytes.HasPrefix(b, form) {
+			return len(form)
+		}
+	}
+	return 0
 }

@@ -129,7 +129,7 @@ func (s *Space[T]) Ring(slot int) Ring {
 // call an entry patch keeps in place (instrument.Patch.InPlace): bytes
 // that hold another instruction once the patch is gone.
 func (s *Space[T]) Inside(pc uint64) bool {
-	if _, ok := s.InPlaceAt(pc); ok {
+	if s.inPlaceAt(pc) {
 		return true
 	}
 	for _, a := range s.Stubs {
@@ -168,17 +168,29 @@ func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
 	return out
 }
 
-// InPlaceAt tells whether pc is in a call an entry patch keeps in place,
-// and where the call it stands for starts in the original bytes: a thread
-// about to run it runs that one once the bytes are back.
-func (s *Space[T]) InPlaceAt(pc uint64) (uint64, bool) {
+// InPlaceCalls lists the calls entry patches keep in place: the bytes of
+// each, [lo, hi), and where the call it stands for starts in the original
+// bytes: a thread about to run it runs that one once the bytes are back.
+func (s *Space[T]) InPlaceCalls() [][3]uint64 {
+	var out [][3]uint64
+	for _, p := range s.Patches {
+		if n := uint64(p.Patch.InPlace); n > 0 {
+			end := p.Patch.At + uint64(p.Patch.Len)
+			out = append(out, [3]uint64{end - n, end, end - 5})
+		}
+	}
+	return out
+}
+
+// inPlaceAt tells whether pc is in a call an entry patch keeps in place.
+func (s *Space[T]) inPlaceAt(pc uint64) bool {
 	for _, p := range s.Patches {
 		if n := uint64(p.Patch.InPlace); n > 0 {
 			end := p.Patch.At + uint64(p.Patch.Len)
 			if pc >= end-n && pc < end {
-				return end - 5, true
+				return true
 			}
 		}
 	}
-	return 0, false
+	return false
 }
