@@ -218,8 +218,11 @@ type ProbeStats struct {
 	Exits int
 	// Sites: inline probes at a function's call sites, its first bytes
 	// refusing the jump.
-	Sites   int
-	Refused map[string]int
+	Sites int
+	// CallEntries: inline probes at the call that begins a function
+	// (instrument.PlanCallEntry).
+	CallEntries int
+	Refused     map[string]int
 }
 
 // RingStats: the inline probes' ring events, stub waits for a full ring,

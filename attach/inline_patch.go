@@ -166,39 +166,38 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err != nil {
 		return err
 	}
-	var p instrument.Patch
-	if branches, ok, swept := l.mod.Swept(sym); ok {
-		p, err = instrument.PlanPatchSwept(code[:len(code)-len(pad)], pad, addr, tramp, stubs, id, branches, swept)
-	} else {
-		p, err = instrument.PlanPatch(code[:len(code)-len(pad)], pad, addr, tramp, stubs, id)
+	body := code[:len(code)-len(pad)]
+	branches, ok, swept := l.mod.Swept(sym)
+	if !ok {
+		branches, swept = instrument.EntryBranches(body)
 	}
+	fn := model.None
+	if id&stub.FlagRestore == 0 {
+		fn = int(id & stub.FnMask)
+	}
+	if swept == nil {
+		ce, err := instrument.PlanCallEntry(body, addr, tramp, stubs, id, branches)
+		if !errors.Is(err, instrument.ErrNoCallEntry) {
+			if err == nil {
+				err = e.patchCallEntry(tid, as, l, a, addr, tramp, ce, fn, rips)
+			}
+			if err != nil {
+				return err
+			}
+			is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
+			if exited != nil {
+				e.exitedFn(fn, true)
+			}
+			return nil
+		}
+	}
+	p, err := instrument.PlanPatchSwept(body, pad, addr, tramp, stubs, id, branches, swept)
 	if err != nil {
 		// the reason alone, for --stats
 		return prologueRefused{strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": ")}
 	}
-	if err := as.keepParked(tid); err != nil {
+	if err := e.clearOf(tid, as, p.At, p.Len, rips); err != nil {
 		return err
-	}
-	for _, rip := range as.heldRips() {
-		if rip > p.At && rip < p.At+uint64(p.Len) {
-			return prologueRefused{"a thread is stopped inside its first bytes"}
-		}
-	}
-	// Before any step: a thread stepped onto one of our int3s would take
-	// it for the step's trap.
-	for b := range as.bps {
-		if b > p.At && b < p.At+uint64(p.Len) {
-			return prologueRefused{"breakpoint inside its first bytes"}
-		}
-	}
-	for i, rip := range rips {
-		if rip > p.At && rip < p.At+uint64(p.Len) {
-			at, ok := e.stepPast(as, rip, p.At, p.Len)
-			if !ok {
-				return prologueRefused{"a thread is stopped inside its first bytes"}
-			}
-			rips[i] = at
-		}
 	}
 	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
 		return err
@@ -209,16 +208,77 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err := e.rewrite(tid, as, p.At, cur, p.Jump); err != nil {
 		return fmt.Errorf("patch: %w", err)
 	}
-	fn := model.None
-	if id&stub.FlagRestore == 0 {
-		fn = int(id & stub.FnMask)
-	}
 	is.Patches[addr] = &inline.Patch{Patch: p, TrampAt: tramp, Fn: fn, Moved: cur}
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})
 	is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
 	if exited != nil {
 		e.exitedFn(fn, true)
 	}
+	return nil
+}
+
+// clearOf makes sure no thread of space as stands in at+1 .. at+n-1,
+// bytes about to change: a thread held there, or a breakpoint, refuses
+// the patch; a stopped thread is stepped out (rips, the stopped threads'
+// rips, follow).
+func (e *engine) clearOf(tid int, as *space, at uint64, n int, rips []uint64) error {
+	if err := as.keepParked(tid); err != nil {
+		return err
+	}
+	inside := func(a uint64) bool { return a > at && a < at+uint64(n) }
+	for _, rip := range as.heldRips() {
+		if inside(rip) {
+			return prologueRefused{"a thread is stopped inside its first bytes"}
+		}
+	}
+	// Before any step: a thread stepped onto one of our int3s would take
+	// it for the step's trap.
+	for b := range as.bps {
+		if inside(b) {
+			return prologueRefused{"breakpoint inside its first bytes"}
+		}
+	}
+	for i, rip := range rips {
+		if inside(rip) {
+			to, ok := e.stepPast(as, rip, at, n)
+			if !ok {
+				return prologueRefused{"a thread is stopped inside its first bytes"}
+			}
+			rips[i] = to
+		}
+	}
+	return nil
+}
+
+// patchCallEntry gives function fn of l its probe at the call among its
+// first bytes (instrument.PlanCallEntry), its entry at addr, with the
+// trampoline at tramp in area a: a thread between its entry and the call is stepped past the
+// call first (its frame began before: no entry of ours), and the call
+// must hold its file's bytes.
+func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tramp uint64, ce instrument.CallEntry, fn int, rips []uint64) error {
+	is := as.inl
+	s := ce.Site
+	if _, ok := is.Sites[s.At]; ok {
+		return prologueRefused{"its first call is re-aimed already"}
+	}
+	if _, err := fileBytesAt(tid, as, l, s.At, len(s.Orig)); err != nil {
+		return prologueRefused{"its first call " + err.Error()}
+	}
+	if err := e.clearOf(tid, as, addr, int(s.At+uint64(len(s.Orig))-addr), rips); err != nil {
+		return err
+	}
+	if err := ptrace.WriteMem(tid, tramp, ce.Tramp); err != nil {
+		return err
+	}
+	a.next += uint64(len(ce.Tramp))
+	if err := e.rewrite(tid, as, s.At, s.Orig, s.New); err != nil {
+		return fmt.Errorf("patch its first call: %w", err)
+	}
+	is.Sites[s.At] = s
+	is.Patches[addr] = &inline.Patch{Patch: instrument.Patch{Addr: addr, At: addr}, Sites: []instrument.SiteBytes{s},
+		Fn: fn, TrampAt: tramp + uint64(ce.Hdr)}
+	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(ce.Tramp))})
+	e.stats.Probes.CallEntries++
 	return nil
 }
 

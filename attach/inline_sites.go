@@ -40,6 +40,10 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	}()
 	for _, s := range sites {
 		at := s.At + l.bias
+		if _, ok := is.Sites[at]; ok {
+			// The call that begins a function, its probe (PlanCallEntry).
+			return fmt.Errorf("%w; call site %#x re-aimed already", why, at)
+		}
 		for gAddr, g := range is.Patches {
 			gp := g.Patch
 			if overlaps(g, at, s.Len) {

@@ -338,6 +338,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	if s.Probes.Exits > 0 {
 		fmt.Fprintf(w, "exit probes:         %d timed functions (their returns jump to a probe; the other timed functions' returns are hijacked)\n", s.Probes.Exits)
 	}
+	if s.Probes.CallEntries > 0 {
+		fmt.Fprintf(w, "probes at a call:    %d functions (a call begins them: its target is the probe's, their first bytes stay)\n", s.Probes.CallEntries)
+	}
 	if s.Probes.Counted > 0 {
 		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)
 		if s.Probes.Fast > 0 {
