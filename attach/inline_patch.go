@@ -175,21 +175,18 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if id&stub.FlagRestore == 0 {
 		fn = int(id & stub.FnMask)
 	}
-	if swept == nil {
-		ce, err := instrument.PlanCallEntry(body, addr, tramp, stubs, id, branches)
-		if !errors.Is(err, instrument.ErrNoCallEntry) {
-			if err == nil {
-				err = e.patchCallEntry(tid, as, l, a, addr, tramp, ce, fn, rips)
-			}
-			if err != nil {
-				return err
-			}
-			is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
-			if exited != nil {
-				e.exitedFn(fn, true)
-			}
-			return nil
+	// A function that begins with a call takes its probe there; one
+	// whose call a branch reaches, or that another probe re-aimed, gets
+	// the entry patch's plan (and its reason to refuse).
+	if ce, err := instrument.PlanCallEntry(body, addr, tramp, stubs, id, branches); err == nil && swept == nil && !is.HasSite(ce.Site.At) {
+		if err := e.patchCallEntry(tid, as, l, a, addr, tramp, ce, fn, rips); err != nil {
+			return err
 		}
+		is.Patches[addr].Exits, is.Patches[addr].ExitBodies = exited, bodies
+		if exited != nil {
+			e.exitedFn(fn, true)
+		}
+		return nil
 	}
 	p, err := instrument.PlanPatchSwept(body, pad, addr, tramp, stubs, id, branches, swept)
 	if err != nil {
@@ -258,9 +255,6 @@ func (e *engine) clearOf(tid int, as *space, at uint64, n int, rips []uint64) er
 func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tramp uint64, ce instrument.CallEntry, fn int, rips []uint64) error {
 	is := as.inl
 	s := ce.Site
-	if _, ok := is.Sites[s.At]; ok {
-		return prologueRefused{"its first call is re-aimed already"}
-	}
 	if _, err := fileBytesAt(tid, as, l, s.At, len(s.Orig)); err != nil {
 		return prologueRefused{"its first call " + err.Error()}
 	}

@@ -40,7 +40,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	}()
 	for _, s := range sites {
 		at := s.At + l.bias
-		if _, ok := is.Sites[at]; ok {
+		if is.HasSite(at) {
 			// The call that begins a function, its probe (PlanCallEntry).
 			return fmt.Errorf("%w; call site %#x re-aimed already", why, at)
 		}

@@ -74,6 +74,12 @@ func (s *Space[T]) Changes() []instrument.SiteBytes {
 	return out
 }
 
+// HasSite tells whether a probe re-aimed the branch at at.
+func (s *Space[T]) HasSite(at uint64) bool {
+	_, ok := s.Sites[at]
+	return ok
+}
+
 // Overlay writes onto b, the file's bytes at addr, the call sites patches
 // re-aimed there: what the text holds, ours apart from entry patches.
 func (s *Space[T]) Overlay(addr uint64, b []byte) {
