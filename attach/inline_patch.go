@@ -490,6 +490,7 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	if err := e.stepInside(as, addr, n); err != nil {
 		return err
 	}
+	e.undoInPlace(tid, as, addr, cur, code, n)
 	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
 		return errors.New("code in memory differs from its file")
 	}

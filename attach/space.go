@@ -87,6 +87,9 @@ type callSite struct {
 // reached (a thread in their code), and detach tries again.
 type leftBehind struct {
 	undoing      *loaded
+	// oldJumps: a killed profiler's jumps, by target (reaimOldJumps),
+	// found once per attach.
+	oldJumps map[uint64][]uint64
 	oldHeals     []uint64
 	reclaimed    bool
 	leftoverKept bool
