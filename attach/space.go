@@ -86,10 +86,10 @@ type callSite struct {
 // scan looked for their areas; leftoverKept: its reclaim found them still
 // reached (a thread in their code), and detach tries again.
 type leftBehind struct {
-	undoing      *loaded
+	undoing *loaded
 	// oldJumps: a killed profiler's jumps, by target (reaimOldJumps),
 	// found once per attach.
-	oldJumps map[uint64][]uint64
+	oldJumps     map[uint64][]uint64
 	oldHeals     []uint64
 	reclaimed    bool
 	leftoverKept bool
