@@ -182,18 +182,15 @@ func (e *engine) detachInline(tid int, as *space) {
 		e.openFrameArgs(t, is)
 		e.restoreReturns(t, is)
 	}
-	if len(inPlace) > 0 && len(threads) > 0 {
-		// With the returns back: a hijacked signal handler's unwinds
-		// to its signal frame only then.
-		mods := unwindModules(threads[0].proc)
-		for _, t := range threads {
-			e.rewindInPlace(t, inPlace, mods)
-		}
-	}
 	refs := 0
 	if len(threads) > 0 {
 		mods := unwindModules(threads[0].proc)
 		for _, t := range threads {
+			// With the returns back: a hijacked signal handler unwinds
+			// to its signal frame only then.
+			if len(inPlace) > 0 {
+				e.rewindInPlace(t, inPlace, mods)
+			}
 			refs += e.stackRefs(t, as, mods)
 		}
 	}

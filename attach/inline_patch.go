@@ -249,9 +249,9 @@ func (e *engine) clearOf(tid int, as *space, at uint64, n int, rips []uint64) er
 
 // patchCallEntry gives function fn of l its probe at the call among its
 // first bytes (instrument.PlanCallEntry), its entry at addr, with the
-// trampoline at tramp in area a: a thread between its entry and the call is stepped past the
-// call first (its frame began before: no entry of ours), and the call
-// must hold its file's bytes.
+// trampoline at tramp in area a: a thread between its entry and the call
+// is stepped past the call first (its frame began before: no entry of
+// ours), and the call must hold its file's bytes.
 func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tramp uint64, ce instrument.CallEntry, fn int, rips []uint64) error {
 	is := as.inl
 	s := ce.Site
@@ -487,7 +487,7 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	for n > 0 && cur[n-1] == code[n-1] {
 		n--
 	}
-	if err := e.stepInside(as, addr, n); err != nil {
+	if err := e.clearOf(tid, as, addr, n, e.threadRips(as)); err != nil {
 		return err
 	}
 	e.undoInPlace(tid, as, addr, cur, code, n)

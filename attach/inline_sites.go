@@ -51,7 +51,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 				if !ok || gs.Value+l.bias != gAddr || g.Fn == model.None {
 					return fmt.Errorf("%w; call site %#x inside a patch", why, at)
 				}
-				if err := e.stepInside(as, gp.At, gp.Len); err != nil {
+				if err := e.clearOf(tid, as, gp.At, gp.Len, e.threadRips(as)); err != nil {
 					return fmt.Errorf("%w; call site %#x inside a patch: %w", why, at, err)
 				}
 				if err := e.rewrite(tid, as, gp.At, gp.Jump, gp.Orig); err != nil {
@@ -127,6 +127,7 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 		}
 		return false
 	}
+	var rips []uint64
 	for _, m := range maps {
 		if m.Path != path {
 			continue
@@ -158,7 +159,10 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 				}
 			}
 			from = k + n
-			if e.stepInside(as, m.Start+uint64(k), n) != nil {
+			if rips == nil {
+				rips = e.threadRips(as) // once: clearOf keeps them current
+			}
+			if e.clearOf(tid, as, m.Start+uint64(k), n, rips) != nil {
 				continue
 			}
 			if e.rewrite(tid, as, m.Start+uint64(k), got[k:k+n], want[k:k+n]) == nil {

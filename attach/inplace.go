@@ -2,7 +2,6 @@ package attach
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
@@ -16,25 +15,12 @@ import (
 // bytes, run by the thread the trampoline sends there. Unlike the rest of
 // a patch, those bytes run, so a thread may stand at them: stopped there
 // (stepped through by a detach, whose Inside covers them, and before any
-// other rewrite of the bytes: stepInside), or interrupted there by a
+// other rewrite of the bytes: clearOf), or interrupted there by a
 // signal whose handler still runs (its saved pc goes back to the original
 // call once the returns are back: rewindInPlace). And a trampoline jumps
 // there: one a killed profiler left, which a thread inside its stubs may
 // still reach after a later profiler gave the function its bytes back, is
 // re-aimed at the original call first (reaimOldJumps).
-
-// stepInside single-steps every stopped thread of space as whose pc lies
-// in addr+1 .. addr+n-1 out of those bytes before they change.
-func (e *engine) stepInside(as *space, addr uint64, n int) error {
-	for _, rip := range e.threadRips(as) {
-		if rip > addr && rip < addr+uint64(n) {
-			if _, ok := e.stepPast(as, rip, addr, n); !ok {
-				return errors.New("a thread is stopped inside the patch")
-			}
-		}
-	}
-	return nil
-}
 
 // rewindInPlace gives the signal frames on stopped thread t's stack that
 // would resume at a call an entry patch kept in place (calls, from
@@ -76,7 +62,7 @@ func (e *engine) undoInPlace(tid int, as *space, addr uint64, cur, file []byte, 
 
 // reaimOldJumps re-aims every jmp rel32 in the executable memory of no
 // file that is not ours (a killed profiler's trampolines and fast paths)
-// from from to to. The jumps are found in one scan per attach.
+// from from to to. The jumps are found in one scan per pass undoing its patches.
 func (e *engine) reaimOldJumps(tid int, as *space, from, to uint64) {
 	if as.oldJumps == nil {
 		as.oldJumps = map[uint64][]uint64{}

@@ -108,6 +108,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			e.undoLeftover(tid, as, l, sym)
 		}
 	}
+	as.oldJumps = nil // the scan's, for this pass alone
 	if !as.reclaimed && as.foreignCode(maps) {
 		as.reclaimed = true
 		e.reclaimLeftovers(tid, p, maps)

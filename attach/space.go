@@ -88,7 +88,7 @@ type callSite struct {
 type leftBehind struct {
 	undoing *loaded
 	// oldJumps: a killed profiler's jumps, by target (reaimOldJumps),
-	// found once per attach.
+	// found once per pass undoing its patches.
 	oldJumps     map[uint64][]uint64
 	oldHeals     []uint64
 	reclaimed    bool
