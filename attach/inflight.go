@@ -54,7 +54,34 @@ func loadUnwindModules(p *process) []*unwind.Module {
 	for _, l := range p.as.modules {
 		known[l.mod.Path] = l.bias
 	}
-	return loadUnwind(maps, known)
+	mods := loadUnwind(maps, known)
+	if m := loadVDSO(p.pid, maps); m != nil {
+		mods = append(mods, m)
+	}
+	return mods
+}
+
+// loadVDSO loads the call-frame information of p's [vdso], copied out of
+// its memory (nil if it has none or cannot be read). By frame pointers,
+// a sample in its system call (clock_gettime of a CPU clock) unwound to a
+// stale frame; by it, to its caller.
+func loadVDSO(pid int, maps []instrument.Mapping) *unwind.Module {
+	for _, m := range maps {
+		if m.Path != "[vdso]" || !m.Exec() {
+			continue
+		}
+		img := make([]byte, m.End-m.Start)
+		if ptrace.Mem(pid).Read(m.Start, img) != nil {
+			return nil
+		}
+		um, err := unwind.LoadImage(img, m.Start, m.End)
+		if err != nil {
+			return nil
+		}
+		um.Path = m.Path
+		return um
+	}
+	return nil
 }
 
 // loadUnwind loads the call-frame information of every executable module

@@ -203,9 +203,6 @@ func (e *engine) drainLoop() {
 		n, most := e.drainPass()
 		if time.Since(refined) > every {
 			e.clock.Refine()
-			if e.raw != nil {
-				e.raw.Refine()
-			}
 			refined = time.Now()
 		}
 		e.mu.Unlock()

@@ -53,6 +53,12 @@ type pendingSample struct {
 // that its stack agrees with.
 const sampleSkew = int64(2 * time.Microsecond)
 
+// rawFresh is how old the raw clock's map to the ticks may grow before
+// samples are converted by it: a map refined once a second put a sample
+// taken late in that second up to 7µs off the probes' events, far out of
+// sampleSkew (samples given to the function entered next or left before).
+const rawFresh = 10 * time.Millisecond
+
 // sampleStack is how much of a thread's stack each sample carries: enough
 // to unwind from a library (malloc, printf) or the kernel's entry to the
 // first traced caller, as perf's DWARF call chains do.
@@ -79,7 +85,7 @@ func (e *engine) startSampling(t *thread) {
 		return
 	}
 	if e.raw == nil {
-		e.raw = tsc.NewRawMap(2 * time.Millisecond) // refined with the clock
+		e.raw = tsc.NewRawMap(2 * time.Millisecond) // refined as samples are read
 		e.sampleKernel = true
 		e.skewTicks = uint64(float64(sampleSkew) / e.clock.NsPerTick())
 	}
@@ -104,6 +110,7 @@ func (e *engine) readSamples(t *thread) {
 	if t.smp == nil {
 		return
 	}
+	e.raw.RefineIfOlder(rawFresh)
 	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
 		fn, owner, inProbes := e.sampleFunc(t, x)

@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"bytes"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -57,6 +58,22 @@ func LoadReader(r io.ReaderAt, bias, lo, hi uint64) (*Module, error) {
 		return nil, ErrNoCFI
 	}
 	return &Module{bias: bias, lo: lo, hi: hi, fdes: fdes}, nil
+}
+
+// LoadImage is LoadReader for an ELF image mapped whole from start to
+// end, its first loadable segment at start: the [vdso], whose code
+// (clock_gettime's system call, a time read) a thread is often found in.
+func LoadImage(img []byte, start, end uint64) (*Module, error) {
+	f, err := elf.NewFile(bytes.NewReader(img))
+	if err != nil {
+		return nil, fmt.Errorf("read ELF image: %w", err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			return LoadReader(bytes.NewReader(img), start-(p.Vaddr-p.Off), start, end)
+		}
+	}
+	return nil, errors.New("read ELF image: no loadable segment")
 }
 
 // Contains reports whether the runtime address pc lies in the module.

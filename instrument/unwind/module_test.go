@@ -206,14 +206,7 @@ func TestLoadReaderVDSO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bias uint64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD { // the vDSO is one image mapped from its start
-			bias = vdso.Start - (p.Vaddr - p.Off)
-			break
-		}
-	}
-	m, err := LoadReader(bytes.NewReader(img), bias, vdso.Start, vdso.End)
+	m, err := LoadImage(img, vdso.Start, vdso.End)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,3 +56,24 @@ func TestRawMapIsMonotone(t *testing.T) {
 		t.Errorf("a refine moved raw %d ns from tick %d to %d", now, before, m.Tick(now))
 	}
 }
+
+// A map first measured over 2 ms and refined whenever its latest pair is
+// 10 ms old converts raw times to within a microsecond of the counter
+// over the next second; left alone, it may drift some (7µs seen on a KVM
+// guest after a second).
+func TestRawMapRefinedIfOlder(t *testing.T) {
+	if Invariant() != nil {
+		t.Skip("no invariant TSC on this machine")
+	}
+	m := NewRawMap(2 * time.Millisecond)
+	nsPerTick := 1 / m.line.Load().ticksPerNs
+	const tolerance = time.Microsecond
+	for start := time.Now(); time.Since(start) < time.Second; {
+		time.Sleep(3 * time.Millisecond)
+		m.RefineIfOlder(10 * time.Millisecond)
+		p := readPair()
+		if off := time.Duration(float64(int64(m.Tick(p.ns)-p.tick)) * nsPerTick); off < -tolerance || off > tolerance {
+			t.Fatalf("%v in: raw %d ns converts to tick %d, the counter read %d: off by %v", time.Since(start), p.ns, m.Tick(p.ns), p.tick, off)
+		}
+	}
+}
