@@ -227,6 +227,7 @@ func TestCountedAttachAndKilled(t *testing.T) {
 		tracer.Wait()
 		time.Sleep(200 * time.Millisecond)
 	}
+	alive(t, target, out)
 	check("after the kills", attachForOpt(t, pid, 500*time.Millisecond, opt))
 	endsClean(t, target, out, before, "rounds ")
 }

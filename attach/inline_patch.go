@@ -355,8 +355,9 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 	for _, r := range plan.Regions {
 		spans = append(spans, [2]int{r.Off, r.Len})
 	}
-	for _, t := range plan.Tails {
+	for i, t := range plan.Tails {
 		spans = append(spans, [2]int{t.Off, t.Len})
+		plan.Tails[i].Ends = l.mod.IsPLT(t.To - l.bias)
 	}
 	for _, r := range spans {
 		lo, hi := addr+uint64(r[0]), addr+uint64(r[0]+r[1])
@@ -374,10 +375,20 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 	return &plan
 }
 
-// patchTail writes the probe of tail jump t of the function at addr.
+// patchTail writes the probe of tail jump t of the function at addr. A
+// jump through the PLT (free, write: code of another module, untraced
+// unless its library is) ends the frame there, as a return does: the
+// stack shows the callee under the frame's caller, and perf gives the
+// callee's time to it; the return stub's taking the frame over cost a
+// mispredicted return a call. A frame recorded in detail keeps it, for
+// the callee's return value.
 func (e *engine) patchTail(tid int, as *space, code []byte, addr uint64, t instrument.TailSite, id uint32) (instrument.SiteBytes, error) {
+	at := uint64(stub.TailSite)
+	if t.Ends && id&stub.FlagDetail == 0 {
+		at = stub.ExitSite
+	}
 	c, _, err := e.patchThrough(tid, as, code, addr, t.Off, t.Len, id, func(tramp, stubs uint64) ([]byte, []byte, error) {
-		return instrument.TailTramp(code, addr, t, tramp, stubs+stub.TailSite)
+		return instrument.TailTramp(code, addr, t, tramp, stubs+at)
 	})
 	return c, err
 }
@@ -490,7 +501,6 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	if err := e.clearOf(tid, as, addr, n, e.threadRips(as)); err != nil {
 		return err
 	}
-	e.undoInPlace(tid, as, addr, cur, code, n)
 	if err := e.rewrite(tid, as, addr, cur[:n], code[:n]); err != nil {
 		return errors.New("code in memory differs from its file")
 	}

@@ -155,7 +155,6 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 				}
 				if c := instrument.InPlaceLen(got[k+n:]); c > 0 && k+n+c <= len(want) && want[k+n+c-5] == 0xe8 {
 					n += c
-					e.undoInPlace(tid, as, m.Start+uint64(k), got[k:], want[k:], n)
 				}
 			}
 			from = k + n

@@ -96,6 +96,9 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// two. A patch jumps into a killed profiler's code, which stays
 	// mapped: without executable memory not ours, there is none to look
 	// for in every function.
+	if len(todo) > 0 && as.foreignCode(maps) {
+		e.stepOutOfLeftovers(tid, as, maps)
+	}
 	for _, w := range todo {
 		if !as.foreignCode(maps) {
 			break
@@ -108,7 +111,6 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			e.undoLeftover(tid, as, l, sym)
 		}
 	}
-	as.oldJumps = nil // the scan's, for this pass alone
 	if !as.reclaimed && as.foreignCode(maps) {
 		as.reclaimed = true
 		e.reclaimLeftovers(tid, p, maps)

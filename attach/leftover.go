@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/profile-dev/profile/attach/internal/heal"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
@@ -118,6 +120,29 @@ func (s *space) foreignCode(maps []instrument.Mapping) bool {
 		}
 	}
 	return false
+}
+
+// stepOutOfLeftovers single-steps every stopped thread of as that stands
+// in a killed profiler's code (findLeftovers) out of it, before any of its
+// patches is undone: its trampolines end in jumps back into the
+// functions' first bytes (past its patch, or to a call it kept in place
+// there), which are about to become the file's again, or this profiler's
+// patch. A thread stepped to such a call stands in the patch's bytes:
+// clearOf steps it through the call before they change. Its return stub
+// leaves by the real return address, its stall on a full ring ends when
+// it sees the tracer gone.
+func (e *engine) stepOutOfLeftovers(tid int, as *space, maps []instrument.Mapping) {
+	old := e.findLeftovers(tid, as, maps).code
+	in := func(pc uint64) bool {
+		return slices.ContainsFunc(old, func(r [2]uint64) bool { return pc >= r[0] && pc < r[1] })
+	}
+	for _, t := range e.threads {
+		var regs unix.PtraceRegs
+		if t.proc.as != as || ptrace.GetRegs(t.tid, &regs) != nil || !in(regs.Rip) {
+			continue
+		}
+		e.stepOutOf(t, in, false) // it warns if the thread stays
+	}
 }
 
 // foreignParts returns the parts of lo..hi that are none of our code

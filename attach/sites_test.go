@@ -2,6 +2,7 @@ package attach
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,6 +116,18 @@ func endsClean(t *testing.T, target *exec.Cmd, out *bytes.Buffer, before []strin
 	if !strings.HasPrefix(out.String(), prefix) {
 		t.Errorf("target said %q", out.String())
 	}
+}
+
+// alive stops the test if target has ended, saying how: after its
+// profilers' deaths it must run on as if untraced.
+func alive(t *testing.T, target *exec.Cmd, out *bytes.Buffer) {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", target.Process.Pid))
+	if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && i+2 < len(stat) && stat[i+2] != 'Z' {
+		return
+	}
+	err = target.Wait()
+	t.Fatalf("the target ended: %v (state %v, output %q)", err, target.ProcessState, out.String())
 }
 
 func abs(v int64) int64 {

@@ -86,10 +86,7 @@ type callSite struct {
 // scan looked for their areas; leftoverKept: its reclaim found them still
 // reached (a thread in their code), and detach tries again.
 type leftBehind struct {
-	undoing *loaded
-	// oldJumps: a killed profiler's jumps, by target (reaimOldJumps),
-	// found once per pass undoing its patches.
-	oldJumps     map[uint64][]uint64
+	undoing      *loaded
 	oldHeals     []uint64
 	reclaimed    bool
 	leftoverKept bool

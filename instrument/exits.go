@@ -70,10 +70,14 @@ type ExitPlan struct {
 
 // A TailSite is a tail jump (jmp or jcc rel32, Len bytes at Off) to the
 // function at To: its trampoline has the frame's return taken by the
-// return stub before it jumps on, so that the callee's return ends both.
+// return stub before it jumps on, so that the callee's return ends both;
+// or, for one that Ends, ends the frame as a return does.
 type TailSite struct {
 	Off, Len int
 	To       uint64
+	// Ends: the frame ends at the jump (the caller decides: a jump to a
+	// PLT entry, out of the module).
+	Ends bool
 }
 
 func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
