@@ -65,7 +65,7 @@ func TestTailJumpThroughThePLT(t *testing.T) {
 		}
 		// Sampled: qsort's CPU time is main's, as perf gives it.
 		opt.SamplePeriod = 50 * time.Microsecond
-		r, _ = recordWorkload(t, "tailplt", opt, fmt.Sprint(4*rounds))
+		r, _ = recordWorkload(t, "tailplt", opt, fmt.Sprint(20*rounds))
 		ns, _ := sampled(r.Profile)
 		var all int64
 		for _, v := range ns {
