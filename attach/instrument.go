@@ -96,8 +96,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// two. A patch jumps into a killed profiler's code, which stays
 	// mapped: without executable memory not ours, there is none to look
 	// for in every function.
+	var old *leftovers // a killed profiler's areas, found once a pass
 	if len(todo) > 0 && as.foreignCode(maps) {
-		e.stepOutOfLeftovers(tid, as, maps)
+		old = e.findLeftovers(tid, as, maps)
+		e.stepOutOfLeftovers(as, old.code)
 	}
 	for _, w := range todo {
 		if !as.foreignCode(maps) {
@@ -113,7 +115,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	}
 	if !as.reclaimed && as.foreignCode(maps) {
 		as.reclaimed = true
-		e.reclaimLeftovers(tid, p, maps)
+		if old == nil {
+			old = e.findLeftovers(tid, as, maps)
+		}
+		e.reclaimLeftovers(tid, p, maps, old)
 	}
 	for _, w := range todo {
 		path, mod, bias, isMain, linker, selected := w.path, w.mod, w.bias, w.isMain, w.linker, w.selected
@@ -529,7 +534,7 @@ func (e *engine) preopen(pid int) {
 		}
 	}
 	e.unwindAt = instrument.LoadedPaths(maps)
-	e.unwindPre = loadUnwind(maps, biases)
+	e.unwindPre = loadUnwind(pid, maps, biases)
 }
 
 // preloadedUnwind gives process p the call-frame information preopen

@@ -67,6 +67,15 @@ func TestRawMapRefinedIfOlder(t *testing.T) {
 	}
 	m := NewRawMap(2 * time.Millisecond)
 	nsPerTick := 1 / m.line.Load().ticksPerNs
+	// A line younger than d stays; an older one is read again.
+	first := m.line.Load()
+	if m.RefineIfOlder(time.Hour); m.line.Load() != first {
+		t.Fatal("a line younger than an hour was refined")
+	}
+	time.Sleep(2 * time.Millisecond)
+	if m.RefineIfOlder(time.Millisecond); m.line.Load() == first {
+		t.Fatal("a line older than a millisecond was not refined")
+	}
 	const tolerance = time.Microsecond
 	for start := time.Now(); time.Since(start) < time.Second; {
 		time.Sleep(3 * time.Millisecond)
