@@ -96,10 +96,8 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// two. A patch jumps into a killed profiler's code, which stays
 	// mapped: without executable memory not ours, there is none to look
 	// for in every function.
-	var old *leftovers // a killed profiler's areas, found once a pass
 	if len(todo) > 0 && as.foreignCode(maps) {
-		old = e.findLeftovers(tid, as, maps)
-		e.stepOutOfLeftovers(as, old.code)
+		e.stepOutOfLeftovers(as, e.findLeftovers(tid, as, maps).code)
 	}
 	for _, w := range todo {
 		if !as.foreignCode(maps) {
@@ -115,10 +113,11 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	}
 	if !as.reclaimed && as.foreignCode(maps) {
 		as.reclaimed = true
-		if old == nil {
-			old = e.findLeftovers(tid, as, maps)
-		}
-		e.reclaimLeftovers(tid, p, maps, old)
+		// Found again, after the undo: the reclaim given the findings
+		// made before it lost redis in the stress suite's rekill test
+		// (STRESS_SEED=8, two runs of two; found again, it passed). Why
+		// is not known yet.
+		e.reclaimLeftovers(tid, p, maps, e.findLeftovers(tid, as, maps))
 	}
 	for _, w := range todo {
 		path, mod, bias, isMain, linker, selected := w.path, w.mod, w.bias, w.isMain, w.linker, w.selected
