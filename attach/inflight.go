@@ -54,7 +54,11 @@ func loadUnwindModules(p *process) []*unwind.Module {
 	for _, l := range p.as.modules {
 		known[l.mod.Path] = l.bias
 	}
-	return loadUnwind(p.pid, maps, known)
+	mods := loadUnwind(maps, known)
+	if m := loadVDSO(p.pid, maps); m != nil {
+		mods = append(mods, m)
+	}
+	return mods
 }
 
 // loadVDSO loads the call-frame information of p's [vdso], copied out of
@@ -81,9 +85,8 @@ func loadVDSO(pid int, maps []instrument.Mapping) *unwind.Module {
 }
 
 // loadUnwind loads the call-frame information of every executable module
-// in maps of process pid, and of its [vdso]; known holds the biases of
-// those already placed.
-func loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
+// in maps; known holds the biases of those already placed.
+func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
 	var mods []*unwind.Module
 	for _, path := range instrument.LoadedPaths(maps) {
 		bias, ok := known[path]
@@ -100,9 +103,6 @@ func loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*
 		if um, err := unwind.Load(path, bias, lo, hi); err == nil {
 			mods = append(mods, um)
 		}
-	}
-	if um := loadVDSO(pid, maps); um != nil {
-		mods = append(mods, um)
 	}
 	return mods
 }

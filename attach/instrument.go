@@ -97,7 +97,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// mapped: without executable memory not ours, there is none to look
 	// for in every function.
 	if len(todo) > 0 && as.foreignCode(maps) {
-		e.stepOutOfLeftovers(as, e.findLeftovers(tid, as, maps).code)
+		e.stepOutOfLeftovers(tid, as, maps)
 	}
 	for _, w := range todo {
 		if !as.foreignCode(maps) {
@@ -113,11 +113,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	}
 	if !as.reclaimed && as.foreignCode(maps) {
 		as.reclaimed = true
-		// Found again, after the undo: the reclaim given the findings
-		// made before it lost redis in the stress suite's rekill test
-		// (STRESS_SEED=8, two runs of two; found again, it passed). Why
-		// is not known yet.
-		e.reclaimLeftovers(tid, p, maps, e.findLeftovers(tid, as, maps))
+		e.reclaimLeftovers(tid, p, maps)
 	}
 	for _, w := range todo {
 		path, mod, bias, isMain, linker, selected := w.path, w.mod, w.bias, w.isMain, w.linker, w.selected
@@ -533,7 +529,7 @@ func (e *engine) preopen(pid int) {
 		}
 	}
 	e.unwindAt = instrument.LoadedPaths(maps)
-	e.unwindPre = loadUnwind(pid, maps, biases)
+	e.unwindPre = loadUnwind(maps, biases)
 }
 
 // preloadedUnwind gives process p the call-frame information preopen

@@ -123,7 +123,7 @@ func (s *space) foreignCode(maps []instrument.Mapping) bool {
 }
 
 // stepOutOfLeftovers single-steps every stopped thread of as that stands
-// in a killed profiler's code (old, from findLeftovers) out of it, before any of its
+// in a killed profiler's code (findLeftovers) out of it, before any of its
 // patches is undone: its trampolines end in jumps back into the
 // functions' first bytes (past its patch, or to a call it kept in place
 // there), which are about to become the file's again, or this profiler's
@@ -131,7 +131,8 @@ func (s *space) foreignCode(maps []instrument.Mapping) bool {
 // clearOf steps it through the call before they change. Its return stub
 // leaves by the real return address, its stall on a full ring ends when
 // it sees the tracer gone.
-func (e *engine) stepOutOfLeftovers(as *space, old [][2]uint64) {
+func (e *engine) stepOutOfLeftovers(tid int, as *space, maps []instrument.Mapping) {
+	old := e.findLeftovers(tid, as, maps).code
 	in := func(pc uint64) bool {
 		return slices.ContainsFunc(old, func(r [2]uint64) bool { return pc >= r[0] && pc < r[1] })
 	}

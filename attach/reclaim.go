@@ -310,12 +310,12 @@ func (s *space) ourCode() [][2]uint64 {
 	return out
 }
 
-// reclaimLeftovers unmaps what killed profilers left in process p (l,
-// from findLeftovers; every thread of it stopped), once the leftover
-// patches are undone and nothing reaches it; it says why when something
-// still does.
-func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping, l *leftovers) {
+// reclaimLeftovers unmaps what killed profilers left in process p (every
+// thread of it stopped), once the leftover patches are undone and nothing
+// reaches it; it says why when something still does.
+func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping) {
 	as := p.as
+	l := e.findLeftovers(tid, as, maps)
 	if l.areas() == 0 {
 		return
 	}
@@ -553,7 +553,7 @@ func (e *engine) reclaimAtDetach(t *thread, as *space) {
 	}
 	as.leftoverKept = false
 	e.stats.Leftover.Kept = 0
-	e.reclaimLeftovers(t.tid, t.proc, maps, e.findLeftovers(t.tid, as, maps))
+	e.reclaimLeftovers(t.tid, t.proc, maps)
 	switch s := e.stats; {
 	case s.Leftover.Kept > 0:
 		e.warn("pid %d: the %d areas a killed profiler left stay mapped after the detach: %s", t.proc.pid, s.Leftover.Kept, e.leftoverWhy)
