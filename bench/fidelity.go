@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/profile-dev/profile/internal/human"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -448,8 +449,9 @@ func fidelitySection(r fidelityResults, when string) section {
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %d -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
 			"kept for the default profile, `attach` sampled for the span of %d benchmarks; raw and compensated are `--sample=0`, one). "+
-			"Requests/s untraced are the median of %d benchmarks, with the default probes of its %d (one lands at either of two rates some 20%% apart).\n\n",
-			redisRequests, sampledBenchmarks, rateRuns, sampledBenchmarks)
+			"Requests/s untraced are the median of %d benchmarks, %d before the traced runs and %d after them (GET/s: %s before, %s after), "+
+			"with the default probes of its %d (one lands at either of two rates some 20%% apart).\n\n",
+			redisRequests, sampledBenchmarks, 2*rateRuns, rateRuns, rateRuns, rates(f.untracedRuns[0]), rates(f.untracedRuns[1]), sampledBenchmarks)
 		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default (on CPU) | profile default, waiting calls left out | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled, f.waitingOut,
@@ -469,9 +471,10 @@ func fidelitySection(r fidelityResults, when string) section {
 		fmt.Fprintf(&b, "\nredis %s: not measured: %s.\n", redisLayouts[1].name, r.redisPinnedSkipped)
 	} else if f := r.redisPinned; f != nil {
 		fmt.Fprintf(&b, "\nredis %s (no raw and compensated runs): perf vs perf %.1f points; the default profile on CPU %.1f, "+
-			"with waiting calls left out %.1f; GET %.0f%% of untraced (%.0f ÷ %.0f); event loop %.2f iterations a request untraced "+
+			"with waiting calls left out %.1f; GET %.0f%% of untraced (%.0f ÷ %.0f; untraced GET/s %s before the traced runs, %s after); event loop %.2f iterations a request untraced "+
 			"(without perf), %.2f with the default probes. With at least 1%% of perf's samples, on CPU: %s; waiting calls left out: %s (%s).\n",
 			redisLayouts[1].name, f.floor, f.sampled, f.waitingOut, 100*f.sampledRPS["GET"]/f.untraced["GET"], f.sampledRPS["GET"], f.untraced["GET"],
+			rates(f.untracedRuns[0]), rates(f.untracedRuns[1]),
 			f.loops.untraced, f.loops.traced, offByTwo(f.rows), offByTwoBusy(f.rows), perfSpread(f.rows))
 	}
 	b.WriteString("\n")
@@ -542,4 +545,19 @@ func offByTwo(rows []fidelityRow) string {
 		return "every one within 2 points"
 	}
 	return "more than 2 points off: " + strings.Join(off, ", ")
+}
+
+// rates lists requests/s rates as "81,200, 99,000 and 80,900".
+func rates(vs []float64) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, human.Count(int64(v+0.5)))
+	}
+	switch len(out) {
+	case 0:
+		return "none"
+	case 1:
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }

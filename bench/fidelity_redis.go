@@ -52,6 +52,7 @@ type redisFidelity struct {
 	sampled          float64            // attached with the default probes (sampled)
 	waitingOut       float64            // the same with the time inside waiting calls left out, against perf's busy shares
 	untraced, traced map[string]float64 // requests/s by command, untraced and attached (compensated run)
+	untracedRuns     [2][]float64       // the untraced GET rates before the traced runs and after them
 	sampledRPS       map[string]float64 // requests/s by command, attached with the default probes
 	rows             []fidelityRow
 	// mainShare is the main thread's share of its wall time on a CPU
@@ -165,15 +166,18 @@ func (s *redisServer) benchmark() (map[string]float64, error) {
 	return rps, nil
 }
 
-// rateRuns is how many benchmarks the untraced GET and SET rates are the
-// median of (with the default probes, the sampledBenchmarks the attach
-// spans): one run on two vCPUs lands at either of two rates some 20%
-// apart (where the server, the benchmark and the tracer happen to share a
-// CPU), for the untraced server too.
+// rateRuns is how many benchmarks the untraced GET and SET rates are
+// taken from before the traced runs, and again after them (with the
+// default probes, the sampledBenchmarks the attach spans): one run on two
+// vCPUs lands at either of two rates some 20% apart (where the server,
+// the benchmark and the tracer happen to share a CPU), for the untraced
+// server too, and the server may drift over the minutes between; the
+// untraced rate is the median of both sets, which bracket the traced
+// runs.
 const rateRuns = 3
 
-// benchmarks is the median of n benchmarks' requests/s, by command.
-func (s *redisServer) benchmarks(n int) (map[string]float64, error) {
+// benchmarks runs n benchmarks: their requests/s, by command.
+func (s *redisServer) benchmarks(n int) (map[string][]float64, error) {
 	by := map[string][]float64{}
 	for range n {
 		rps, err := s.benchmark()
@@ -184,12 +188,27 @@ func (s *redisServer) benchmarks(n int) (map[string]float64, error) {
 			by[k] = append(by[k], v)
 		}
 	}
+	return by, nil
+}
+
+// medians is the median of each command's requests/s over the sets.
+func medians(sets ...map[string][]float64) map[string]float64 {
+	by := map[string][]float64{}
+	for _, set := range sets {
+		for k, vs := range set {
+			by[k] = append(by[k], vs...)
+		}
+	}
 	out := map[string]float64{}
 	for k, vs := range by {
 		slices.Sort(vs)
-		out[k] = vs[len(vs)/2]
+		if n := len(vs); n%2 == 1 {
+			out[k] = vs[n/2]
+		} else {
+			out[k] = (vs[n/2-1] + vs[n/2]) / 2
+		}
 	}
-	return out, nil
+	return out
 }
 
 // during runs a tool beside n benchmarks (the median of their rates):
@@ -204,7 +223,8 @@ func (s *redisServer) during(argv []string, settle time.Duration, n int) (map[st
 		return nil, err
 	}
 	time.Sleep(settle)
-	rps, err := s.benchmarks(n)
+	by, err := s.benchmarks(n)
+	rps := medians(by)
 	cmd.Process.Signal(syscall.SIGINT)
 	werr := cmd.Wait()
 	// perf ends by raising the SIGINT it handled: that is its success.
@@ -236,7 +256,8 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 	// The tracepoint needs tracefs and the right to read it: without, no
 	// count and no line.
 	loops, loopsErr := startPerfStat(c.tmp, "syscalls:sys_enter_epoll_wait", "-p", strconv.Itoa(s.cmd.Process.Pid))
-	if f.untraced, err = s.benchmarks(rateRuns); err != nil {
+	before, err := s.benchmarks(rateRuns)
+	if err != nil {
 		return nil, "", err
 	}
 	if loopsErr == nil {
@@ -308,6 +329,11 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 		}
 		prof[i] = busyShares(p.Busy(), filepath.Base(s.exe))
 	}
+	after, err := s.benchmarks(rateRuns)
+	if err != nil {
+		return nil, "", err
+	}
+	f.untraced, f.untracedRuns = medians(before, after), [2][]float64{before["GET"], after["GET"]}
 	f.floor, f.raw, f.comp, f.sampled = tvd(perf[0], perf[1]), tvd(prof[0], perf[0]), tvd(prof[1], perf[0]), tvd(prof[2], onCPU[0])
 	f.rows = shareRows(perf[0], perf[1], prof[0], prof[1], prof[2], onCPU[0])
 	f.waitingOut = tvd(waitingOut, perf[0])
@@ -325,6 +351,7 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 	fmt.Printf("  waiting calls left out on both sides: distance %.1f points; functions with at least 1%% of perf's samples: %s\n", f.waitingOut, offByTwoBusy(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
+	fmt.Printf("  untraced GET/s before the traced runs %.0f, after them %.0f\n", f.untracedRuns[0], f.untracedRuns[1])
 	if f.loops.untraced > 0 {
 		fmt.Printf("  event loop iterations a request: %.2f untraced, %.2f traced\n", f.loops.untraced, f.loops.traced)
 	}

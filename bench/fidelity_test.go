@@ -166,3 +166,26 @@ func TestFidelitySectionSaysWhatWasSkipped(t *testing.T) {
 		}
 	}
 }
+
+// The untraced rate is the median of the runs before and after the
+// traced ones together; rates lists them for the report.
+func TestMediansAndRates(t *testing.T) {
+	before := map[string][]float64{"GET": {80000, 99000, 81000}, "SET": {70000}}
+	after := map[string][]float64{"GET": {98000, 97000, 82000}}
+	m := medians(before, after)
+	if m["GET"] != (82000+97000)/2.0 || m["SET"] != 70000 {
+		t.Errorf("medians %v, want GET 89500 and SET 70000", m)
+	}
+	for _, c := range []struct {
+		in   []float64
+		want string
+	}{
+		{nil, "none"},
+		{[]float64{80900.4}, "80,900"},
+		{[]float64{80000, 99000, 81000}, "80,000, 99,000 and 81,000"},
+	} {
+		if got := rates(c.in); got != c.want {
+			t.Errorf("rates(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
