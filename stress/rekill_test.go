@@ -236,7 +236,8 @@ func TestRedisKilledRepeatedly(t *testing.T) {
 					t.Fatalf("cycle %d (%s): redis %s, stderr %q", i, at, srv.status(), srv.stderr.String())
 				}
 				if err := checkSetGet(port, fmt.Sprintf("k%d", i), fmt.Sprintf("v%d-%d", i, rng.Int64())); err != nil {
-					t.Fatalf("cycle %d (%s): %v", i, at, err)
+					srv.wait(5 * time.Second)
+					t.Fatalf("cycle %d (%s): %v; redis %s%s", i, at, err, srv.status(), crashReport(srv.stdout.String()))
 				}
 			}
 			bench.kill()
@@ -267,6 +268,20 @@ func TestRedisKilledRepeatedly(t *testing.T) {
 			sc.done("redis came through %d attach+SIGKILL cycles and a clean attach, every SET/GET checked", n)
 		})
 	}
+}
+
+// crashReport is what redis's own crash report (in its log, out) says of
+// the signal and the stack, if it wrote one.
+func crashReport(out string) string {
+	at := strings.Index(out, "crashed by signal")
+	if at < 0 {
+		return ""
+	}
+	end := strings.Index(out[at:], "------ REGISTERS")
+	if end < 0 {
+		end = min(len(out)-at, 2000)
+	}
+	return "; its crash report: " + out[at:at+end]
 }
 
 // checkSetGet sets key to val on the redis at port and reads it back.
