@@ -54,11 +54,7 @@ func loadUnwindModules(p *process) []*unwind.Module {
 	for _, l := range p.as.modules {
 		known[l.mod.Path] = l.bias
 	}
-	mods := loadUnwind(maps, known)
-	if m := loadVDSO(p.pid, maps); m != nil {
-		mods = append(mods, m)
-	}
-	return mods
+	return loadUnwind(p.pid, maps, known)
 }
 
 // loadVDSO loads the call-frame information of p's [vdso], copied out of
@@ -85,8 +81,9 @@ func loadVDSO(pid int, maps []instrument.Mapping) *unwind.Module {
 }
 
 // loadUnwind loads the call-frame information of every executable module
-// in maps; known holds the biases of those already placed.
-func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
+// in maps of process pid, and of its [vdso]; known holds the biases of
+// those already placed.
+func loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
 	var mods []*unwind.Module
 	for _, path := range instrument.LoadedPaths(maps) {
 		bias, ok := known[path]
@@ -103,6 +100,9 @@ func loadUnwind(maps []instrument.Mapping, known map[string]uint64) []*unwind.Mo
 		if um, err := unwind.Load(path, bias, lo, hi); err == nil {
 			mods = append(mods, um)
 		}
+	}
+	if um := loadVDSO(pid, maps); um != nil {
+		mods = append(mods, um)
 	}
 	return mods
 }

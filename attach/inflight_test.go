@@ -5,12 +5,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/instrument/unwind"
 	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
@@ -184,4 +188,32 @@ func startReady(t *testing.T, bin string, args ...string) (*exec.Cmd, io.Writer,
 		t.Fatalf("first line %q, want ready", lines.Text())
 	}
 	return cmd, stdin, lines
+}
+
+// The unwinder's modules include the process's [vdso], copied out of its
+// memory: a sample in clock_gettime's system call unwinds by it to its
+// caller. Loaded for attach (preopen) and for a process traced from its
+// start alike: both go through loadUnwind.
+func TestUnwindModulesHoldTheVDSO(t *testing.T) {
+	maps, err := instrument.ReadMaps(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(maps, func(m instrument.Mapping) bool { return m.Path == "[vdso]" }) {
+		t.Skip("no [vdso] mapping")
+	}
+	var vdso *unwind.Module
+	for _, m := range loadUnwind(os.Getpid(), maps, nil) {
+		if m.Path == "[vdso]" {
+			vdso = m
+		}
+	}
+	if vdso == nil {
+		t.Fatal("no [vdso] among the unwinder's modules")
+	}
+	for _, m := range maps {
+		if m.Path == "[vdso]" && (!vdso.Contains(m.Start) || vdso.Contains(m.End)) {
+			t.Errorf("[vdso] mapped at %#x-%#x, the module covers otherwise", m.Start, m.End)
+		}
+	}
 }

@@ -529,7 +529,7 @@ func (e *engine) preopen(pid int) {
 		}
 	}
 	e.unwindAt = instrument.LoadedPaths(maps)
-	e.unwindPre = loadUnwind(maps, biases)
+	e.unwindPre = loadUnwind(pid, maps, biases)
 }
 
 // preloadedUnwind gives process p the call-frame information preopen
