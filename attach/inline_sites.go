@@ -136,12 +136,19 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 		if !ok {
 			continue
 		}
-		// Only a re-aimed displacement: the opcode is the file's.
+		// The re-aimed displacements (the opcode is the file's) go back
+		// first, then the jumps that replaced whole instructions: a call
+		// site's fast path jumps into its function's entry patch (to the
+		// call it may keep in place), so, killed in between, we must
+		// leave no site leading into a function already put back (as
+		// Space.Changes orders a detach's).
+		var sites, jumps [][2]int
 		for from := 0; ; {
 			k, n, found := changedBranch(got, want, m.Start, from, foreign)
 			if !found {
 				break
 			}
+			site := true
 			if got[k] != want[k] || n == 6 && got[k+1] != want[k+1] {
 				if got[k] != 0xe9 || n != 5 {
 					from = k + n
@@ -156,8 +163,17 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 				if c := instrument.InPlaceLen(got[k+n:]); c > 0 && k+n+c <= len(want) && want[k+n+c-5] == 0xe8 {
 					n += c
 				}
+				site = false
 			}
 			from = k + n
+			if site {
+				sites = append(sites, [2]int{k, n})
+			} else {
+				jumps = append(jumps, [2]int{k, n})
+			}
+		}
+		for _, c := range append(sites, jumps...) {
+			k, n := c[0], c[1]
 			if rips == nil {
 				rips = e.threadRips(as) // once: clearOf keeps them current
 			}

@@ -57,21 +57,47 @@ type Patch struct {
 	ExitBodies [][2]uint64
 }
 
-// Changes lists every change the probes made to the text: each entry
-// patch, and each call site re-aimed (Sites: a function's probe at its
+// Changes lists every change the probes made to the text (each entry
+// patch, and each call site re-aimed: Sites, a function's probe at its
 // call sites, a call site's own counting fast path), at its address, as
-// it was and as the probe has it.
+// it was and as the probe has it, in the order to put them back: the
+// sites first, then the entry patches, then the sites inside an entry
+// patch's bytes. A site's fast path runs its function's first
+// instructions and jumps back into the function's entry patch (to the
+// call it may keep in place, the middle of an instruction once the
+// function has its own bytes back), so a tracer killed between two of
+// these writes must leave no site whose function is put back (redis
+// died of SIGILL at dictFetchValue+6 so, its caller's call still
+// re-aimed). A site inside an entry patch (re-aimed before the patch
+// went in, relocated by its trampoline) goes back with the patch, whose
+// original bytes hold it: put back before, it would write into a patch
+// still in use.
 func (s *Space[T]) Changes() []instrument.SiteBytes {
-	var out []instrument.SiteBytes
+	var sites, inside, out []instrument.SiteBytes
+	for _, c := range s.Sites {
+		if s.inPatch(c.At, len(c.New)) {
+			inside = append(inside, c)
+		} else {
+			sites = append(sites, c)
+		}
+	}
+	out = append(out, sites...)
 	for _, p := range s.Patches {
 		if p.Patch.Len > 0 {
 			out = append(out, instrument.SiteBytes{At: p.Patch.At, Orig: p.Patch.Orig, New: p.Patch.Jump})
 		}
 	}
-	for _, c := range s.Sites {
-		out = append(out, c)
+	return append(out, inside...)
+}
+
+// inPatch tells whether any of the n bytes at at is an entry patch's.
+func (s *Space[T]) inPatch(at uint64, n int) bool {
+	for _, p := range s.Patches {
+		if p.Patch.Len > 0 && at < p.Patch.At+uint64(p.Patch.Len) && at+uint64(n) > p.Patch.At {
+			return true
+		}
 	}
-	return out
+	return false
 }
 
 // HasSite tells whether a probe re-aimed the branch at at.
