@@ -41,7 +41,7 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 		return
 	}
 	for _, q := range is.Patches {
-		if overlaps(q, at, instrument.PatchLen) {
+		if q.Replaced(at, instrument.PatchLen) {
 			return // inside an entry patch: the call runs relocated
 		}
 	}

@@ -46,7 +46,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 		}
 		for gAddr, g := range is.Patches {
 			gp := g.Patch
-			if overlaps(g, at, s.Len) {
+			if g.Replaced(at, s.Len) {
 				gs, ok := l.mod.Lookup(gAddr - l.bias)
 				if !ok || gs.Value+l.bias != gAddr || g.Fn == model.None {
 					return fmt.Errorf("%w; call site %#x inside a patch", why, at)
@@ -209,9 +209,4 @@ func fileBytesAt(tid int, as *space, l *loaded, at uint64, n int) ([]byte, error
 		}
 	}
 	return cur, nil
-}
-
-// overlaps tells whether entry patch p replaced any of the n bytes at at.
-func overlaps(p *inline.Patch, at uint64, n int) bool {
-	return p.Patch.Len > 0 && at < p.Patch.At+uint64(p.Patch.Len) && at+uint64(n) > p.Patch.At
 }

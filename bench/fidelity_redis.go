@@ -351,7 +351,7 @@ func measureRedisFidelity(c config, at redisLayout) (*redisFidelity, string, err
 	fmt.Printf("  waiting calls left out on both sides: distance %.1f points; functions with at least 1%% of perf's samples: %s\n", f.waitingOut, offByTwoBusy(f.rows))
 	fmt.Printf("  main thread on a CPU: perf task-clock %.1f%%, profile busy %.1f%% (about %.1f%% with the probes)\n",
 		100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
-	fmt.Printf("  untraced GET/s before the traced runs %.0f, after them %.0f\n", f.untracedRuns[0], f.untracedRuns[1])
+	fmt.Printf("  untraced GET/s: %s before the traced runs, %s after them\n", rates(f.untracedRuns[0]), rates(f.untracedRuns[1]))
 	if f.loops.untraced > 0 {
 		fmt.Printf("  event loop iterations a request: %.2f untraced, %.2f traced\n", f.loops.untraced, f.loops.traced)
 	}

@@ -93,11 +93,16 @@ func (s *Space[T]) Changes() []instrument.SiteBytes {
 // inPatch tells whether any of the n bytes at at is an entry patch's.
 func (s *Space[T]) inPatch(at uint64, n int) bool {
 	for _, p := range s.Patches {
-		if p.Patch.Len > 0 && at < p.Patch.At+uint64(p.Patch.Len) && at+uint64(n) > p.Patch.At {
+		if p.Replaced(at, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// Replaced tells whether entry patch p replaced any of the n bytes at at.
+func (p *Patch) Replaced(at uint64, n int) bool {
+	return p.Patch.Len > 0 && at < p.Patch.At+uint64(p.Patch.Len) && at+uint64(n) > p.Patch.At
 }
 
 // HasSite tells whether a probe re-aimed the branch at at.
