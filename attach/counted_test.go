@@ -179,7 +179,7 @@ func TestTimedCalleeOfCounted(t *testing.T) {
 // fast paths need no tracer), and the next attach counts again and puts
 // every byte back.
 func TestCountedAttachAndKilled(t *testing.T) {
-	target, out := startWorkload(t, "counted", "1000", "2", "8")
+	target, out := startWorkload(t, "counted", "1000", "2", "120")
 	pid := target.Process.Pid
 	before := profilerAreas(t, pid, nil)
 	time.Sleep(200 * time.Millisecond)

@@ -7,9 +7,11 @@
  * called ITERATIONS times; mid calls leaf 3 times from its loop and twig
  * once; twig calls leaf once. main also calls leaf ITERATIONS times
  * through a function pointer. With SECONDS, each thread repeats that for
- * about so long (attach tests), and prints its rounds.
+ * about so long (attach tests), and prints its rounds; SIGUSR1 ends
+ * that sooner, each thread at the end of its round.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,6 +35,12 @@ NOINLINE long mid(long x)
 
 static long iterations;
 static double seconds;
+/* SIGUSR1, blocked in every thread, is polled at the end of each round. */
+static int told_to_stop(void)
+{
+	sigset_t set;
+	return sigpending(&set) == 0 && sigismember(&set, SIGUSR1) == 1;
+}
 
 static double now(void)
 {
@@ -50,7 +58,7 @@ NOINLINE void *work(void *arg)
 		for (long i = 0; i < iterations; i++)
 			s += mid(i);
 		rounds++;
-	} while (seconds > 0 && now() < end);
+	} while (seconds > 0 && now() < end && !told_to_stop());
 	sink += s;
 	return (void *)rounds;
 }
@@ -69,6 +77,10 @@ int main(int argc, char **argv)
 		seconds = atof(argv[3]);
 	if (threads < 0 || threads > 16)
 		return 2;
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	pthread_t t[16];
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, work, NULL);
