@@ -236,6 +236,8 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 	var rips []uint64
 	if as.inl != nil {
 		rips = e.threadRips(as)
+		e.noteResumes(as)
+		defer func() { as.resumes = nil }()
 	}
 	as.anon = nil
 	defer func() { as.anon = nil }()

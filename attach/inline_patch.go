@@ -193,6 +193,9 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 		// the reason alone, for --stats
 		return prologueRefused{strings.TrimPrefix(err.Error(), instrument.ErrCannotPatch.Error()+": ")}
 	}
+	if as.resumesInside(p.At, p.Len) {
+		return errResumesInside
+	}
 	if err := e.clearOf(tid, as, p.At, p.Len, rips); err != nil {
 		return err
 	}
@@ -257,6 +260,9 @@ func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tr
 	s := ce.Site
 	if _, err := fileBytesAt(tid, as, l, s.At, len(s.Orig)); err != nil {
 		return prologueRefused{"its first call " + err.Error()}
+	}
+	if as.resumesInside(addr, int(s.At+uint64(len(s.Orig))-addr)) {
+		return errResumesInside
 	}
 	if err := e.clearOf(tid, as, addr, int(s.At+uint64(len(s.Orig))-addr), rips); err != nil {
 		return err
@@ -351,6 +357,9 @@ func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pa
 		return nil
 	}
 	held := append(as.heldRips(), rips...)
+	for _, r := range as.resumes {
+		held = append(held, r.pc)
+	}
 	spans := make([][2]int, 0, len(plan.Regions)+len(plan.Tails))
 	for _, r := range plan.Regions {
 		spans = append(spans, [2]int{r.Off, r.Len})
@@ -498,6 +507,7 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	for n > 0 && cur[n-1] == code[n-1] {
 		n--
 	}
+	e.rewindResumes(tid, as, addr, n, cur, code)
 	if err := e.clearOf(tid, as, addr, n, e.threadRips(as)); err != nil {
 		return err
 	}

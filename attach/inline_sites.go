@@ -177,6 +177,7 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 			if rips == nil {
 				rips = e.threadRips(as) // once: clearOf keeps them current
 			}
+			e.rewindResumes(tid, as, m.Start+uint64(k), n, got[k:k+n], want[k:min(len(want), k+n+15)])
 			if e.clearOf(tid, as, m.Start+uint64(k), n, rips) != nil {
 				continue
 			}

@@ -1,13 +1,9 @@
 package attach
 
 import (
-	"bufio"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/profile-dev/profile/internal/workload"
 )
 
 // inplace's wrap (sub rsp,8; call leaf) keeps its call in place under an
@@ -19,26 +15,7 @@ import (
 func TestDetachUnderASignalFrameAtAnInPlaceCall(t *testing.T) {
 	for _, kind := range []string{ProbesInline, probesInlineHijack} {
 		t.Run(kind, func(t *testing.T) {
-			bin, err := workload.Path("inplace")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(bin, "60")
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			lines := make(chan string, 8)
-			go func() {
-				defer close(lines)
-				for s := bufio.NewScanner(stdout); s.Scan(); {
-					lines <- s.Text()
-				}
-			}()
+			cmd, lines := startSaying(t, "inplace", "60")
 			opt := defaultOptions(t)
 			withKind(&opt, kind)
 			stop := attachRunning(t, cmd.Process.Pid, opt)

@@ -47,8 +47,14 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	if as.inl != nil {
 		rips = e.threadRips(as)
 	}
+	// Attaching, a thread may be in a signal handler that returns into
+	// any function (resume.go); a later scan patches a library just
+	// mapped, a launched program's first its image at its entry.
+	if len(as.paths) == 0 && !e.launched {
+		e.noteResumes(as)
+	}
 	as.anon = nil
-	defer func() { as.anon = nil }()
+	defer func() { as.anon, as.resumes = nil, nil }()
 	type taken struct {
 		path                     string
 		mod                      *instrument.Module
@@ -98,6 +104,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	// for in every function.
 	if len(todo) > 0 && as.foreignCode(maps) {
 		e.stepOutOfLeftovers(tid, as, maps)
+		if as.inl != nil {
+			rips = e.threadRips(as)
+		}
+		e.noteResumes(as)
 	}
 	for _, w := range todo {
 		if !as.foreignCode(maps) {

@@ -50,7 +50,10 @@ type space struct {
 	bodiesOf   [2]int      // patches, fast paths
 	fast       *fastCounts // the counting probe's fast paths (fastcount.go)
 	leftBehind             // what killed profilers left here (leftover.go, reclaim.go)
-	spaceGate              // the calling context's breakpoints (context.go)
+	// resumes: where the stopped threads' stacks resume, noted at the
+	// start of a pass that patches (resume.go).
+	resumes   []resumePoint
+	spaceGate // the calling context's breakpoints (context.go)
 }
 
 // traps: the trap probes' breakpoints in a space, by address. removed:

@@ -187,3 +187,31 @@ func TestEntryEnd(t *testing.T) {
 		}
 	}
 }
+
+// InstAt: the instruction holding a byte, decoding from the first (wrap
+// of testdata/src/inplace.c: sub rsp,8; call leaf; add rsp,8; ret).
+func TestInstAt(t *testing.T) {
+	wrap := []byte{0x48, 0x83, 0xec, 0x08, 0xe8, 0x10, 0x20, 0x30, 0x40, 0x48, 0x83, 0xc4, 0x08, 0xc3}
+	for _, c := range []struct {
+		code   []byte
+		off    int
+		start  int
+		n      int
+		wantOK bool
+	}{
+		{wrap, 0, 0, 4, true},
+		{wrap, 3, 0, 4, true},
+		{wrap, 4, 4, 5, true},
+		{wrap, 6, 4, 5, true}, // where an in-place call r11 begins
+		{wrap, 8, 4, 5, true},
+		{wrap, 9, 9, 4, true},
+		{wrap, 13, 13, 1, true},
+		{wrap, 14, 0, 0, false},
+		{cat(vzeroupper, xorEax, ret), 3, 3, 2, true},
+		{[]byte{0x0f, 0x0b + 0x30, 0xff, 0xff, 0xff, 0xff}, 2, 0, 0, false},
+	} {
+		if start, n, ok := InstAt(c.code, c.off); start != c.start || n != c.n || ok != c.wantOK {
+			t.Errorf("InstAt(% x, %d) = %d, %d, %v; want %d, %d, %v", c.code, c.off, start, n, ok, c.start, c.n, c.wantOK)
+		}
+	}
+}

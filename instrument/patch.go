@@ -477,20 +477,43 @@ func EntryEnd(code []byte) int {
 	start := EntryPad(code)
 	off := start
 	for off < start+PatchLen && off < len(code) {
-		n := 0
-		v, err := decodeVEX(code[off:])
-		switch {
-		case err == nil:
-			n = v.len
-		case errors.Is(err, errNotVEX):
-			if inst, err := decodeInst(code[off:]); err == nil {
-				n = inst.Len
-			}
-		}
+		n := instLen(code[off:])
 		if n == 0 {
 			return start + PatchLen + 14
 		}
 		off += n
 	}
 	return off
+}
+
+// InstAt is the start and length of the instruction holding byte off of
+// code, decoding from code's first byte; false if an instruction up to
+// it cannot be decoded. A pc saved inside a patch's bytes (a signal
+// frame's, at a call the patch kept in place) resumes at that start once
+// the patch is undone.
+func InstAt(code []byte, off int) (start, n int, ok bool) {
+	for at := 0; at <= off && at < len(code); at += n {
+		if n = instLen(code[at:]); n == 0 {
+			return 0, 0, false
+		}
+		if off < at+n {
+			return at, n, true
+		}
+	}
+	return 0, 0, false
+}
+
+// instLen is the length of the instruction code begins with, VEX-encoded
+// or not; 0 if it cannot be decoded.
+func instLen(code []byte) int {
+	v, err := decodeVEX(code)
+	switch {
+	case err == nil:
+		return v.len
+	case errors.Is(err, errNotVEX):
+		if inst, err := decodeInst(code); err == nil {
+			return inst.Len
+		}
+	}
+	return 0
 }
