@@ -177,6 +177,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	e.inlineCounters(is)
 	e.lastArcs(is)
 	inPlace := is.InPlaceCalls()
+	jumps := inPlaceJumps(as, is)
 	e.unpatchInline(tid, as)
 	for _, t := range threads {
 		e.openFrameArgs(t, is)
@@ -199,6 +200,7 @@ func (e *engine) detachInline(tid int, as *space) {
 		// them (and their data) mapped rather than pull them from under it.
 		e.stats.StackRefs += refs
 		e.warn("detach: %d frames would return into the inline probes' code: left mapped", refs)
+		e.reaimInPlace(tid, as, jumps)
 		as.keepAreas = true
 		e.dropInline(is)
 		as.inl = nil

@@ -76,3 +76,24 @@ func InPlaceLen(b []byte) int {
 	}
 	return 0
 }
+
+// ReaimLastJump is, for code at runtime address at that ends in a rel32
+// jump to from, that jump's 5 bytes aimed at to; false for other code.
+// The trampoline and the fast paths of a patch that keeps a call in place
+// end in a jump to that call (InPlaceCall): a thread a signal handler holds
+// inside them when the function gets its bytes back (a detach leaving
+// them mapped for it) must go to the original call instead, not into its
+// middle.
+func ReaimLastJump(code []byte, at, from, to uint64) ([]byte, bool) {
+	off := len(code) - jmpRel32Len
+	if off < 0 || code[off] != 0xe9 {
+		return nil, false
+	}
+	next := at + uint64(off) + jmpRel32Len
+	old, ok1 := rel32(next, from)
+	rel, ok2 := rel32(next, to)
+	if !ok1 || !ok2 || int32(binary.LittleEndian.Uint32(code[off+1:])) != old {
+		return nil, false
+	}
+	return binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(rel)), true
+}

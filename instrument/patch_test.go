@@ -215,6 +215,16 @@ func TestPlanPatchCall(t *testing.T) {
 			if len(body) != n+5 {
 				t.Errorf("body % x: %d bytes after the jump", body, len(body)-n-5)
 			}
+			// Aimed back at the original call (a detach leaving the
+			// trampoline mapped): the same jump, to the call's first byte.
+			kept, orig := ret-uint64(len(c.form)), ret-5
+			jump, ok := ReaimLastJump(p.Tramp, tramp, kept, orig)
+			if end := tramp + uint64(len(p.Tramp)); !ok || jump[0] != 0xe9 || end+uint64(int64(int32(binary.LittleEndian.Uint32(jump[1:])))) != orig {
+				t.Errorf("ReaimLastJump: % x, %v: want a jump to %#x", jump, ok, orig)
+			}
+			if _, ok := ReaimLastJump(p.Tramp, tramp, kept+1, orig); ok {
+				t.Errorf("ReaimLastJump: a jump not to the call re-aimed")
+			}
 			moved, err := RelocateMoved(p.Orig, p.At, bodyAt-uint64(callAt-c.start), p.InPlace)
 			if err != nil || !bytes.Equal(moved, p.Tramp[trampHdr:]) {
 				t.Errorf("RelocateMoved: % x, %v: want the trampoline's body % x", moved, err, p.Tramp[trampHdr:])

@@ -3,7 +3,7 @@
  * thread it interrupted at the call an inline probe keeps in the
  * function's own bytes.
  *
- *   inplace SECONDS
+ *   inplace SECONDS [tramp]
  *
  * wrap is assembly: sub $8,%rsp; call leaf; add $8,%rsp; ret, laid out so
  * that a page begins at its byte +6, with nothing else on that page. An
@@ -18,6 +18,17 @@
  * the original call's, +4. It prints "inplace: fault at +F, resumes at
  * +R" and, once that call returned, "inplace: done", and exits 0. Bad
  * arguments: exit 2.
+ *
+ * With "tramp", main takes execution away from the page of the probe's
+ * trampoline instead (wrap's jump leads there: trace wrap alone, or the
+ * handler's own probe faults too), so that the thread faults as it enters
+ * the trampoline; the handler gives that page back (read, write and
+ * execute, as the profiler mapped it), prints "inplace: faulted in the
+ * trampoline" and waits the same way. Resumed there after the detach, the
+ * thread runs the trampoline, which must take it to the original call
+ * now that wrap has its bytes back: main prints "inplace: through the
+ * trampoline" and "inplace: done". A fault anywhere else prints
+ * "inplace: a second fault at" where, and exits 6.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -56,6 +67,8 @@ static long seconds;
 static char *tail; /* wrap+6: its page */
 static long page;
 static uintptr_t fault_at, resume_at;
+static uintptr_t tramp;  /* tramp mode: the trampoline wrap's jump leads to */
+static char *tramp_page; /* and its page */
 
 NOINLINE unsigned long leaf(void) { return ++counter; }
 
@@ -75,6 +88,27 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 	ucontext_t *uc = uc_;
 	(void)sig;
 	(void)si;
+	if (tramp != 0) {
+		if (fault_at != 0 || (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] != tramp) {
+			char msg[96];
+			int n = snprintf(msg, sizeof msg, "inplace: a second fault at wrap%+ld, trampoline%+ld\n",
+					 (long)(uc->uc_mcontext.gregs[REG_RIP] - (uintptr_t)wrap),
+					 (long)(uc->uc_mcontext.gregs[REG_RIP] - tramp));
+			if (write(1, msg, n) < 0)
+				_exit(4);
+			_exit(6);
+		}
+		fault_at = 1;
+		if (mprotect(tramp_page, page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+			_exit(4);
+		static const char msg[] = "inplace: faulted in the trampoline\n";
+		if (write(1, msg, sizeof msg - 1) != sizeof msg - 1)
+			_exit(4);
+		double end = now() + seconds;
+		while (patched() && now() < end)
+			usleep(1000);
+		return;
+	}
 	fault_at = uc->uc_mcontext.gregs[REG_RIP] - (uintptr_t)wrap;
 	if (mprotect(tail, page, PROT_READ | PROT_EXEC) != 0)
 		_exit(4);
@@ -89,9 +123,10 @@ static void on_segv(int sig, siginfo_t *si, void *uc_)
 
 int main(int argc, char **argv)
 {
-	seconds = argc == 2 ? strtol(argv[1], NULL, 10) : 0;
-	if (seconds <= 0) {
-		fprintf(stderr, "usage: inplace SECONDS\n");
+	seconds = argc == 2 || argc == 3 ? strtol(argv[1], NULL, 10) : 0;
+	int in_tramp = argc == 3 && strcmp(argv[2], "tramp") == 0;
+	if (seconds <= 0 || (argc == 3 && !in_tramp)) {
+		fprintf(stderr, "usage: inplace SECONDS [tramp]\n");
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
@@ -112,6 +147,20 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 1000; i++)
 			wrap();
 		usleep(1000);
+	}
+	if (in_tramp) {
+		const unsigned char *w = (const unsigned char *)wrap;
+		int32_t rel;
+		memcpy(&rel, w + 1, sizeof rel);
+		if (w[0] != 0xe9)
+			return 5;
+		tramp_page = (char *)((tramp = (uintptr_t)wrap + 5 + rel) & ~(uintptr_t)(page - 1));
+		if (mprotect(tramp_page, page, PROT_READ) != 0)
+			return 4;
+		wrap();
+		printf("inplace: through the trampoline\n");
+		printf("inplace: done\n");
+		return 0;
 	}
 	if (mprotect(tail, page, PROT_READ) != 0)
 		return 4;

@@ -211,7 +211,7 @@ func (s *Space[T]) FastCalls(line int) [stub.FastCountLine / 8]uint64 {
 func (s *Space[T]) InPlaceCalls() [][3]uint64 {
 	var out [][3]uint64
 	for _, p := range s.Patches {
-		if c, ok := inPlaceCall(p); ok {
+		if c, ok := p.InPlaceCall(); ok {
 			out = append(out, c)
 		}
 	}
@@ -221,15 +221,15 @@ func (s *Space[T]) InPlaceCalls() [][3]uint64 {
 // inPlaceAt tells whether pc is in a call an entry patch keeps in place.
 func (s *Space[T]) inPlaceAt(pc uint64) bool {
 	for _, p := range s.Patches {
-		if c, ok := inPlaceCall(p); ok && pc >= c[0] && pc < c[1] {
+		if c, ok := p.InPlaceCall(); ok && pc >= c[0] && pc < c[1] {
 			return true
 		}
 	}
 	return false
 }
 
-// inPlaceCall is p's call kept in place, as InPlaceCalls lists it.
-func inPlaceCall(p *Patch) ([3]uint64, bool) {
+// InPlaceCall is the call p keeps in place, as InPlaceCalls lists it.
+func (p *Patch) InPlaceCall() ([3]uint64, bool) {
 	n := uint64(p.Patch.InPlace)
 	end := p.Patch.At + uint64(p.Patch.Len)
 	return [3]uint64{end - n, end, end - 5}, n > 0
