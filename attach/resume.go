@@ -15,8 +15,9 @@ import (
 // for a lock or a pipe while the profiler attaches). Patched there, the
 // thread would resume in the middle of the entry's jump. So a pass that
 // writes patches notes them first (noteResumes): a patch whose bytes hold
-// one past their first is refused (clearOf, planExits; the function takes
-// its probe at its call sites or a trap instead), and a killed profiler's
+// one past their first is refused (patchInline, patchCallEntry, planExits;
+// the function takes its probe at its call sites or a trap instead, or
+// keeps its returns hijacked), and a killed profiler's
 // patch undone under one moves it to the start of the file's instruction
 // holding it (rewindResumes): what ran there was a call the patch kept in
 // place.

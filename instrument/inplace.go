@@ -80,7 +80,7 @@ func InPlaceLen(b []byte) int {
 // ReaimLastJump is, for code at runtime address at that ends in a rel32
 // jump to from, that jump's 5 bytes aimed at to; false for other code.
 // The trampoline and the fast paths of a patch that keeps a call in place
-// end in a jump to that call (InPlaceCall): a thread a signal handler holds
+// end in a jump to that call: a thread a signal handler holds
 // inside them when the function gets its bytes back (a detach leaving
 // them mapped for it) must go to the original call instead, not into its
 // middle.
