@@ -228,3 +228,47 @@ func TestLoadReaderVDSO(t *testing.T) {
 	}
 	t.Logf("%d FDEs, %d vDSO functions checked", len(m.fdes), checked)
 }
+
+// Range: the FDE around a link-time address is the function's own range,
+// as its symbol gives it (chain.c built without split-off parts), from
+// its first byte to its last; past the last, not that range; no code, no
+// range.
+func TestRange(t *testing.T) {
+	path := buildC(t, "chain.c", "-fno-reorder-blocks-and-partition")
+	m, err := Load(path, 0, 0, ^uint64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, s := range syms {
+		switch s.Name {
+		case "dump", "cmp", "handler", "c", "b", "a", "main":
+		default:
+			continue
+		}
+		found++
+		for _, pc := range []uint64{s.Value, s.Value + s.Size/2, s.Value + s.Size - 1} {
+			if lo, hi, ok := m.Range(pc); !ok || lo != s.Value || hi != s.Value+s.Size {
+				t.Errorf("%s: Range(%#x) = %#x, %#x, %v; want %#x, %#x", s.Name, pc, lo, hi, ok, s.Value, s.Value+s.Size)
+			}
+		}
+		if lo, _, ok := m.Range(s.Value + s.Size); ok && lo == s.Value {
+			t.Errorf("%s: Range past its end is its own", s.Name)
+		}
+	}
+	if found != 7 {
+		t.Fatalf("%d of chain.c's 7 functions found", found)
+	}
+	if _, _, ok := m.Range(0); ok {
+		t.Errorf("Range(0): a range")
+	}
+}
