@@ -3,6 +3,7 @@ package attach
 import (
 	"bytes"
 	"context"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -22,18 +23,25 @@ func startLongrun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 // killed at the test's end if it still runs.
 func startWorkload(t *testing.T, name string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
+	var out bytes.Buffer
+	return startWorkloadTo(t, name, &out, args...), &out
+}
+
+// startWorkloadTo starts workload name untraced, its stdout to stdout,
+// killed at the test's end if it still runs.
+func startWorkloadTo(t *testing.T, name string, stdout io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
 	bin, err := workload.Path(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout = &out
+	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, &out
+	return cmd
 }
 
 func checksum(t *testing.T, out string) string {

@@ -507,7 +507,6 @@ func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) er
 	for n > 0 && cur[n-1] == code[n-1] {
 		n--
 	}
-	e.rewindResumes(tid, as, addr, n, cur, code)
 	if err := e.clearOf(tid, as, addr, n, e.threadRips(as)); err != nil {
 		return err
 	}

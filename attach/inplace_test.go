@@ -72,21 +72,7 @@ func detachOnFault(t *testing.T, opt Options, args []string, fault string, rest 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var said []string
-	for open := true; open; {
-		select {
-		case l, ok := <-lines:
-			if said, open = append(said, l), ok; !ok {
-				said = said[:len(said)-1]
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("target still running 30 s after the detach (said %q)", said)
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("target: %v (said %q)", err, said)
-	}
+	said := lastLines(t, cmd, lines, len(rest))
 	if got, want := strings.Join(said, "\n"), strings.Join(rest, "\n"); got != want {
 		t.Errorf("target said %q, want %q", got, want)
 	}

@@ -48,11 +48,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		rips = e.threadRips(as)
 	}
 	// Attaching, a thread may be in a signal handler that returns into
-	// any function (resume.go); a later scan patches a library just
-	// mapped, a launched program's first its image at its entry.
-	if len(as.paths) == 0 && !e.launched {
-		e.noteResumes(as)
-	}
+	// any function, or into a killed profiler's patch we undo (resume.go);
+	// a later scan patches a library just mapped, a launched program's
+	// first its image at its entry.
+	noteStacks := len(as.paths) == 0 && !e.launched
 	as.anon = nil
 	defer func() { as.anon, as.resumes = nil, nil }()
 	type taken struct {
@@ -105,8 +104,11 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 	if len(todo) > 0 && as.foreignCode(maps) {
 		e.stepOutOfLeftovers(tid, as, maps)
 		if as.inl != nil {
-			rips = e.threadRips(as)
+			rips = e.threadRips(as) // the steps moved some
 		}
+		noteStacks = true
+	}
+	if noteStacks {
 		e.noteResumes(as)
 	}
 	for _, w := range todo {

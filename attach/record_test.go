@@ -164,10 +164,18 @@ func compareExpected(t *testing.T, want *workload.Expected, p *model.Profile) {
 // probeOf is the probe kind the profile records for the function named
 // name ("inline", "trap", "none"; "" if it has no such function).
 func probeOf(p *model.Profile, name string) string {
-	for f, fn := range p.Functions {
-		if p.FuncName(f) == name {
-			return fn.Probe.String()
-		}
+	if fn, ok := funcNamed(p, name); ok {
+		return fn.Probe.String()
 	}
 	return ""
+}
+
+// funcNamed is the profile's function named name.
+func funcNamed(p *model.Profile, name string) (model.Function, bool) {
+	for f, fn := range p.Functions {
+		if p.FuncName(f) == name {
+			return fn, true
+		}
+	}
+	return model.Function{}, false
 }

@@ -3,6 +3,7 @@ package attach
 import (
 	"bufio"
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profile-dev/profile/internal/workload"
 	"github.com/profile-dev/profile/model"
 )
 
@@ -18,27 +18,48 @@ import (
 // lines as they come.
 func startSaying(t *testing.T, name string, args ...string) (*exec.Cmd, <-chan string) {
 	t.Helper()
-	bin, err := workload.Path(name)
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd := startWorkloadTo(t, name, w, args...)
+	w.Close() // the target's copy ends the lines when it exits
 	lines := make(chan string, 8)
 	go func() {
 		defer close(lines)
-		for s := bufio.NewScanner(stdout); s.Scan(); {
+		defer r.Close()
+		for s := bufio.NewScanner(r); s.Scan(); {
 			lines <- s.Text()
 		}
 	}()
 	return cmd, lines
+}
+
+// lastLines reads what a target says until it ends, at most max lines
+// (more: a target gone wrong, such as a handler faulting for ever, is
+// killed), each within 30 s; the target must then end well, or reaped by
+// a tracer (ECHILD: it ended while traced).
+func lastLines(t *testing.T, cmd *exec.Cmd, lines <-chan string, max int) []string {
+	t.Helper()
+	var said []string
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				if err := cmd.Wait(); err != nil && !errors.Is(err, syscall.ECHILD) {
+					t.Fatalf("target: %v (said %q)", err, said)
+				}
+				return said
+			}
+			if said = append(said, l); len(said) > max {
+				cmd.Process.Kill()
+				t.Fatalf("target said more than %d lines: %q", max, said)
+			}
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("target still running 30 s after its last line (said %q)", said)
+		}
+	}
 }
 
 // expectLine waits for the next line of a target's output, which must be
@@ -87,23 +108,15 @@ func TestAttachUnderASignalFrameInFirstBytes(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd.Process.Signal(syscall.SIGUSR1)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("target: %v", err)
+			if said := lastLines(t, cmd, lines, 0); len(said) > 0 {
+				t.Errorf("target said %q after resuming", said)
 			}
 			p := r.Profile
-			var calls int64
-			for _, th := range p.Threads {
-				for _, n := range th.Nodes {
-					if p.FuncName(n.Func) == "victim" {
-						calls += n.Calls
-					}
-				}
-			}
-			if calls != 10000 {
-				t.Errorf("victim: %d calls, want 10000 (probe %s: %s)", calls, probeOf(p, "victim"), probeNote(p, "victim"))
+			if calls := nodeCalls(p)["victim"]; calls != 10000 {
+				t.Errorf("victim: %d calls, want 10000 (probe %s: %s)", calls, probeOf(p, "victim"), victimNote(p))
 			}
 			if kind != ProbesTrap && r.Stats.Probes.Sites == 0 {
-				t.Errorf("victim: probe %s (%s), not at its call site", probeOf(p, "victim"), probeNote(p, "victim"))
+				t.Errorf("victim: probe %s (%s), not at its call site", probeOf(p, "victim"), victimNote(p))
 			}
 		})
 	}
@@ -127,38 +140,16 @@ func TestReattachUnderASignalFrameAtAKilledInPlaceCall(t *testing.T) {
 	if r.Stats.Leftover.Patches == 0 {
 		t.Errorf("no leftover patch undone")
 	}
-	var said []string
-	deadline := time.After(30 * time.Second)
-	for open := true; open && len(said) < 3; {
-		select {
-		case l, ok := <-lines:
-			if open = ok; ok {
-				said = append(said, l)
-			}
-		case <-deadline:
-			open = false
-		}
-	}
-	if len(said) != 2 {
-		cmd.Process.Kill()
-		t.Fatalf("target said %q", said)
-	}
 	// The handler returns as soon as the patch is undone: the target may
-	// end while traced, reaped by the tracer (ECHILD here).
-	if err := cmd.Wait(); err != nil && !errors.Is(err, syscall.ECHILD) {
-		t.Fatalf("target: %v (said %q)", err, said)
-	}
+	// end while traced.
+	said := lastLines(t, cmd, lines, 2)
 	if got := strings.Join(said, "\n"); got != "inplace: fault at +6, resumes at +4\ninplace: done" {
 		t.Errorf("target said %q", got)
 	}
 }
 
-// probeNote is the profile's note on the probe of the function named name.
-func probeNote(p *model.Profile, name string) string {
-	for f, fn := range p.Functions {
-		if p.FuncName(f) == name {
-			return fn.ProbeNote
-		}
-	}
-	return ""
+// victimNote is what the profile says of victim's probe.
+func victimNote(p *model.Profile) string {
+	fn, _ := funcNamed(p, "victim")
+	return fn.ProbeNote
 }

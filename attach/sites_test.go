@@ -73,17 +73,8 @@ func TestCallSitesAttachAndKilled(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	opt := defaultOptions(t)
 	opt.Probes = ProbesAuto
-	calls := func(r *Result) map[string]int64 {
-		got := map[string]int64{}
-		for _, th := range r.Profile.Threads {
-			for _, n := range th.Nodes {
-				got[r.Profile.FuncName(n.Func)] += n.Calls
-			}
-		}
-		return got
-	}
 	r := attachForOpt(t, pid, 500*time.Millisecond, opt)
-	c := calls(r)
+	c := nodeCalls(r.Profile)
 	if r.Stats.Probes.Sites < 2 || c["tiny"] == 0 || abs(c["tiny"]-c["after_tiny"]) > 1 || abs(c["loop_entry"]-c["tiny"]-c["via_tail"]) > 2 {
 		t.Errorf("attached: %d functions at their call sites, calls %v", r.Stats.Probes.Sites, c)
 	}
@@ -93,7 +84,7 @@ func TestCallSitesAttachAndKilled(t *testing.T) {
 	killTracers(t, pid, ProbesInline, 2, 500*time.Millisecond)
 	alive(t, target, out)
 	r = attachForOpt(t, pid, 500*time.Millisecond, opt)
-	if c := calls(r); r.Stats.Leftover.Patches == 0 || r.Stats.Probes.Sites < 2 || c["tiny"] == 0 || abs(c["tiny"]-c["after_tiny"]) > 1 {
+	if c := nodeCalls(r.Profile); r.Stats.Leftover.Patches == 0 || r.Stats.Probes.Sites < 2 || c["tiny"] == 0 || abs(c["tiny"]-c["after_tiny"]) > 1 {
 		t.Errorf("after the kills: %d leftover patches undone, %d functions at their call sites, calls %v",
 			r.Stats.Leftover.Patches, r.Stats.Probes.Sites, c)
 	}

@@ -46,7 +46,6 @@
 #include <signal.h>
 #include <time.h>
 
-
 __asm__(".pushsection .text\n"
 	".globl loop_entry\n"
 	".type loop_entry, @function\n"
