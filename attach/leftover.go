@@ -129,10 +129,13 @@ func (s *space) foreignCode(maps []instrument.Mapping) bool {
 // there), which are about to become the file's again, or this profiler's
 // patch. A thread stepped to such a call stands in the patch's bytes:
 // clearOf steps it through the call before they change. Its return stub
-// leaves by the real return address, its stall on a full ring ends when
-// it sees the tracer gone.
+// leaves by the real return address; a stub waiting on a full ring is
+// told first that its tracer is gone (stepped through the wait, a thread
+// stood in it until the stall limit, seconds, and the attach with it).
 func (e *engine) stepOutOfLeftovers(tid int, as *space, maps []instrument.Mapping) {
-	old := e.findLeftovers(tid, as, maps).code
+	l := e.findLeftovers(tid, as, maps)
+	l.silence(tid)
+	old := l.code
 	in := func(pc uint64) bool {
 		return slices.ContainsFunc(old, func(r [2]uint64) bool { return pc >= r[0] && pc < r[1] })
 	}

@@ -51,6 +51,18 @@ func (l *leftovers) inCode(pc uint64) bool {
 
 func (l *leftovers) areas() int { return len(l.code) + len(l.blocks) + len(l.rings) }
 
+// silence tells the stubs of every block in l that their tracer is gone:
+// they record nothing from then on, and a thread waiting in one for room
+// in a full ring (nobody drains a killed tracer's rings) leaves it at its
+// next look instead of after the stall limit's seconds.
+func (l *leftovers) silence(tid int) {
+	var one [8]byte
+	binary.LittleEndian.PutUint64(one[:], 1)
+	for _, b := range l.blocks {
+		ptrace.WriteMem(tid, b.base+stub.DDropping, one[:])
+	}
+}
+
 // quietHeals tells the addresses in heal areas no thread is inside
 // (heal.InUse 0): a stack's copy of one (the handler's restorer, heal's
 // return address) was left by a handler run that is over, in a slot the
@@ -334,12 +346,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		keep(fmt.Sprintf("the code at %#x still jumps into them", at))
 		return
 	}
-	// Their stubs record nothing from now on, nor wait for room.
-	var one [8]byte
-	binary.LittleEndian.PutUint64(one[:], 1)
-	for _, b := range l.blocks {
-		ptrace.WriteMem(tid, b.base+stub.DDropping, one[:])
-	}
+	l.silence(tid)
 	for _, t := range threads {
 		var regs unix.PtraceRegs
 		if ptrace.GetRegs(t.tid, &regs) != nil {
