@@ -191,6 +191,8 @@ type Stats struct {
 	// TooFewSamples: there were too few of them (minSamples) to time
 	// the calls by: the profile keeps its measured times.
 	TooFewSamples bool
+	// ProbeCode: where the samples in the probes' code lie.
+	ProbeCode ProbeCodeStats
 	// StackRefs counts frames that would return into the inline probes'
 	// code after detach (which then leaves it mapped): 0 is the goal.
 	StackRefs int

@@ -42,6 +42,8 @@ type pendingSample struct {
 	fn       int
 	owner    int // the innermost timed function on its stack, model.None if unknown
 	inProbes bool
+	part     string // inProbes: the part of the probes' code (probePart)
+	off      int    // ... and the offset in the stub code, -1 outside it
 	kernel   bool
 }
 
@@ -114,8 +116,12 @@ func (e *engine) readSamples(t *thread) {
 	t.smp.readTick = tsc.Read()
 	t.smp.s.Read(func(x perfsample.Sample) {
 		fn, owner, inProbes := e.sampleFunc(t, x)
-		t.smp.pending = append(t.smp.pending, pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner,
-			inProbes: inProbes, kernel: !x.User})
+		ps := pendingSample{ns: e.clock.Ns(e.raw.Tick(x.TimeNs)), fn: fn, owner: owner, inProbes: inProbes, kernel: !x.User}
+		if inProbes {
+			ip, _ := userIP(x)
+			ps.part, ps.off = probePart(t.proc.as, ip)
+		}
+		t.smp.pending = append(t.smp.pending, ps)
 	})
 }
 
@@ -178,6 +184,7 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		}
 		if x.inProbes {
 			e.cpu.InProbes++
+			e.stats.ProbeCode.count(x.part, x.off)
 			continue
 		}
 		if x.kernel {
@@ -310,16 +317,11 @@ func (e *engine) sampledMeta() *model.CPUSamples {
 func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inProbes bool) {
 	as := t.proc.as
 	fn, owner = model.None, model.None
-	// The user instruction: the sample's, or for one in the kernel the
-	// one at the kernel's entry, which says whose it is even when the
-	// kernel could not copy the stack (it cannot while it switches the
-	// thread out: a run sharing its CPU with the tracer had a fifth of
-	// its samples so, all given to the outermost open frame before).
-	ip, known := x.IP, x.User
-	if !x.User && x.HasRegs {
-		ip, known = x.Regs.IP, true
-	}
-	if known {
+	// The user instruction says whose it is even when the kernel could
+	// not copy the stack (it cannot while it switches the thread out: a
+	// run sharing its CPU with the tracer had a fifth of its samples so,
+	// all given to the outermost open frame before).
+	if ip, known := userIP(x); known {
 		f, in := e.sampledAt(as, ip)
 		if in {
 			return model.None, model.None, true
@@ -363,4 +365,13 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 		}
 	}
 	return fn, owner, false
+}
+
+// userIP is a sample's user instruction: the sample's, or for one in the
+// kernel the one at the kernel's entry; known false if neither is.
+func userIP(x perfsample.Sample) (ip uint64, known bool) {
+	if x.User {
+		return x.IP, true
+	}
+	return x.Regs.IP, x.HasRegs
 }

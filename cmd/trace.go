@@ -374,6 +374,7 @@ func writeStats(w io.Writer, s attach.Stats) {
 		if s.TooFewSamples {
 			fmt.Fprintf(w, "  too few to time the calls by: the profile keeps measured times\n")
 		}
+		writeProbeCode(w, s.ProbeCode, c.InProbes)
 	}
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
 	if s.Expand.Taken > 0 {

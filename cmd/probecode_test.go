@@ -1,0 +1,36 @@
+package cmd
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/profile-dev/profile/attach"
+)
+
+// TestWriteProbeCode: --stats splits the samples in the probes' code by
+// part, most first, and lists the stub code's hottest offsets with the
+// part each lies in; nothing without such samples.
+func TestWriteProbeCode(t *testing.T) {
+	cases := []struct {
+		name string
+		c    attach.ProbeCodeStats
+		n    int64
+		want string
+	}{
+		{"none", attach.ProbeCodeStats{}, 0, ""},
+		{"stubs and trampolines", attach.ProbeCodeStats{
+			Parts:       map[string]int64{"return stub": 6, "entry stub": 3, "trampolines": 1},
+			StubOffsets: map[int]int64{0xcc0: 5, 0xcc4: 1, 0x10: 3},
+		}, 10, "  probes' code:      return stub 60.0%, entry stub 30.0%, trampolines 10.0%\n" +
+			"  hottest in stubs:  +0xcc0 50.0% (return stub), +0x10 30.0% (entry stub), +0xcc4 10.0% (return stub)\n"},
+		{"no stub", attach.ProbeCodeStats{Parts: map[string]int64{"fast paths": 2}}, 2,
+			"  probes' code:      fast paths 100.0%\n"},
+	}
+	for _, c := range cases {
+		var b bytes.Buffer
+		writeProbeCode(&b, c.c, c.n)
+		if b.String() != c.want {
+			t.Errorf("%s: wrote\n%q\nwant\n%q", c.name, b.String(), c.want)
+		}
+	}
+}
