@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"fmt"
 	"regexp"
 
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -9,11 +8,9 @@ import (
 )
 
 // counting: the functions that take the counting probe (--counted, or
-// moved there: adapt.go) and the calls their threads' count tables had no
-// room for. Without counted functions no table is read.
+// moved there: adapt.go). Without counted functions no table is read.
 type counting struct {
-	counted   map[int]bool
-	uncounted int64
+	counted map[int]bool
 }
 
 // countedFn tells whether fn, matched by --counted, takes the counting
@@ -90,6 +87,9 @@ func (e *engine) takeArcsOf(is *inlineSpace, slot int, t *thread) {
 		arcs = append(arcs, model.Arc{Caller: e.callerAt(as, ret), Callee: int(id), Calls: int64(calls)})
 	})
 	arcs = append(arcs, e.fastArcs(as, t)...)
+	for k, calls := range t.spilled {
+		arcs = append(arcs, model.Arc{Caller: e.callerAt(as, k.ret), Callee: k.fn, Calls: calls})
+	}
 	e.s.SetArcs(t.st, model.SortArcs(arcs))
 }
 
@@ -108,13 +108,22 @@ func (e *engine) profileNow() *model.Profile {
 	return p
 }
 
-// releaseCounts empties slot's count table for its next owner, counting
-// the calls it had no room for.
+// releaseCounts empties slot's count table for its next owner.
 func (e *engine) releaseCounts(is *inlineSpace, slot int) {
 	if len(e.counted) == 0 || is.Mem == nil {
 		return
 	}
-	e.uncounted += is.Ring(slot).ClearCounts()
+	is.Ring(slot).ClearCounts()
+}
+
+// spill counts a call of counted function fn, returning to ret, that its
+// thread's count table had no room for: the stub sent it as an event.
+func (e *engine) spill(t *thread, ret uint64, fn int) {
+	if t.spilled == nil {
+		t.spilled = map[fastKey]int64{}
+	}
+	t.spilled[fastKey{ret, fn}]++
+	e.stats.Probes.Spilled++
 }
 
 // callerAt is the traced function whose code holds the call site that
@@ -131,23 +140,10 @@ func (e *engine) callerAt(as *space, ret uint64) int {
 	return fn
 }
 
-// lastArcs reads is's count tables one last time (a detach, the end):
-// the arcs, and the calls that found no room.
+// lastArcs reads is's count tables one last time (a detach, the end).
 func (e *engine) lastArcs(is *inlineSpace) {
 	if len(e.counted) == 0 || is.Mem == nil {
 		return
 	}
 	e.takeArcs(is)
-	for slot := range is.Owner {
-		e.uncounted += is.Ring(slot).Uncounted()
-	}
-}
-
-// countsLost says, in the profile, how many counted calls found no room.
-func (e *engine) countsLost() {
-	if e.uncounted > 0 {
-		msg := fmt.Sprintf("--counted: %d calls found their thread's count table full (%d call sites): they are not in the counts", e.uncounted, stub.CountEntries)
-		e.warn("%s", msg)
-		e.s.Warn(msg)
-	}
 }

@@ -348,3 +348,37 @@ func TestHiddenCalleeKeepsCallerTimed(t *testing.T) {
 		}
 	}
 }
+
+// spill 20: 12,000 call sites of leaf, more than a thread's count table
+// holds; the calls of the sites past it go to the ring as events, and
+// every caller's calls of leaf stay exact (1,200 a round from each of
+// a0 ... a9), under inline and auto probes (whose fast path takes a few
+// sites' calls apart).
+func TestCountedSpillsPastTheTable(t *testing.T) {
+	const rounds = 20
+	for _, kind := range []string{ProbesAuto, ProbesInline} {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			opt.Probes, opt.Counted = kind, regexp.MustCompile(`^leaf$`)
+			r, out := recordWorkload(t, "spill", opt, strconv.Itoa(rounds))
+			if want, _ := untraced(t, "spill", strconv.Itoa(rounds)); out != want {
+				t.Errorf("stdout %q, untraced %q", out, want)
+			}
+			p := r.Profile
+			if probeOf(p, "leaf") != "counted" {
+				t.Fatalf("leaf: probe %q, want counted", probeOf(p, "leaf"))
+			}
+			want := map[string]int64{}
+			for i := range 10 {
+				want["a"+strconv.Itoa(i)+">leaf"] = 1200 * rounds
+			}
+			got := threadArcs(p)
+			if len(p.Threads) != 1 || !maps.Equal(got[p.Threads[0].Tid], want) {
+				t.Errorf("arcs %v, want %v", got, want)
+			}
+			if r.Stats.Probes.Spilled == 0 || r.Stats.Probes.Spilled >= 12000*rounds {
+				t.Errorf("%d calls spilled past the count table, want some of the %d", r.Stats.Probes.Spilled, 12000*rounds)
+			}
+		})
+	}
+}

@@ -224,7 +224,10 @@ type ProbeStats struct {
 	// CallEntries: inline probes at the call that begins a function
 	// (instrument.PlanCallEntry).
 	CallEntries int
-	Refused     map[string]int
+	// Spilled: counted calls their thread's count table had no room for
+	// (a call site past its 8,192), each counted from a ring event.
+	Spilled int64
+	Refused map[string]int
 }
 
 // RingStats: the inline probes' ring events, stub waits for a full ring,

@@ -44,6 +44,10 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 		}
 		return
 	}
+	if ev.ID == stub.CountedID {
+		e.spill(t, ev.Ret, int(ev.Counted()&stub.FnMask))
+		return
+	}
 	now := e.clock.Ns(ev.Tick)
 	if now < t.lastNs {
 		now = t.lastNs // a signal between a stub's rdtsc and its reservation

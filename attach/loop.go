@@ -307,7 +307,6 @@ func (e *engine) finish() *Result {
 	for _, is := range e.inl {
 		e.lastArcs(is)
 	}
-	e.countsLost()
 	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
 	e.stats.CPUSamples = e.s.Profile().Meta.CPUSamples
 	prof := e.s.Finish(e.now(), e.counters())

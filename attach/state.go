@@ -108,6 +108,9 @@ type thread struct {
 	vforkOf *thread
 
 	smp *threadSamples // its CPU samples (sampling.go), nil if not sampled
+	// spilled: its counted calls its count table had no room for, each
+	// a ring event (stub.CountedID), by call site.
+	spilled map[fastKey]int64
 
 	stopState   // where the loop has it
 	signalState // its signals while code of ours runs in it

@@ -343,6 +343,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	}
 	if s.Probes.Counted > 0 {
 		fmt.Fprintf(w, "counting probes:     %d functions (calls counted, not timed; %d moved from timed, too short)\n", s.Probes.Counted, s.Probes.Moved)
+		if s.Probes.Spilled > 0 {
+			fmt.Fprintf(w, "  past count table:  %d calls (their call sites found their thread's table full: counted from ring events)\n", s.Probes.Spilled)
+		}
 		if s.Probes.Fast > 0 {
 			fmt.Fprintf(w, "counting fast path:  %d functions, %d calls counted by one increment (one thread of a process, busiest call sites; %d of them re-aimed at their own)\n", s.Probes.Fast, s.Probes.FastCalls, s.Probes.FastSites)
 		}

@@ -32,6 +32,11 @@ type Event struct {
 // an entry puts its stack pointer.
 func (ev *Event) StallEnd() uint64 { return ev.SP }
 
+// Counted is the function a stub.CountedID event counts a call of: the
+// stub puts its id where an entry puts its stack pointer (Ret is the
+// call's return address).
+func (ev *Event) Counted() uint32 { return uint32(ev.SP) }
+
 // Slot is the return-address slot of the frame whose arguments an
 // stub.ArgsForID event carries, put where an entry puts its stack pointer.
 func (ev *Event) Slot() uint64 { return ev.SP }
@@ -67,7 +72,7 @@ func (r Ring) Drain(f func(*Event)) int {
 			}
 			tail += slots
 			ev.ID = stub.ArgsForID
-		case ev.ID < stub.ArgsFor2ID:
+		case ev.ID < stub.CountedID:
 			if ev.ID&stub.FlagDetail != 0 {
 				// Its argument slots were committed before it.
 				slots := uint64(2)
@@ -155,19 +160,13 @@ func (r Ring) Counts(f func(ret uint64, id uint32, calls uint64)) {
 	}
 }
 
-// Uncounted is how many counted calls found the table full.
-func (r Ring) Uncounted() int64 { return int64(atomic.LoadUint64(r.word(stub.RUncounted))) }
-
 // ClearCounts empties the count table for the ring's next owner (the
-// tracer reads it first): it returns the calls that found it full.
-func (r Ring) ClearCounts() int64 {
-	n := r.Uncounted()
+// tracer reads it first).
+func (r Ring) ClearCounts() {
 	for i := range stub.CountEntries {
 		off := stub.RCounts + i*stub.CountSize
 		if atomic.LoadUint64(r.word(off)) != 0 {
 			clear(r.mem[off : off+stub.CountSize])
 		}
 	}
-	atomic.StoreUint64(r.word(stub.RUncounted), 0)
-	return n
 }

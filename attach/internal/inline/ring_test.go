@@ -78,6 +78,10 @@ func TestDrain(t *testing.T) {
 			put(r, 1, stub.ArgsID, 1, 2, 3)
 			put(r, 2, stub.ArgsID, 4, 5, 6)
 		}, []want{{stub.ArgsForID, 0, 0x7f00, 0, []uint64{1, 2, 3, 4, 5, 6}}}, 3},
+		{"a counted call past the count table keeps its id and the counted function's", 0, func(r Ring) {
+			reserve(r, 1)
+			put(r, 0, stub.CountedID, 100, 12|stub.FlagExit, 0x401005)
+		}, []want{{stub.CountedID, 100, 12 | stub.FlagExit, 0x401005, nil}}, 1},
 		{"wrapping", stub.RingEvents - 1, func(r Ring) {
 			reserve(r, 2)
 			put(r, stub.RingEvents-1, 4, 1, 2, 3)

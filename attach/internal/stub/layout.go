@@ -62,7 +62,6 @@ const (
 	RStallTicks = 0x88
 	RStalls     = 0x90
 	RSkipped    = 0x98 // calls outside the context (--context), not recorded
-	RUncounted  = 0xa0 // counted calls the count table had no room for
 	RBeat       = 0xc0 // the tracer's heartbeat: a stub waiting on a full ring gives up on a tracer that stopped beating
 	REvents     = 0x1000
 	RingEvents  = 32768
@@ -93,8 +92,8 @@ const (
 	ViaCall  = 0xcbc
 	RetStub  = 0xcc0
 	Count    = 0x1068 // the counting probe's stub
-	ExitSite = 0x116f // an exit probe's stub (FlagExit)
-	TailSite = 0x14e1 // a tail jump's, in a function with exit probes
+	ExitSite = 0x1354 // an exit probe's stub (FlagExit)
+	TailSite = 0x16c6 // a tail jump's, in a function with exit probes
 	DataPtr  = 0x1800
 	ViaPtr   = 0x1808 // the in-use copy's ViaCall
 
@@ -103,6 +102,7 @@ const (
 	ArgsID      = 0xfffffffd // the argument registers of the entry before
 	ArgsForID   = 0xfffffffc // a frame's arguments (its slot in sp), one slot follows
 	ArgsFor2ID  = 0xfffffffb // ... two slots follow
+	CountedID   = 0xfffffffa // a counted call its count table had no room for: the id in sp, the return address
 	FlagRestore = 0x80000000
 	FlagDetail  = 0x40000000 // record the arguments (--detail)
 	FlagArgs3   = 0x20000000 // ... rdi, rsi and rdx only, in one slot

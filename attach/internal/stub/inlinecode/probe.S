@@ -98,7 +98,6 @@
 	.set R_STALL_TICKS, 0x88
 	.set R_STALLS, 0x90
 	.set R_SKIPPED, 0x98         /* calls outside the context, not recorded */
-	.set R_UNCOUNTED, 0xa0       /* counted calls the count table had no room for */
 	.set R_BEAT, 0xc0            /* the tracer's heartbeat, as it drains */
 	.set R_EVENTS, 0x1000
 	.set RING_MASK, 32767
@@ -125,6 +124,7 @@
 	.set ARGS_WORD, 0xfffffffd00000000  /* id of an arguments slot */
 	.set ARGS_FOR, 0xfffffffc    /* id of an ARGS event with one argument slot */
 	                             /* (ARGS_FOR - 1: with two) */
+	.set COUNTED_ID, 0xfffffffa  /* a counted call: id in sp's word, return address */
 
 /* Every register a stub touches, kept (flags excepted). */
 /* The six registers the counting stub uses; SAVE adds the other three
@@ -927,13 +927,31 @@ count:
 	and	ecx, COUNT_MASK
 	dec	edi
 	jnz	40b
-	inc	qword ptr [r8 + R_UNCOUNTED]
-	jmp	45f
+	jmp	49f
 43:	inc	qword ptr [r8 + rdx + R_COUNTS + 16]
 45:	RESTORE6
 	test	rsp, rsp                /* no ZF: the trampoline goes on, uncalled */
 	ret	8
 44:	lock inc qword ptr [r8 + D_UNREGISTERED]
+	jmp	45b
+49:	/* No room in the table: the call goes to the ring, a COUNTED event
+	 * {id, return address} the tracer adds to the thread's arcs. Counts
+	 * stay exact, at an event's cost, for the call sites past the
+	 * table's. */
+	push	r9
+	push	r10
+	push	r11
+	mov	r8, [rip + data_ptr]
+	LOOKUP
+	test	rsi, rsi
+	jz	48f
+	mov	edx, [rsp + 24 + C_ID]
+	mov	r10, [rsp + 24 + C_RET]
+	mov	eax, COUNTED_ID
+	EVENT
+48:	pop	r11
+	pop	r10
+	pop	r9
 	jmp	45b
 
 /* An exit probe at a return of a function (F_EXIT): its trampoline runs
