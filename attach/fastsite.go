@@ -81,6 +81,6 @@ func (e *engine) fastSite(tid int, as *space, f *fastFn, p *inline.Patch, k int)
 	f.sites = append(f.sites, stub)
 	f.bodies = append(f.bodies, body)
 	as.fast.paths++
-	is.Sites[at] = instrument.SiteBytes{At: at, Orig: cur, New: call}
+	is.SetSite(instrument.SiteBytes{At: at, Orig: cur, New: call})
 	e.stats.Probes.FastSites++
 }

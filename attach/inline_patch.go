@@ -151,7 +151,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	var exited []instrument.SiteBytes
 	var bodies [][2]uint64
 	if e.exitProbes && id&stub.FlagRestore == 0 && !e.countedID(id) {
-		if plan := e.planExits(as, l, sym, code, pad, addr, rips); plan != nil {
+		if plan := e.planExits(as, l, sym, code, pad, file, addr, rips); plan != nil {
 			if exited, bodies = e.patchExits(tid, as, code, addr, plan, id); exited != nil {
 				id |= stub.FlagExit
 				defer func() {
@@ -167,10 +167,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 		return err
 	}
 	body := code[:len(code)-len(pad)]
-	branches, ok, swept := l.mod.Swept(sym)
-	if !ok {
-		branches, swept = instrument.EntryBranches(body)
-	}
+	branches, swept := l.mod.Swept(sym, file[:len(body)])
 	fn := model.None
 	if id&stub.FlagRestore == 0 {
 		fn = int(id & stub.FnMask)
@@ -274,7 +271,7 @@ func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tr
 	if err := e.rewrite(tid, as, s.At, s.Orig, s.New); err != nil {
 		return fmt.Errorf("patch its first call: %w", err)
 	}
-	is.Sites[s.At] = s
+	is.SetSite(s)
 	is.Patches[addr] = &inline.Patch{Patch: instrument.Patch{Addr: addr, At: addr}, Sites: []instrument.SiteBytes{s},
 		Fn: fn, TrampAt: tramp + uint64(ce.Hdr)}
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(ce.Tramp))})
@@ -335,24 +332,11 @@ func (e *engine) dropSites(tid int, as *space, sites []instrument.SiteBytes) {
 }
 
 // planExits plans the exit probes of the function at addr (code and its
-// padding pad), or nil when it keeps its return hijacked: no plan, or a
-// thread stopped inside a region.
-func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pad []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
-	isEntry := func(to uint64) bool {
-		f := to - l.bias
-		if l.mod.IsPLT(f) {
-			return true
-		}
-		sym, ok := l.mod.Lookup(f)
-		return ok && sym.Value == f && !instrument.IsColdPart(sym.Name)
-	}
-	cold := func(to uint64) (instrument.ColdPart, bool) {
-		p, ok := l.mod.ColdPart(sym, to-l.bias, l.coldRange)
-		p.Addr += l.bias
-		return p, ok
-	}
-	plan, err := instrument.PlanExits(instrument.ExitFunc{Code: code[:len(code)-len(pad)], Pad: pad,
-		EntryEnd: instrument.EntryEnd(code[:len(code)-len(pad)]), Addr: addr, IsEntry: isEntry, Cold: cold})
+// padding pad as the text holds them, file as its file does), or nil when
+// it keeps its return hijacked: no plan, or a thread stopped inside a
+// region.
+func (e *engine) planExits(as *space, l *loaded, sym instrument.Symbol, code, pad, file []byte, addr uint64, rips []uint64) *instrument.ExitPlan {
+	plan, err := e.exitPlanOf(l, sym, code, pad, file, addr)
 	if err != nil {
 		return nil
 	}
@@ -438,7 +422,7 @@ func (e *engine) patchThrough(tid int, as *space, code []byte, addr uint64, off,
 		return instrument.SiteBytes{}, 0, err
 	}
 	c := instrument.SiteBytes{At: at, Orig: orig, New: jump}
-	as.inl.Sites[at] = c
+	as.inl.SetSite(c)
 	as.inl.Tramps = append(as.inl.Tramps, [2]uint64{tramp, tramp + uint64(len(tr))})
 	return c, tramp, nil
 }

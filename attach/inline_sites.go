@@ -101,7 +101,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 			return fmt.Errorf("patch call site %#x: %w", s.At, err)
 		}
 		ip.Sites = append(ip.Sites, s)
-		is.Sites[s.At] = s
+		is.SetSite(s)
 	}
 	is.Patches[addr] = ip
 	is.Tramps = append(is.Tramps, [2]uint64{tramp, tramp + uint64(len(p.Tramp))})

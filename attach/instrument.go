@@ -23,7 +23,7 @@ import (
 type scanning struct {
 	libsSeen map[string]bool
 	opened   map[string]*instrument.Module
-	shared   map[string]*instrument.Module // opened for an earlier process of AttachAll
+	shared   map[string]*instrument.Module // opened for an earlier process of the session
 	// debugNet: debuginfod may be asked now (debugSearch); rootScanned:
 	// the launched program's first image has been.
 	debugNet, rootScanned bool
@@ -31,6 +31,7 @@ type scanning struct {
 	unwindPre             []*unwind.Module
 	unwindAt              []string
 	leftoverWhy           string
+	exitPlans             exitPlans
 }
 
 // scan loads the modules mapped in p that are new since the last scan and
@@ -554,8 +555,9 @@ func (e *engine) preloadedUnwind(p *process) {
 	e.unwindPre, e.unwindAt = nil, nil
 }
 
-// open returns the module at path: the one preopen opened, if the file is
-// still the one it read, else the file opened now.
+// open returns the module at path: the one preopen opened or another
+// process of the session did, if the file is still the one it read, else
+// the file opened now.
 func (e *engine) open(path string) (*instrument.Module, error) {
 	if m, ok := e.opened[path]; ok {
 		delete(e.opened, path)
@@ -564,6 +566,9 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 			return m, nil
 		}
 	}
+	if m, ok := e.shared[path]; ok && m.Unchanged() {
+		return m, nil
+	}
 	m, err := instrument.OpenWith(path, e.debugSearch())
 	if err == nil {
 		e.share(path, m)
@@ -571,16 +576,16 @@ func (e *engine) open(path string) (*instrument.Module, error) {
 	return m, err
 }
 
-// share keeps module m of path for the processes attached after this one
-// (AttachAll): a module is read and swept once, as a forked child shares
-// its parent's.
+// share keeps module m of path for the processes traced after this one
+// (attached with it, or exec'd later): a module is read and swept once,
+// as a forked child shares its parent's. A shell script's every command
+// opened the C library again, its symbols from a debug file, a tenth of
+// each process's set-up.
 func (e *engine) share(path string, m *instrument.Module) {
-	if len(e.roots) > 1 {
-		if e.shared == nil {
-			e.shared = map[string]*instrument.Module{}
-		}
-		e.shared[path] = m
+	if e.shared == nil {
+		e.shared = map[string]*instrument.Module{}
 	}
+	e.shared[path] = m
 }
 
 // debugSearch is where modules' debug files are looked for now: with

@@ -54,11 +54,20 @@ func (m *Module) Sweep(workers int, want func(Symbol) bool) {
 	}
 }
 
-// Swept returns what Sweep found for sym: its entry branches or the
-// error, and whether it was swept.
-func (m *Module) Swept(sym Symbol) (branches []EntryBranch, ok bool, err error) {
-	s, ok := m.swept[sym.Value]
-	return s.branches, ok, s.err
+// Swept returns the entry branches of sym (EntryBranches) or the error:
+// what Sweep found, else what code, its bytes in the file, holds, kept
+// for the next process that maps m (a shell script's commands each map
+// the C library).
+func (m *Module) Swept(sym Symbol, code []byte) (branches []EntryBranch, err error) {
+	if s, ok := m.swept[sym.Value]; ok {
+		return s.branches, s.err
+	}
+	branches, err = EntryBranches(code)
+	if m.swept == nil {
+		m.swept = map[uint64]swept{}
+	}
+	m.swept[sym.Value] = swept{branches, err}
+	return branches, err
 }
 
 // Unchanged tells whether the file at m's path is still the one m was

@@ -43,16 +43,32 @@ func TestSweepMatchesObjdump(t *testing.T) {
 			want[sym.Value] = append(want[sym.Value], EntryBranch{From: int(from - sym.Value), To: int(to - sym.Value)})
 		}
 	}
+	// The same library unswept: Swept reads each function's branches
+	// from its bytes as it is asked, and keeps them.
+	lazy, err := Open(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	swept, found := 0, 0
 	for _, sym := range m.Symbols {
-		got, ok, err := m.Swept(sym)
-		if !ok || err != nil {
+		s, ok := m.swept[sym.Value]
+		if !ok || s.err != nil {
 			continue
 		}
 		swept++
-		found += len(got)
-		if !slices.Equal(got, want[sym.Value]) {
-			t.Errorf("%s: swept %v, objdump %v", sym.Name, got, want[sym.Value])
+		found += len(s.branches)
+		if !slices.Equal(s.branches, want[sym.Value]) {
+			t.Errorf("%s: swept %v, objdump %v", sym.Name, s.branches, want[sym.Value])
+		}
+		code, err := lazy.ReadAt(sym.Value, int(sym.Size))
+		if err != nil {
+			t.Fatalf("%s: %v", sym.Name, err)
+		}
+		if got, err := lazy.Swept(sym, code); err != nil || !slices.Equal(got, s.branches) {
+			t.Errorf("%s: unswept, read from its bytes %v (%v), swept %v", sym.Name, got, err, s.branches)
+		}
+		if _, ok := lazy.swept[sym.Value]; !ok {
+			t.Errorf("%s: read from its bytes, not kept", sym.Name)
 		}
 	}
 	if swept < 1000 || found == 0 {

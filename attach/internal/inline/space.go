@@ -28,9 +28,11 @@ type Space[T any] struct {
 	RetStub uint64
 	Stubs   map[uint64]uint64 // area base -> its entry stub copy
 	Patches map[uint64]*Patch
-	// Sites: every call site a patch re-aimed, by its address.
-	Sites  map[uint64]instrument.SiteBytes
-	Tramps [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
+	// Sites: every call site a patch re-aimed, by its address (SetSite
+	// adds one).
+	Sites   map[uint64]instrument.SiteBytes
+	siteMax int         // the most bytes a site ever changed: how far back one may reach
+	Tramps  [][2]uint64 // trampoline ranges: a thread inside one is moved out at detach
 	Table[T]
 	// Unregistered is the stubs' count of calls by threads without a ring,
 	// as last read.
@@ -111,18 +113,39 @@ func (s *Space[T]) HasSite(at uint64) bool {
 	return ok
 }
 
+// SetSite records site c, re-aimed by a patch.
+func (s *Space[T]) SetSite(c instrument.SiteBytes) {
+	s.Sites[c.At] = c
+	s.siteMax = max(s.siteMax, len(c.New))
+}
+
 // Overlay writes onto b, the file's bytes at addr, the call sites patches
 // re-aimed there: what the text holds, ours apart from entry patches.
+// With more sites than b has bytes, it looks up each address a site
+// overlapping b may start at instead of going through them all: every
+// patched function overlays its code, and with exit probes a large
+// library has tens of thousands of sites (Python's took a fifth of the
+// set-up so).
 func (s *Space[T]) Overlay(addr uint64, b []byte) {
 	end := addr + uint64(len(b))
-	for at, c := range s.Sites {
-		if at+uint64(len(c.New)) <= addr || at >= end {
-			continue
-		}
+	put := func(at uint64, c instrument.SiteBytes) {
 		for i, v := range c.New {
 			if a := at + uint64(i); a >= addr && a < end {
 				b[a-addr] = v
 			}
+		}
+	}
+	if reach := uint64(len(b) + s.siteMax); len(s.Sites) > int(reach) {
+		for at := addr - min(addr, uint64(s.siteMax)); at < end; at++ {
+			if c, ok := s.Sites[at]; ok {
+				put(at, c)
+			}
+		}
+		return
+	}
+	for at, c := range s.Sites {
+		if at+uint64(len(c.New)) > addr && at < end {
+			put(at, c)
 		}
 	}
 }
@@ -143,7 +166,7 @@ func (s *Space[T]) Fork(keep int) *Space[T] {
 	c := &Space[T]{Data: s.Data, DataLen: s.DataLen, Rings: s.Rings, RetStub: s.RetStub,
 		Stubs: maps.Clone(s.Stubs), Patches: maps.Clone(s.Patches), Sites: maps.Clone(s.Sites), Tramps: slices.Clone(s.Tramps),
 		Table: newTable[T]()}
-	c.keys, c.used, c.next = maps.Clone(s.keys), s.used, s.next
+	c.keys, c.used, c.next, c.siteMax = maps.Clone(s.keys), s.used, s.next, s.siteMax
 	for slot := range s.next {
 		if slot != keep {
 			c.free = append(c.free, slot)

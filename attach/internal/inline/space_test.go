@@ -1,6 +1,7 @@
 package inline
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -43,6 +44,38 @@ func TestChangesPutsSitesBackFirst(t *testing.T) {
 	for i := range want {
 		if kinds[i] != want[i] {
 			t.Fatalf("changes %v, want %v", kinds, want)
+		}
+	}
+}
+
+// TestOverlay: the sites re-aimed over a function's bytes are written
+// onto them, a site reaching in from before its start or out past its end
+// in part, a site elsewhere not at all; the same with few sites (each
+// looked at) and with many (each address looked up).
+func TestOverlay(t *testing.T) {
+	const addr = 0x1000
+	site := func(at uint64, b ...byte) instrument.SiteBytes {
+		return instrument.SiteBytes{At: at, Orig: make([]byte, len(b)), New: b}
+	}
+	want := []byte{0xc2, 0xc3, 0, 0xe8, 1, 2, 3, 4, 0, 0xe9}
+	for _, extra := range []int{0, 100} {
+		s := New[int](0, 0)
+		for _, c := range []instrument.SiteBytes{
+			site(addr-2, 0xc0, 0xc1, 0xc2, 0xc3), // reaches in: its last two bytes
+			site(addr+3, 0xe8, 1, 2, 3, 4),
+			site(addr+9, 0xe9, 5, 6, 7, 8), // reaches out: its first byte
+			site(addr-9, 0xeb, 0xfe),       // ends before
+			site(addr+10, 0xeb, 0xfe),      // starts after
+		} {
+			s.SetSite(c)
+		}
+		for i := range extra {
+			s.SetSite(site(0x9000+uint64(i)*8, 0xe8, 0, 0, 0, 0))
+		}
+		b := make([]byte, 10)
+		s.Overlay(addr, b)
+		if !bytes.Equal(b, want) {
+			t.Errorf("%d more sites elsewhere: % x, want % x", extra, b, want)
 		}
 	}
 }

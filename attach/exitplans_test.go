@@ -1,0 +1,65 @@
+package attach
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/profile-dev/profile/instrument"
+	"github.com/profile-dev/profile/internal/workload"
+)
+
+// TestExitPlansRebased: a function's exit probes are planned once per
+// module and given to a process that maps it elsewhere with its tail
+// jumps' targets moved there — the plan a fresh look at that address
+// finds; text that is not its file's bytes (a call site re-aimed in it)
+// is planned afresh and not kept. tailplt's sortall ends in a tail jump
+// through the PLT.
+func TestExitPlansRebased(t *testing.T) {
+	bin, err := workload.Path("tailplt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := instrument.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(mod.Symbols, func(s instrument.Symbol) bool { return s.Name == "sortall" })
+	if i < 0 {
+		t.Fatal("no sortall")
+	}
+	sym := mod.Symbols[i]
+	file, err := mod.ReadAt(sym.Value, int(sym.Size)+padLen(mod, sym))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := file[sym.Size:]
+	e := &engine{}
+	plan := func(bias uint64, code []byte) instrument.ExitPlan {
+		t.Helper()
+		l := &loaded{mod: mod, bias: bias}
+		p, err := e.exitPlanOf(l, sym, code, pad, file, sym.Value+bias)
+		if err != nil {
+			t.Fatalf("bias %#x: %v", bias, err)
+		}
+		return p
+	}
+	first := plan(0x5500_0000_0000, file)
+	if len(first.Tails) != 1 || first.Tails[0].To < 0x5500_0000_0000 || len(e.exitPlans[mod]) != 1 {
+		t.Fatalf("first plan %+v (%d kept): want one tail jump into the module at its bias, kept", first, len(e.exitPlans[mod]))
+	}
+	kept := e.exitPlans[mod][sym.Value]
+	second := plan(0x7f00_0000_0000, file)
+	fresh, err := (&engine{}).exitPlanOf(&loaded{mod: mod, bias: 0x7f00_0000_0000}, sym, file, pad, file, sym.Value+0x7f00_0000_0000)
+	if err != nil || second.Tails[0].To != fresh.Tails[0].To || second.Tails[0].To-first.Tails[0].To != 0x7f00_0000_0000-0x5500_0000_0000 ||
+		len(second.Regions) != len(fresh.Regions) {
+		t.Errorf("kept plan at another bias %+v, fresh %+v (%v); first %+v", second, fresh, err, first)
+	}
+	// The text differs from the file (a byte of its padding, say): not
+	// the kept plan's to give, nor to replace.
+	changed := append([]byte(nil), file...)
+	changed[len(changed)-1] ^= 0xff
+	plan(0x7f00_0000_0000, changed)
+	if got := e.exitPlans[mod][sym.Value]; got.plan.Tails[0].To != kept.plan.Tails[0].To || len(e.exitPlans[mod]) != 1 {
+		t.Errorf("kept plan changed by text not the file's: %+v, was %+v", got, kept)
+	}
+}
