@@ -3,6 +3,7 @@ package attach
 import (
 	"bytes"
 	"slices"
+	"sync"
 
 	"github.com/profile-dev/profile/instrument"
 )
@@ -28,32 +29,85 @@ func (e *engine) exitPlanOf(l *loaded, sym instrument.Symbol, code, pad, file []
 	if c, ok := e.exitPlans[l.mod][sym.Value]; ok && asFile {
 		return rebased(c.plan, l.bias, true), c.err
 	}
-	body := code[:len(code)-len(pad)]
+	plan, err := planExitsOf(l.mod, l.bias, sym, code[:len(code)-len(pad)], pad, addr, l.coldRange)
+	if asFile {
+		e.exitPlans.keep(l.mod, sym.Value, plannedExits{rebased(plan, l.bias, false), err})
+	}
+	return plan, err
+}
+
+// keep records the plan of the function at link-time address at of mod.
+func (x *exitPlans) keep(mod *instrument.Module, at uint64, p plannedExits) {
+	if *x == nil {
+		*x = exitPlans{}
+	}
+	if (*x)[mod] == nil {
+		(*x)[mod] = map[uint64]plannedExits{}
+	}
+	(*x)[mod][at] = p
+}
+
+// planExitsOf plans the exit probes of function sym of mod (at bias),
+// whose code and padding lie at addr; cfi finds the call-frame
+// information's range around a link-time address (a part split off it).
+func planExitsOf(mod *instrument.Module, bias uint64, sym instrument.Symbol, code, pad []byte, addr uint64,
+	cfi func(uint64) (lo, hi uint64, ok bool)) (instrument.ExitPlan, error) {
 	isEntry := func(to uint64) bool {
-		f := to - l.bias
-		if l.mod.IsPLT(f) {
+		f := to - bias
+		if mod.IsPLT(f) {
 			return true
 		}
-		sym, ok := l.mod.Lookup(f)
+		sym, ok := mod.Lookup(f)
 		return ok && sym.Value == f && !instrument.IsColdPart(sym.Name)
 	}
 	cold := func(to uint64) (instrument.ColdPart, bool) {
-		p, ok := l.mod.ColdPart(sym, to-l.bias, l.coldRange)
-		p.Addr += l.bias
+		p, ok := mod.ColdPart(sym, to-bias, cfi)
+		p.Addr += bias
 		return p, ok
 	}
-	plan, err := instrument.PlanExits(instrument.ExitFunc{Code: body, Pad: pad,
-		EntryEnd: instrument.EntryEnd(body), Addr: addr, IsEntry: isEntry, Cold: cold})
-	if asFile {
-		if e.exitPlans == nil {
-			e.exitPlans = exitPlans{}
-		}
-		if e.exitPlans[l.mod] == nil {
-			e.exitPlans[l.mod] = map[uint64]plannedExits{}
-		}
-		e.exitPlans[l.mod][sym.Value] = plannedExits{rebased(plan, l.bias, false), err}
+	return instrument.PlanExits(instrument.ExitFunc{Code: code, Pad: pad,
+		EntryEnd: instrument.EntryEnd(code), Addr: addr, IsEntry: isEntry, Cold: cold})
+}
+
+// prePlan plans the exit probes of the functions of mod that want
+// accepts from its file's bytes, on workers goroutines, for the first
+// scan of the process about to be attached (preopen): done while the
+// process runs, it does not hold the process stopped.
+func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrument.Symbol) bool) {
+	l := &loaded{mod: mod}
+	var mu sync.Mutex // l loads its call-frame information when first asked
+	cfi := func(pc uint64) (lo, hi uint64, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		return l.coldRange(pc)
 	}
-	return plan, err
+	workers = max(workers, 1)
+	out := make([]*plannedExits, len(mod.Symbols))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(mod.Symbols); i += workers {
+				sym := mod.Symbols[i]
+				if sym.Size == 0 || !want(sym) {
+					continue
+				}
+				code, err := mod.ReadAt(sym.Value, int(sym.Size)+padLen(mod, sym))
+				if err != nil {
+					if code, err = mod.ReadAt(sym.Value, int(sym.Size)); err != nil {
+						continue
+					}
+				}
+				plan, err := planExitsOf(mod, 0, sym, code[:sym.Size], code[sym.Size:], sym.Value, cfi)
+				out[i] = &plannedExits{plan, err}
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range out {
+		if p != nil {
+			e.exitPlans.keep(mod, mod.Symbols[i].Value, *p)
+		}
+	}
 }
 
 // rebased is a copy of plan with its tail jumps' targets moved by bias:

@@ -15,14 +15,7 @@ import (
 // is planned afresh and not kept. tailplt's sortall ends in a tail jump
 // through the PLT.
 func TestExitPlansRebased(t *testing.T) {
-	bin, err := workload.Path("tailplt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := instrument.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := tailpltModule(t)
 	i := slices.IndexFunc(mod.Symbols, func(s instrument.Symbol) bool { return s.Name == "sortall" })
 	if i < 0 {
 		t.Fatal("no sortall")
@@ -62,4 +55,54 @@ func TestExitPlansRebased(t *testing.T) {
 	if got := e.exitPlans[mod][sym.Value]; got.plan.Tails[0].To != kept.plan.Tails[0].To || len(e.exitPlans[mod]) != 1 {
 		t.Errorf("kept plan changed by text not the file's: %+v, was %+v", got, kept)
 	}
+}
+
+// TestPrePlanMatchesPlanAtPatch: the plans prePlan makes on two
+// goroutines before an attach (link-time addresses) are each function's
+// own plan, as patching it would make it at that address, for every
+// function of tailplt.
+func TestPrePlanMatchesPlanAtPatch(t *testing.T) {
+	mod := tailpltModule(t)
+	pre := &engine{}
+	pre.prePlan(mod, 2, func(instrument.Symbol) bool { return true })
+	planned := 0
+	for _, sym := range mod.Symbols {
+		if sym.Size == 0 {
+			continue
+		}
+		got, ok := pre.exitPlans[mod][sym.Value]
+		if !ok {
+			t.Errorf("%s: not planned", sym.Name)
+			continue
+		}
+		file, err := mod.ReadAt(sym.Value, int(sym.Size)+padLen(mod, sym))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pad := file[sym.Size:]
+		want, werr := (&engine{}).exitPlanOf(&loaded{mod: mod}, sym, file, pad, file, sym.Value)
+		if (werr == nil) != (got.err == nil) || !slices.Equal(got.plan.Regions, want.Regions) || !slices.Equal(got.plan.Tails, want.Tails) {
+			t.Errorf("%s: planned before %+v (%v), at patch %+v (%v)", sym.Name, got.plan, got.err, want, werr)
+		}
+		if werr == nil {
+			planned++
+		}
+	}
+	if planned < 3 {
+		t.Errorf("%d functions with exit plans: not the workload this test wants", planned)
+	}
+}
+
+// tailpltModule is the tailplt workload's module.
+func tailpltModule(t *testing.T) *instrument.Module {
+	t.Helper()
+	bin, err := workload.Path("tailplt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := instrument.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
 }

@@ -75,7 +75,10 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 		if !selected && !unwinder {
 			continue
 		}
-		mod, err := e.open(path)
+		mod, fresh, err := e.open(path)
+		if err == nil && fresh && selected {
+			e.sweep(mod, path, isMain)
+		}
 		if err != nil {
 			if isMain && errors.Is(err, instrument.ErrNoSymbols) {
 				// Trace what there is: its libraries, and what exec brings.
@@ -497,8 +500,9 @@ func (e *engine) selects(path, exe string) (isMain, linker, selected bool) {
 
 // preopen opens, before the attach stops process pid, the modules its
 // first scan will open, and sweeps their functions for inline patches
-// (instrument.Module.Sweep): all of it reads files only, and done while
-// the process runs it does not hold the process stopped. A module that
+// (instrument.Module.Sweep) and plans their exit probes (prePlan): all of
+// it reads files only, and done while the process runs it does not hold
+// the process stopped. A module that
 // changes before the scan is opened again there.
 func (e *engine) preopen(pid int) {
 	maps, err := instrument.ReadMaps(pid)
@@ -526,16 +530,7 @@ func (e *engine) preopen(pid int) {
 		if err != nil {
 			continue
 		}
-		if e.opt.Probes != ProbesTrap {
-			mod.Sweep(runtime.GOMAXPROCS(0), func(sym instrument.Symbol) bool {
-				if e.opt.Context != nil {
-					if comp, _ := e.opt.Context.Role(path, sym.Name); comp >= 0 {
-						return true
-					}
-				}
-				return e.opt.Filter.Function(path, isMain, sym.Name)
-			})
-		}
+		e.sweep(mod, path, isMain)
 		e.opened[path] = mod
 		if b, err := mod.Bias(maps); err == nil {
 			biases[path] = b
@@ -543,6 +538,27 @@ func (e *engine) preopen(pid int) {
 	}
 	e.unwindAt = instrument.LoadedPaths(maps)
 	e.unwindPre = loadUnwind(pid, maps, biases)
+}
+
+// sweep finds the entry branches of the functions of mod (at path) that
+// the filters select and plans their exit probes, on every CPU, before
+// any is patched: for a module no process of the session has mapped yet.
+func (e *engine) sweep(mod *instrument.Module, path string, isMain bool) {
+	if e.opt.Probes == ProbesTrap {
+		return
+	}
+	want := func(sym instrument.Symbol) bool {
+		if e.opt.Context != nil {
+			if comp, _ := e.opt.Context.Role(path, sym.Name); comp >= 0 {
+				return true
+			}
+		}
+		return e.opt.Filter.Function(path, isMain, sym.Name)
+	}
+	mod.Sweep(runtime.GOMAXPROCS(0), want)
+	if e.exitProbes {
+		e.prePlan(mod, runtime.GOMAXPROCS(0), want)
+	}
 }
 
 // preloadedUnwind gives process p the call-frame information preopen
@@ -557,23 +573,23 @@ func (e *engine) preloadedUnwind(p *process) {
 
 // open returns the module at path: the one preopen opened or another
 // process of the session did, if the file is still the one it read, else
-// the file opened now.
-func (e *engine) open(path string) (*instrument.Module, error) {
+// the file opened now (fresh).
+func (e *engine) open(path string) (m *instrument.Module, fresh bool, err error) {
 	if m, ok := e.opened[path]; ok {
 		delete(e.opened, path)
 		if m.Unchanged() {
 			e.share(path, m)
-			return m, nil
+			return m, false, nil
 		}
 	}
 	if m, ok := e.shared[path]; ok && m.Unchanged() {
-		return m, nil
+		return m, false, nil
 	}
-	m, err := instrument.OpenWith(path, e.debugSearch())
+	m, err = instrument.OpenWith(path, e.debugSearch())
 	if err == nil {
 		e.share(path, m)
 	}
-	return m, err
+	return m, true, err
 }
 
 // share keeps module m of path for the processes traced after this one

@@ -10,7 +10,8 @@
 // The accuracy rows (accuracy.go) are how close compensated times come to
 // the truth: relations that hold on a quiet machine only, measured here
 // rather than asserted by tests. The fidelity rows (fidelity.go) compare
-// the profile's self-time shares with perf sampling the untraced program.
+// the profile's self-time shares with perf sampling the untraced program;
+// -fidelity-of runs that check on any command (fidelity_of.go).
 //
 // Files: main.go (flags, the run), jobs.go (timed runs, medians),
 // record.go (profile record and ltrace), uftrace.go, attach.go,
@@ -46,6 +47,9 @@ type config struct {
 	accuracyOnly bool // only the compensation accuracy rows
 	fidelityOnly bool // only the fidelity rows (against perf)
 	autoOnly     bool // only the probe choice rows (auto against inline)
+	// fidelityOf: a command to check against perf alone (fidelity_of.go),
+	// the module whose functions are compared, the profile's flags.
+	fidelityOf, fidelityModule, fidelityFlags string
 
 	detailOnly bool          // only the detail rows
 	detailFor  time.Duration // the detail memory runs' length
@@ -92,6 +96,9 @@ func main() {
 	flag.BoolVar(&c.liveOnly, "live-only", false, "measure only the live rows (profile top against attach)")
 	flag.BoolVar(&c.accuracyOnly, "accuracy-only", false, "measure only the compensation accuracy rows (trap stops, inline shares)")
 	flag.BoolVar(&c.fidelityOnly, "fidelity-only", false, "measure only the fidelity rows (self-time shares against perf sampling the untraced Lua driver)")
+	flag.StringVar(&c.fidelityOf, "fidelity-of", "", "only check this command's self-time shares against perf's (printed, not written)")
+	flag.StringVar(&c.fidelityModule, "fidelity-module", "", "with -fidelity-of: the module (path) whose functions are compared; default the command's executable")
+	flag.StringVar(&c.fidelityFlags, "fidelity-flags", "", "with -fidelity-of: profile record's flags (e.g. --lib libpython3.11.so.1.0)")
 	flag.BoolVar(&c.autoOnly, "auto-only", false, "measure only the probe choice rows (--probes auto against inline on the Lua driver, vcall and redis-server)")
 	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
 	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
@@ -164,6 +171,9 @@ func run(c config) error {
 			return err
 		}
 		return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadAverage()))})
+	}
+	if c.fidelityOf != "" {
+		return measureFidelityOf(c)
 	}
 	if c.fidelityOnly {
 		fid, err := measureFidelity(c)
