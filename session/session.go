@@ -26,6 +26,9 @@ type Session struct {
 	stopNs      int64
 	stops       int64
 	live        map[*Thread]struct{} // threads not finished yet
+	// warned: each warning's index in the profile's and how often it
+	// was given.
+	warned map[string][2]int
 
 	// The checkpoint function (SetCheckpoint): whether a function is it,
 	// and its returns so far.
@@ -133,7 +136,24 @@ func (s *Session) Profile() *model.Profile { return s.prof }
 func (s *Session) Interner() *model.Interner { return s.in }
 
 // Warn adds a warning to the profile.
-func (s *Session) Warn(msg string) { s.prof.Meta.Warnings = append(s.prof.Meta.Warnings, msg) }
+func (s *Session) Warn(msg string) {
+	if w, ok := s.warned[msg]; ok {
+		// Once, with how often: a shell script's every command warned
+		// that env had no symbol table. A copy: a snapshot taken before
+		// shares the slice.
+		w[1]++
+		s.warned[msg] = w
+		ws := slices.Clone(s.prof.Meta.Warnings)
+		ws[w[0]] = fmt.Sprintf("%s (%d times)", msg, w[1])
+		s.prof.Meta.Warnings = ws
+		return
+	}
+	if s.warned == nil {
+		s.warned = map[string][2]int{}
+	}
+	s.warned[msg] = [2]int{len(s.prof.Meta.Warnings), 1}
+	s.prof.Meta.Warnings = append(s.prof.Meta.Warnings, msg)
+}
 
 // TracedCalls is the number of calls counted by Enter.
 func (s *Session) TracedCalls() int64 { return s.tracedCalls }

@@ -471,3 +471,22 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("meta %+v", prof.Meta)
 	}
 }
+
+// TestWarnOnceWithCount: a warning given again is listed once, with how
+// often it was given, in its first place; a snapshot taken before keeps
+// what it had.
+func TestWarnOnceWithCount(t *testing.T) {
+	s := New(model.Meta{Exe: "/bin/sh"})
+	s.Warn("env has no symbol table")
+	s.Warn("other")
+	before := s.Snapshot(1, Counters{})
+	s.Warn("env has no symbol table")
+	s.Warn("env has no symbol table")
+	want := []string{"env has no symbol table (3 times)", "other"}
+	if got := s.Finish(2, Counters{}).Meta.Warnings; !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	if got := before.Meta.Warnings; !reflect.DeepEqual(got, []string{"env has no symbol table", "other"}) {
+		t.Errorf("snapshot's warnings changed to %q", got)
+	}
+}
