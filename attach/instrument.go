@@ -502,8 +502,8 @@ func (e *engine) selects(path, exe string) (isMain, linker, selected bool) {
 // first scan will open, and sweeps their functions for inline patches
 // (instrument.Module.Sweep) and plans their exit probes (prePlan): all of
 // it reads files only, and done while the process runs it does not hold
-// the process stopped. A module that
-// changes before the scan is opened again there.
+// the process stopped. A module that changes before the scan is opened
+// again there.
 func (e *engine) preopen(pid int) {
 	maps, err := instrument.ReadMaps(pid)
 	if err != nil {
