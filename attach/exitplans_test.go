@@ -1,6 +1,8 @@
 package attach
 
 import (
+	"bytes"
+	"context"
 	"slices"
 	"testing"
 
@@ -105,4 +107,50 @@ func tailpltModule(t *testing.T) *instrument.Module {
 		t.Fatal(err)
 	}
 	return mod
+}
+
+// A shell runs exec_target twice: two images of one file, mapped where
+// each process's layout puts them, the second one's exit probes from the
+// plans the first one's scan made (shared module): each counts the
+// workload's calls exactly, under every probe kind.
+func TestSameFileExecdTwice(t *testing.T) {
+	target, err := workload.Path("exec_target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range probeKinds {
+		t.Run(kind, func(t *testing.T) {
+			opt := defaultOptions(t)
+			withKind(&opt, kind)
+			var out bytes.Buffer
+			r, err := recordTo(context.Background(), []string{"/bin/sh", "-c", target + "; " + target}, opt, &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.Profile
+			images := 0
+			for pi, pr := range p.Processes {
+				if pr.Exe != target {
+					continue
+				}
+				images++
+				calls := map[string]int64{}
+				for _, th := range p.Threads {
+					if th.Process != pi {
+						continue
+					}
+					for _, n := range th.Nodes {
+						calls[p.FuncName(n.Func)] += n.Calls
+					}
+				}
+				if calls["target_run"] != 1 || calls["target_rec"] != 10 || calls["target_leaf"] != 3 {
+					t.Errorf("image %d (pid %d): target_run %d, target_rec %d, target_leaf %d calls, want 1, 10, 3",
+						pi, pr.Pid, calls["target_run"], calls["target_rec"], calls["target_leaf"])
+				}
+			}
+			if images != 2 {
+				t.Errorf("%d images of %s, want 2 (output %q)", images, target, out.String())
+			}
+		})
+	}
 }
