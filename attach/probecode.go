@@ -74,6 +74,10 @@ func (c *ProbeCodeStats) count(part string, off int) {
 	}
 }
 
+// StubInst is the instruction at offset off of the stub code, in Intel
+// syntax ("" if none starts there).
+func StubInst(off int) string { return stub.Inst(off) }
+
 // StubPart names the part of the stub code at offset off.
 func StubPart(off int) string {
 	switch {

@@ -36,7 +36,11 @@ func writeProbeCode(w io.Writer, c attach.ProbeCodeStats, n int64) {
 	})
 	out = out[:0]
 	for _, o := range offs[:min(len(offs), stubOffsetsShown)] {
-		out = append(out, fmt.Sprintf("+%#x %s (%s)", o, pct(c.StubOffsets[o]), attach.StubPart(o)))
+		where := attach.StubPart(o)
+		if inst := attach.StubInst(o); inst != "" {
+			where += ": " + inst
+		}
+		out = append(out, fmt.Sprintf("+%#x %s (%s)", o, pct(c.StubOffsets[o]), where))
 	}
 	if len(out) > 0 {
 		fmt.Fprintf(w, "  hottest in stubs:  %s\n", strings.Join(out, ", "))

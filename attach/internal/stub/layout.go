@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"encoding/binary"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -172,4 +174,17 @@ func IsCopy(b []byte) bool {
 // or the tail jump's (TailSite) does.
 func IsExitStub(b []byte) bool {
 	return bytes.HasPrefix(code[ExitSite:], b) || bytes.HasPrefix(code[TailSite:], b)
+}
+
+// Inst is the instruction of the stub code at offset off, in Intel
+// syntax, "" if none starts there: what a CPU sample there was running.
+func Inst(off int) string {
+	if off < 0 || off >= DataPtr {
+		return ""
+	}
+	inst, err := x86asm.Decode(code[off:], 64)
+	if err != nil || inst.Op == 0 {
+		return ""
+	}
+	return x86asm.IntelSyntax(inst, uint64(off), nil)
 }

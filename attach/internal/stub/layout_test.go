@@ -43,3 +43,23 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"CTX_SHIFT": CtxShift, "CTX_MAX": CtxMax,
 	}, []string{"RING_ROOM", "E_RET", "E_ID", "E_S", "R_S", "R_RAX", "X_S", "X_RAX", "C_ID", "C_RET", "COUNT_PROBES"})
 }
+
+// TestInst: the stub code's instruction at an offset, as probe.S has it;
+// none outside the code.
+func TestInst(t *testing.T) {
+	for _, c := range []struct {
+		off  int
+		want string
+	}{
+		{Entry, "push rax"},
+		{Entry + 1, "push rcx"},
+		{RetStub, "sub rsp, 0x8"},
+		{RetStub + 4, "push rax"},
+		{-1, ""},
+		{DataPtr, ""},
+	} {
+		if got := Inst(c.off); got != c.want {
+			t.Errorf("Inst(%#x) = %q, want %q", c.off, got, c.want)
+		}
+	}
+}
