@@ -1,6 +1,9 @@
 package attach
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/profile-dev/profile/attach/internal/stub"
 )
 
@@ -33,34 +36,49 @@ const (
 // probePart tells which part of the probes' code of as holds ip, and its
 // offset in the stub code (-1 outside it). ip lies in one of our areas.
 func probePart(as *space, ip uint64) (string, int) {
-	is := as.inl
-	if is == nil {
+	if as.inl == nil {
 		return partOther, -1
 	}
-	for _, s := range is.Stubs {
-		if ip < s || ip >= s+uint64(stub.Len()) {
-			continue
+	for _, s := range as.inl.Stubs {
+		if ip >= s && ip < s+uint64(stub.Len()) {
+			off := int(ip - s)
+			return StubPart(off), off
 		}
-		off := int(ip - s)
-		return StubPart(off), off
 	}
-	for _, p := range is.Patches {
-		if p.TrampAt != 0 && ip >= p.TrampAt && ip < p.TrampAt+uint64(len(p.Patch.Tramp)) {
-			return partTramp, -1
+	as.indexTramps()
+	i, _ := slices.BinarySearchFunc(as.parts, ip+1, func(c codePart, t uint64) int { return cmp.Compare(c.lo, t) })
+	if i > 0 && ip < as.parts[i-1].hi {
+		return as.parts[i-1].part, -1
+	}
+	return partOther, -1
+}
+
+// codePart is a range of the probes' code and the part it is.
+type codePart struct {
+	lo, hi uint64
+	part   string
+}
+
+// codeParts is the trampolines and the fast paths of as, by address (a
+// sample in the instructions a trampoline relocated is its function's:
+// relocatedAt finds it first).
+func codeParts(as *space) []codePart {
+	var out []codePart
+	for _, p := range as.inl.Patches {
+		if p.TrampAt != 0 {
+			out = append(out, codePart{p.TrampAt, p.TrampAt + uint64(len(p.Patch.Tramp)), partTramp})
 		}
 	}
 	if as.fast != nil {
 		for _, f := range as.fast.fns {
-			in := ip >= f.at && ip < f.end
+			out = append(out, codePart{f.at, f.end, partFast})
 			for _, r := range f.sites {
-				in = in || ip >= r[0] && ip < r[1]
-			}
-			if in {
-				return partFast, -1
+				out = append(out, codePart{r[0], r[1], partFast})
 			}
 		}
 	}
-	return partOther, -1
+	slices.SortFunc(out, func(a, b codePart) int { return cmp.Compare(a.lo, b.lo) })
+	return out
 }
 
 // count adds one sample at part, off.

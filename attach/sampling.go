@@ -219,30 +219,12 @@ func (e *engine) sampledAt(as *space, ip uint64) (int, bool) {
 }
 
 // relocatedAt is the function whose relocated first instructions lie at
-// ip in a trampoline, or model.None. The index of the trampolines'
-// bodies is rebuilt when the patches change.
+// ip in a trampoline, or model.None.
 func relocatedAt(as *space, ip uint64) int {
-	is := as.inl
-	if is == nil {
+	if as.inl == nil {
 		return model.None
 	}
-	of := [2]int{len(is.Patches), 0}
-	if as.fast != nil {
-		of[1] = as.fast.paths
-	}
-	if as.bodiesOf != of {
-		as.bodies, as.bodiesOf = as.bodies[:0], of
-		for _, p := range is.Patches {
-			if p.Patch.Len > 0 && p.Fn != model.None && len(p.Patch.Tramp) > instrument.TrampBody {
-				as.bodies = append(as.bodies, trampBody{p.TrampAt + instrument.TrampBody, p.TrampAt + uint64(len(p.Patch.Tramp)), p.Fn})
-			}
-			for _, b := range p.ExitBodies {
-				as.bodies = append(as.bodies, trampBody{b[0], b[1], p.Fn})
-			}
-		}
-		as.bodies = append(as.bodies, as.fastBodies()...)
-		slices.SortFunc(as.bodies, func(a, b trampBody) int { return cmp.Compare(a.lo, b.lo) })
-	}
+	as.indexTramps()
 	i, _ := slices.BinarySearchFunc(as.bodies, ip+1, func(b trampBody, t uint64) int { return cmp.Compare(b.lo, t) })
 	if i > 0 {
 		if b := as.bodies[i-1]; ip >= b.lo && ip < b.hi {
@@ -250,6 +232,32 @@ func relocatedAt(as *space, ip uint64) int {
 		}
 	}
 	return model.None
+}
+
+// indexTramps rebuilds, when the patches have changed, the indexes of
+// the trampolines' relocated instructions (bodies) and of the probes'
+// code by part (parts, probePart): samples are placed by them.
+func (as *space) indexTramps() {
+	is := as.inl
+	of := [2]int{len(is.Patches), 0}
+	if as.fast != nil {
+		of[1] = as.fast.paths
+	}
+	if as.bodiesOf == of {
+		return
+	}
+	as.bodies, as.bodiesOf = as.bodies[:0], of
+	for _, p := range is.Patches {
+		if p.Patch.Len > 0 && p.Fn != model.None && len(p.Patch.Tramp) > instrument.TrampBody {
+			as.bodies = append(as.bodies, trampBody{p.TrampAt + instrument.TrampBody, p.TrampAt + uint64(len(p.Patch.Tramp)), p.Fn})
+		}
+		for _, b := range p.ExitBodies {
+			as.bodies = append(as.bodies, trampBody{b[0], b[1], p.Fn})
+		}
+	}
+	as.bodies = append(as.bodies, as.fastBodies()...)
+	slices.SortFunc(as.bodies, func(a, b trampBody) int { return cmp.Compare(a.lo, b.lo) })
+	as.parts = codeParts(as)
 }
 
 // trampBody is a trampoline's relocated instructions, [lo, hi), and their

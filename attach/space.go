@@ -48,6 +48,7 @@ type space struct {
 	// the samples taken there (sampling.go), built for bodiesOf patches.
 	bodies     []trampBody
 	bodiesOf   [2]int      // patches, fast paths
+	parts      []codePart  // the trampolines and fast paths, by address (probePart)
 	fast       *fastCounts // the counting probe's fast paths (fastcount.go)
 	leftBehind             // what killed profilers left here (leftover.go, reclaim.go)
 	// resumes: where the stopped threads' stacks resume, noted at the
