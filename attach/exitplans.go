@@ -10,10 +10,10 @@ import (
 
 // exitPlans keeps each function's exit probes as planned from its file's
 // bytes, by module and link-time address: reading every instruction of a
-// function to find its returns was half of a process's set-up, and every
-// command of a shell script maps the same C library. A plan is the same
-// in every process but for where the module lies (a tail jump's target:
-// kept at its link-time address).
+// function to find its returns was half of each command's scan (perf, a
+// bash loop), and every command of a shell script maps the same C
+// library. A plan is the same in every process but for where the module
+// lies (a tail jump's target: kept at its link-time address).
 type exitPlans map[*instrument.Module]map[uint64]plannedExits
 
 type plannedExits struct {

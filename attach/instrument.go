@@ -595,8 +595,8 @@ func (e *engine) open(path string) (m *instrument.Module, fresh bool, err error)
 // share keeps module m of path for the processes traced after this one
 // (attached with it, or exec'd later): a module is read and swept once,
 // as a forked child shares its parent's. A shell script's every command
-// opened the C library again, its symbols from a debug file, a tenth of
-// each process's set-up.
+// opened the C library again, its symbols from a debug file: a fifth of
+// each command's scan (perf, a bash loop).
 func (e *engine) share(path string, m *instrument.Module) {
 	if e.shared == nil {
 		e.shared = map[string]*instrument.Module{}
