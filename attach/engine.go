@@ -326,6 +326,11 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		// Never unlocked: the thread dies with the goroutine, so no other
 		// goroutine inherits a thread that was a tracer.
 		e := newEngine(opt)
+		defer func() {
+			if e.line != nil {
+				e.line.Close() // on this thread, which registered it
+			}
+		}()
 		e.cal = cal
 		e.spin = ptrace.SpinBudget()
 		if err := e.prepareInline(); err != nil {

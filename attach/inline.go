@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
+	"github.com/profile-dev/profile/attach/internal/lifeline"
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
@@ -32,6 +33,11 @@ type inlining struct {
 	// exited: the functions whose returns have exit probes (in any
 	// process), for ProbeStats.Exits.
 	exited map[int]bool
+	// line: the tracer thread's lifeline, a word in each process's rings
+	// the kernel marks when that thread exits, however it dies: a stub
+	// waiting on a full ring stops waiting then (nil: the stubs wait out
+	// the stall limit).
+	line *lifeline.Line
 }
 
 // Inline probes (docs/design.md, Inline probes): a probed function's entry
@@ -63,6 +69,11 @@ func (e *engine) prepareInline() error {
 		return nil
 	}
 	e.exitProbes = !e.opt.hijackOnly
+	if l, err := lifeline.Register(); err == nil {
+		e.line = l
+	} else {
+		e.warn("%v: a process whose ring is full when the profiler dies waits %v", err, time.Duration(stallLimitNs))
+	}
 	e.clock = tsc.Calibrate(e.s.Base(), 5*time.Millisecond) // Refine does better as the session runs
 	// Trap probes' stops and holds on the same clock as the rings: two
 	// clocks in one thread made a callee outlast its caller.
@@ -137,8 +148,9 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 		return nil, err
 	}
 	is.RetStub = code + stub.RetStub
-	var hdr [stub.DCondValue + 8]byte
+	var hdr [stub.DLifeline + 8]byte
 	binary.LittleEndian.PutUint64(hdr[stub.DRetstub:], is.RetStub)
+	binary.LittleEndian.PutUint64(hdr[stub.DLifeline:], rings+stub.Lifeline+lifeline.WordOffset)
 	binary.LittleEndian.PutUint64(hdr[stub.DStallLimit:], uint64(float64(stallLimitNs)/e.clock.NsPerTick()))
 	gate.put(hdr[:])
 	if err := ptrace.WriteMem(tid, data, hdr[:]); err != nil {
@@ -151,7 +163,9 @@ func (e *engine) mapInline(tid int, as *space) (*inlineSpace, error) {
 // stallLimitNs is how long a stub waiting for room in a full ring goes
 // without a heartbeat of the tracer (it beats each time it drains) before
 // it concludes the tracer is gone; the process then records nothing more.
-// A tracer that is alive but starved of CPU beats as soon as it runs.
+// A tracer that is alive but starved of CPU beats as soon as it runs. A
+// dead one the stub knows at once from its lifeline word; the limit is for
+// a tracer without a lifeline, or one that stopped draining alive.
 const stallLimitNs = 2e9
 
 // mapRings creates the memfd of rings in the target (at fixed address at,
@@ -188,7 +202,19 @@ func (e *engine) mapRings(tid int, site, data, at uint64) (uint64, []byte, error
 		inj(unix.SYS_MUNMAP, addr, stub.RingsSize)
 		return 0, nil, fmt.Errorf("inline probes: map the rings: %w", err)
 	}
+	if e.line != nil {
+		e.line.Tie(mem[stub.Lifeline : stub.Lifeline+lifeline.NodeSize])
+	}
 	return addr, mem, nil
+}
+
+// unmapRings unmaps the tracer's mapping of a process's rings, after
+// taking its lifeline node out of the list the kernel walks.
+func (e *engine) unmapRings(mem []byte) {
+	if e.line != nil {
+		e.line.Untie(mem[stub.Lifeline : stub.Lifeline+lifeline.NodeSize])
+	}
+	unix.Munmap(mem)
 }
 
 // stubIn returns the entry stub's copy in area a, writing one there first.
@@ -225,7 +251,7 @@ func (e *engine) unmapInline(tid int, as *space, is *inlineSpace) {
 	}
 	e.unmap(tid, site, is.Data, is.DataLen)
 	if is.Mem != nil {
-		unix.Munmap(is.Mem)
+		e.unmapRings(is.Mem)
 		is.Mem = nil
 	}
 }

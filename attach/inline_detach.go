@@ -253,7 +253,7 @@ func (e *engine) dropInline(is *inlineSpace) {
 		}
 	}
 	if is.Mem != nil {
-		unix.Munmap(is.Mem)
+		e.unmapRings(is.Mem)
 		is.Mem = nil
 	}
 }

@@ -27,15 +27,20 @@ const (
 	DCondType     = 0x48 // 0 i32, 1 u32, 2 i64, 3 u64
 	DCondMask     = 0x50 // holds if below (bit 0), equal (bit 1), above (bit 2)
 	DCondValue    = 0x58
-	CondRet       = 8
-	DName         = 0x800 // the memfd's name, for memfd_create
-	RingsName     = "profile-rings\x00"
-	DTable        = 0x1000
-	TableSize     = 4096
-	DStates       = 0x20000
-	StateSize     = 64 << 10
-	MaxSlots      = 1024
-	DataSize      = DStates + MaxSlots*StateSize
+	// DLifeline: the address of the lifeline word in the rings (Lifeline):
+	// a stub waiting on a full ring gives up at once when the kernel marked
+	// the tracer's thread dead there (attach/internal/lifeline), setting
+	// DDropping to 2.
+	DLifeline = 0x60
+	CondRet   = 8
+	DName     = 0x800 // the memfd's name, for memfd_create
+	RingsName = "profile-rings\x00"
+	DTable    = 0x1000
+	TableSize = 4096
+	DStates   = 0x20000
+	StateSize = 64 << 10
+	MaxSlots  = 1024
+	DataSize  = DStates + MaxSlots*StateSize
 	// Side records (with DDefer): one per shadow entry, after the
 	// states, in a data block that much bigger.
 	DSides     = DataSize
@@ -82,7 +87,10 @@ const (
 	FastCounts     = MaxSlots * RingStride
 	FastCountLine  = 64
 	FastCountLines = 4096
-	RingsSize      = FastCounts + FastCountLines*FastCountLine
+	// Lifeline: the node of the tracer's lifeline for this process
+	// (attach/internal/lifeline), on a page of its own.
+	Lifeline  = FastCounts + FastCountLines*FastCountLine
+	RingsSize = Lifeline + 4096
 
 	// Stub offsets in probe.bin.
 	Entry = 0x000
@@ -90,12 +98,12 @@ const (
 	// return: a jump to the in-use copy's ViaCall, which calls the rest
 	// of the trampoline with the return stub's address as its return
 	// address.
-	Via      = 0xcb6
-	ViaCall  = 0xcbc
-	RetStub  = 0xcc0
-	Count    = 0x1068 // the counting probe's stub
-	ExitSite = 0x1354 // an exit probe's stub (FlagExit)
-	TailSite = 0x16c6 // a tail jump's, in a function with exit probes
+	Via      = 0xd00
+	ViaCall  = 0xd06
+	RetStub  = 0xd0a
+	Count    = 0x10be // the counting probe's stub
+	ExitSite = 0x13b6 // an exit probe's stub (FlagExit)
+	TailSite = 0x1734 // a tail jump's, in a function with exit probes
 	DataPtr  = 0x1800
 	ViaPtr   = 0x1808 // the in-use copy's ViaCall
 

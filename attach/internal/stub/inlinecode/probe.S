@@ -74,6 +74,9 @@
 	.set COND_U64, 3
 	.set D_COND_MASK, 0x50       /* holds if below (bit 0), equal (1), above (2) */
 	.set D_COND_VALUE, 0x58      /* compared with, in its type (HOLDS) */
+	.set D_LIFELINE, 0x60        /* address of the tracer's lifeline word, in the */
+	                             /* rings: its thread id, or the kernel's mark */
+	                             /* (FUTEX_OWNER_DIED, bit 30) once it exited */
 	.set COND_RET, 8
 	.set D_TABLE, 0x1000         /* 4096 x {thread pointer, state} */
 	.set TABLE_MASK, 4095
@@ -289,7 +292,9 @@
 	jmp	14f
 13:	/* Full: wait for the tracer. It beats (R_BEAT) as it drains; a
 	 * tracer that has not beaten for D_STALL_LIMIT ticks is gone, and the
-	 * process records nothing from then on. Red zone: [rsp-8] sp,
+	 * process records nothing from then on (D_DROPPING 1); so is one the
+	 * kernel marked dead in its lifeline word, at once (D_DROPPING 2, the
+	 * mark shifted: a thread id is below bit 29). Red zone: [rsp-8] sp,
 	 * [rsp-16] return address, [rsp-24] start, [rsp-32] last beat seen
 	 * at, [rsp-40] end; r9 the beat. */
 	mov	[rsp - 8], rdx
@@ -303,6 +308,10 @@
 15:	pause
 	cmp	qword ptr [r8 + D_DROPPING], 0
 	jne	16f
+	mov	rax, [r8 + D_LIFELINE]
+	mov	eax, [rax]
+	shr	eax, 29
+	jnz	20f
 	mov	rax, [rdi + R_HEAD]
 	sub	rax, [rdi + R_TAIL]
 	cmp	rax, RING_ROOM
@@ -317,7 +326,8 @@
 18:	sub	rax, [rsp - 32]
 	cmp	rax, [r8 + D_STALL_LIMIT]
 	jb	15b
-	mov	qword ptr [r8 + D_DROPPING], 1
+	mov	eax, 1
+20:	mov	[r8 + D_DROPPING], rax
 16:	mov	rdx, [rsp - 8]
 	mov	r10, [rsp - 16]
 	jmp	12f
@@ -810,8 +820,8 @@ args_now:
 	add	rsp, 56
 42:	ret
 
-	.org 0xcb6
-/* 0xcb6: where a trampoline goes when its entry stub hijacked the return
+	.org 0xd00
+/* 0xd00: where a trampoline goes when its entry stub hijacked the return
  * (`opened`): the call of the rest of the trampoline, at the address in
  * the red zone where the id was. That call pushes the return stub's
  * address, in the slot S of the caller's return address: the one in use
@@ -821,7 +831,7 @@ via:
 	jmp	qword ptr [rip + via_ptr]
 via_call:
 	call	qword ptr [rsp - 16]
-/* 0xcc0: the return stub: a probed function returned here; rsp = S + 8. */
+/* 0xd0a: the return stub: a probed function returned here; rsp = S + 8. */
 retstub:
 	sub	rsp, 8                  /* [S]: the original return address, later */
 	SAVE
