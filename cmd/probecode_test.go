@@ -22,9 +22,9 @@ func TestWriteProbeCode(t *testing.T) {
 		{"none", attach.ProbeCodeStats{}, 0, ""},
 		{"stubs and trampolines", attach.ProbeCodeStats{
 			Parts:       map[string]int64{"return stub": 6, "entry stub": 3, "trampolines": 1},
-			StubOffsets: map[int]int64{0xcc0: 5, 0xcc4: 1, 0x1: 3},
+			StubOffsets: map[int]int64{0xd0a: 5, 0xd0e: 1, 0x1: 3},
 		}, 10, "  probes' code:      return stub 60.0%, entry stub 30.0%, trampolines 10.0%\n" +
-			"  hottest in stubs:  +0xcc0 50.0% (return stub: sub rsp, 0x8), +0x1 30.0% (entry stub: push rcx), +0xcc4 10.0% (return stub: push rax)\n"},
+			"  hottest in stubs:  +0xd0a 50.0% (return stub: sub rsp, 0x8), +0x1 30.0% (entry stub: push rcx), +0xd0e 10.0% (return stub: push rax)\n"},
 		{"no stub", attach.ProbeCodeStats{Parts: map[string]int64{"fast paths": 2}}, 2,
 			"  probes' code:      fast paths 100.0%\n"},
 	}
