@@ -587,7 +587,15 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	if len(new) == 1 || as.heal == nil {
 		return as.poke(tid, addr, new)
 	}
-	first := as.heal.Rewrite(tid, addr, old, func(a uint64) byte { return as.protAt(tid, a) })
+	// One look per page, not per byte: outside the modules a look reads
+	// the process's maps.
+	page, prot := ^uint64(0), byte(0)
+	first := as.heal.Rewrite(tid, addr, old, func(a uint64) byte {
+		if a&^0xfff != page {
+			page, prot = a&^0xfff, as.protAt(tid, a)
+		}
+		return prot
+	})
 	defer as.heal.RewriteDone(tid, first, len(old))
 	as.removed[addr] = true // a trap there meanwhile is ours: rewound, swallowed
 	if err := as.poke(tid, addr, []byte{0xcc}); err != nil {

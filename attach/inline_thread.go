@@ -31,6 +31,9 @@ func (e *engine) registerInline(t *thread) {
 		return
 	}
 	lo, hi := threadStack(t.proc.pid, regs.Rsp)
+	if hi != 0 {
+		e.s.SetStack(t.st, lo, hi)
+	}
 	state := is.State(slot)
 	var hdr [stub.TShadow]byte
 	binary.LittleEndian.PutUint64(hdr[stub.TRing:], is.Rings+uint64(slot)*stub.RingStride)

@@ -32,6 +32,43 @@ type scanning struct {
 	unwindAt              []string
 	leftoverWhy           string
 	exitPlans             exitPlans
+	// picks: the filter's verdict on each symbol of a module (as a main
+	// program or a library), the same for every process mapping it: a
+	// shell script's commands each map the C library, and its thousands
+	// of symbols went through the patterns again each time.
+	picks map[pickKey]map[string]bool
+}
+
+type pickKey struct {
+	filter *instrument.Filter // --auto-expand replaces it
+	mod    *instrument.Module
+	isMain bool
+}
+
+// picker is the filter's choice of mod's functions, cached per module;
+// chosen lists the ifunc implementations this process resolved (a
+// function selected by one of them is selected).
+func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][]string) func(path string, isMain bool, name string) bool {
+	if e.picks == nil {
+		e.picks = map[pickKey]map[string]bool{}
+	}
+	k := pickKey{e.opt.Filter, mod, isMain}
+	seen := e.picks[k]
+	if seen == nil {
+		seen = map[string]bool{}
+		e.picks[k] = seen
+	}
+	return func(path string, isMain bool, name string) bool {
+		v, ok := seen[name]
+		if !ok {
+			v = e.opt.Filter.Function(path, isMain, name)
+			seen[name] = v
+		}
+		if v || len(chosen[name]) == 0 {
+			return v
+		}
+		return e.opt.Filter.Resolved(path, isMain, name, chosen[name])
+	}
 }
 
 // scan loads the modules mapped in p that are new since the last scan and
@@ -146,12 +183,7 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			continue
 		}
 		l := e.addModule(as, maps, mod, bias, isMain)
-		pick := e.opt.Filter.Function
-		if chosen := ifuncChoices(tid, l); len(chosen) > 0 {
-			pick = func(path string, isMain bool, name string) bool {
-				return e.opt.Filter.Resolved(path, isMain, name, chosen[name])
-			}
-		}
+		pick := e.picker(mod, isMain, ifuncChoices(tid, l))
 		for _, sym := range mod.Symbols {
 			if _, ok := e.probeSymbol(tid, as, l, sym, rips, pick); ok {
 				inserted++

@@ -84,6 +84,9 @@ func (k inlineProbes) ready(tid int, p *process) { k.e.setupInline(tid, p) }
 func (k inlineProbes) appeared(t *thread)        { k.e.registerInline(t) }
 
 func (k inlineProbes) stopped(t *thread, ws unix.WaitStatus) {
+	if ws.Exited() || ws.Signaled() || ws.Stopped() && ptrace.Event(ws) == unix.PTRACE_EVENT_EXEC {
+		k.e.s.ImageGone(t.st)
+	}
 	// Its ring first: its calls happened before this stop.
 	k.e.drainThread(t)
 	if ws.Stopped() && ptrace.Event(ws) == 0 && !k.e.detaching {

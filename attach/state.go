@@ -330,6 +330,7 @@ func (e *engine) finishThread(t *thread) {
 
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
+	e.s.ImageGone(t.st)
 	e.threadGone(t)
 	e.finishThread(t)
 	t.sched.Close()

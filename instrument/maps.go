@@ -1,7 +1,6 @@
 package instrument
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -33,13 +32,19 @@ func (m Mapping) Deleted() bool { return strings.HasSuffix(m.Path, deletedSuffix
 // anonymous memory and not [vdso], [stack] and the like).
 func (m Mapping) FileBacked() bool { return strings.HasPrefix(m.Path, "/") }
 
-// ParseMaps parses the text of /proc/PID/maps.
+// ParseMaps parses the text of /proc/PID/maps. It reads it whole: the
+// mappings' strings share that one text (the engine reads the maps of a
+// process many times over; a buffer per line was most of its garbage).
 func ParseMaps(r io.Reader) ([]Mapping, error) {
-	var out []Mapping
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024) // paths can be up to PATH_MAX
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read maps: %w", err)
+	}
+	text := string(b)
+	out := make([]Mapping, 0, strings.Count(text, "\n")+1)
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		text = rest
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -48,9 +53,6 @@ func ParseMaps(r io.Reader) ([]Mapping, error) {
 			return nil, fmt.Errorf("maps line %d %q: %w", n, line, err)
 		}
 		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read maps: %w", err)
 	}
 	return out, nil
 }

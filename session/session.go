@@ -88,6 +88,9 @@ type Thread struct {
 	// The stack mapping sp was last seen in: a signal handler on a
 	// sigaltstack runs on another one.
 	stackLo, stackHi uint64
+	// imageGone: the memory the thread ran in is gone (it exec'd or
+	// exited); its events still to come are looked up in no maps.
+	imageGone bool
 }
 
 // frame is one open activation as the probe saw it: the stack pointer at
@@ -440,12 +443,28 @@ func (s *Session) SetCheckpoint(name string) {
 // checkpoint function so far.
 func (s *Session) Checkpoints() int64 { return s.checkpoints }
 
+// SetStack tells t's current stack, [lo, hi): the tracer read it as it
+// gave the thread its ring (a main thread's with the room it may grow
+// into), and StackEnd need not read it again.
+func (s *Session) SetStack(t *Thread, lo, hi uint64) {
+	t.stackLo, t.stackHi = lo, hi
+}
+
+// ImageGone tells that t's memory is gone (an exec replaced it, or the
+// thread exited): StackEnd no longer reads the process's maps for it,
+// which describe another image now, or none (a read for each event
+// drained after an exec was most of a shell script's drain).
+func (s *Session) ImageGone(t *Thread) { t.imageGone = true }
+
 // StackEnd identifies the stack sp is on by the end of its mapping (a
 // stack grows down, so its end stays put), 0 if unknown. The thread caches
 // its current stack; /proc is read only when sp leaves it.
 func (s *Session) StackEnd(t *Thread, sp uint64) uint64 {
 	if sp >= t.stackLo && sp < t.stackHi {
 		return t.stackHi
+	}
+	if t.imageGone {
+		return 0
 	}
 	maps, err := s.readMaps(t.Proc.Pid)
 	if err == nil {
