@@ -102,10 +102,10 @@ const (
 	ViaCall  = 0xd06
 	RetStub  = 0xd0a
 	Count    = 0x10be // the counting probe's stub
-	ExitSite = 0x13b6 // an exit probe's stub (FlagExit)
-	TailSite = 0x1734 // a tail jump's, in a function with exit probes
-	DataPtr  = 0x1800
-	ViaPtr   = 0x1808 // the in-use copy's ViaCall
+	ExitSite = 0x13f6 // an exit probe's stub (FlagExit)
+	TailSite = 0x1774 // a tail jump's, in a function with exit probes
+	DataPtr  = 0x1840
+	ViaPtr   = 0x1848 // the in-use copy's ViaCall
 
 	ExitID      = 0xffffffff
 	StallID     = 0xfffffffe // a stub waited for room: tick start, sp end

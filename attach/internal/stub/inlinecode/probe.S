@@ -909,10 +909,13 @@ count:
 47:	mov	rsi, [r8 + rdx + D_TABLE + 8]
 	test	rsi, rsi
 	jz	44f
+	mov	rax, [rsp + C_RET]
+	cmp	rax, [r8 + D_RETSTUB]
+	je	39f
 	/* Its count table: r8 = ring, rsi = return address, rax = id,
 	 * rcx = entry, rdi = probes left. */
-	mov	r8, [rsi + T_RING]
-	mov	rsi, [rsp + C_RET]
+38:	mov	r8, [rsi + T_RING]
+	mov	rsi, rax
 	mov	eax, [rsp + C_ID]
 	mov	rcx, 0x9e3779b97f4a7c15
 	imul	rcx, rsi
@@ -944,6 +947,22 @@ count:
 	ret	8
 44:	lock inc qword ptr [r8 + D_UNREGISTERED]
 	jmp	45b
+39:	/* A tail jump from a function whose return was hijacked brought the
+	 * call here: its return slot, ours now, holds the return stub. The
+	 * call counts for the call site in its shadow entry for that slot
+	 * (the top one), as when the jumping function's exit probe ended it
+	 * at the jump. */
+	mov	rcx, [rsi + T_DEPTH]
+	test	rcx, rcx
+	jz	38b
+	shl	rcx, 4
+	lea	rdx, [rsp + C_RET]
+	cmp	rdx, [rsi + rcx + T_SHADOW - 16]
+	jne	38b
+	mov	rax, [rsi + rcx + T_SHADOW - 8]
+	shl	rax, 16                 /* its marks off: the address */
+	shr	rax, 16
+	jmp	38b
 49:	/* No room in the table: the call goes to the ring, a COUNTED event
 	 * {id, return address} the tracer adds to the thread's arcs. Counts
 	 * stay exact, at an event's cost, for the call sites past the
@@ -951,12 +970,13 @@ count:
 	push	r9
 	push	r10
 	push	r11
+	mov	r11, rsi                /* the return address it counts for */
 	mov	r8, [rip + data_ptr]
 	LOOKUP
 	test	rsi, rsi
 	jz	48f
 	mov	edx, [rsp + 24 + C_ID]
-	mov	r10, [rsp + 24 + C_RET]
+	mov	r10, r11
 	mov	eax, COUNTED_ID
 	EVENT
 48:	pop	r11
@@ -1016,7 +1036,7 @@ tailsite:
 69:	RESTORE
 	ret
 
-	.org 0x1800
+	.org 0x1840
 data_ptr:
 	.quad 0
 via_ptr:
