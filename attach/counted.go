@@ -129,6 +129,7 @@ func (e *engine) spill(t *thread, ret uint64, fn int) {
 // callerAt is the traced function whose code holds the call site that
 // returns to ret, or model.None.
 func (e *engine) callerAt(as *space, ret uint64) int {
+	ret &^= stub.TailMark
 	if fn, ok := as.callers[ret]; ok {
 		return fn
 	}

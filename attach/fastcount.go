@@ -150,7 +150,7 @@ func (e *engine) fastPlan(as *space, t *thread) (map[int][]uint64, bool) {
 	}
 	by := map[int][]site{}
 	is.Ring(slot).Counts(func(ret uint64, id uint32, calls uint64) {
-		if fn := int(id); calls >= fastMinCalls && e.counted[fn] && (fc == nil || !fc.refused[fn]) {
+		if fn := int(id); calls >= fastMinCalls && ret&stub.TailMark == 0 && e.counted[fn] && (fc == nil || !fc.refused[fn]) {
 			by[fn] = append(by[fn], site{ret, calls})
 		}
 	})

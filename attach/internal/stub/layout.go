@@ -102,8 +102,8 @@ const (
 	ViaCall  = 0xd06
 	RetStub  = 0xd0a
 	Count    = 0x10be // the counting probe's stub
-	ExitSite = 0x13f6 // an exit probe's stub (FlagExit)
-	TailSite = 0x1774 // a tail jump's, in a function with exit probes
+	ExitSite = 0x13fb // an exit probe's stub (FlagExit)
+	TailSite = 0x1779 // a tail jump's, in a function with exit probes
 	DataPtr  = 0x1840
 	ViaPtr   = 0x1848 // the in-use copy's ViaCall
 
@@ -129,6 +129,11 @@ const (
 	// InFlightMark marks one the tracer made for a frame running at
 	// attach, which no call from Via made: its return goes back by a
 	// jump (probe.S).
+	// TailMark marks a count table entry's return address (or a COUNTED
+	// event's) that a tail jump's call counts for: the jumping frame's
+	// call site, where no call returns to the counted function itself (a
+	// fast path there would never match).
+	TailMark     = 1 << 63
 	CtxMark      = 1 << 63
 	DetailMark   = 1 << 55
 	InFlightMark = 1 << 54

@@ -26,7 +26,7 @@ func TestLayoutMatchesAssembly(t *testing.T) {
 		"D_RETSTUB": DRetstub, "D_DROPPING": DDropping, "D_STALL_LIMIT": DStallLimit,
 		"D_UNREGISTERED": DUnregistered, "D_SHADOW_FULL": DShadowFull, "D_LOST": DLost,
 		"D_SLOW_TICKS": DSlowTicks, "D_DEFER": DDefer, "D_COND_AT": DCondAt,
-		"D_COND_TYPE": DCondType, "D_COND_MASK": DCondMask, "D_COND_VALUE": DCondValue, "D_LIFELINE": DLifeline,
+		"D_COND_TYPE": DCondType, "D_COND_MASK": DCondMask, "D_COND_VALUE": DCondValue, "D_LIFELINE": DLifeline, "TAIL_MARK": 63,
 		"COND_RET": CondRet, "D_TABLE": DTable, "TABLE_MASK": TableSize - 1,
 		"T_RING": TRing, "T_DEPTH": TDepth, "T_STACK_LO": TStackLo, "T_STACK_HI": TStackHi,
 		"T_CAP": TCap, "T_CTX": TCtx, "T_SIDE": TSide, "T_STALE": TStale, "T_SHADOW": TShadow,

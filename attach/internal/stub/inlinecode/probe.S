@@ -121,6 +121,8 @@
 	.set CTX_MAX, 7
 	.set CTX_MARK, 0x8000000000000000 /* a shadow entry that opened component k */
 	.set DETAIL_MARK, 55         /* bit of a shadow entry whose side record holds arguments */
+	.set TAIL_MARK, 63           /* bit of a count table's return address: a tail */
+	                             /* jump's call, counted for the jumper's call site */
 	.set INFLIGHT_MARK, 54       /* bit of a shadow entry the tracer made for a frame */
 	                             /* running at attach: its return is by a jump */
 	.set STALL_WORD, 0xfffffffe00000000 /* id of a stall event, in word 0 */
@@ -960,8 +962,9 @@ count:
 	cmp	rdx, [rsi + rcx + T_SHADOW - 16]
 	jne	38b
 	mov	rax, [rsi + rcx + T_SHADOW - 8]
-	shl	rax, 16                 /* its marks off: the address */
+	shl	rax, 16                 /* its marks off: the address, */
 	shr	rax, 16
+	bts	rax, TAIL_MARK          /* marked: no call there returns to it */
 	jmp	38b
 49:	/* No room in the table: the call goes to the ring, a COUNTED event
 	 * {id, return address} the tracer adds to the thread's arcs. Counts
