@@ -52,7 +52,8 @@ func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][
 	if e.picks == nil {
 		e.picks = map[pickKey]map[string]bool{}
 	}
-	k := pickKey{e.opt.Filter, mod, isMain}
+	f := e.opt.Filter
+	k := pickKey{f, mod, isMain}
 	seen := e.picks[k]
 	if seen == nil {
 		seen = map[string]bool{}
@@ -61,13 +62,13 @@ func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][
 	return func(path string, isMain bool, name string) bool {
 		v, ok := seen[name]
 		if !ok {
-			v = e.opt.Filter.Function(path, isMain, name)
+			v = f.Function(path, isMain, name)
 			seen[name] = v
 		}
 		if v || len(chosen[name]) == 0 {
 			return v
 		}
-		return e.opt.Filter.Resolved(path, isMain, name, chosen[name])
+		return f.Resolved(path, isMain, name, chosen[name])
 	}
 }
 
