@@ -149,7 +149,12 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	// debuginfod (debugSearch).
 	e.debugNet = e.launched && t.proc.pid == e.rootPid && !e.rootScanned
 	e.rootScanned = true
+	// A fresh image: its memory new (an exec's, a launch's), its thread
+	// stopped here; unless a preloaded library's constructor started
+	// another before the entry, no other runs in it.
+	as.sole = e.soleTask(t)
 	n, err := e.scan(t.tid, t.proc)
+	as.sole = false
 	e.debugNet = false
 	if err != nil || n == 0 {
 		if err == nil {

@@ -587,6 +587,11 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	if len(new) == 1 || as.heal == nil {
 		return as.poke(tid, addr, new)
 	}
+	// Nothing runs the bytes meanwhile, and a tracer killed in one write
+	// leaves them whole, old or new: no guard, no heal entries.
+	if as.sole && as.pokeWhole(tid, addr, new) == nil {
+		return nil
+	}
 	// One look per page, not per byte: outside the modules a look reads
 	// the process's maps.
 	page, prot := ^uint64(0), byte(0)
@@ -621,14 +626,37 @@ func (s *space) poke(tid int, addr uint64, buf []byte) error {
 	if err := s.keepParked(tid); err != nil {
 		return err
 	}
+	t, err := s.textOf(tid)
+	if err != nil {
+		return ptrace.PokeText(tid, addr, buf)
+	}
+	return t.Poke(tid, addr, buf)
+}
+
+// textOf is the process's memory open for writing (through task tid at
+// the first write).
+func (s *space) textOf(tid int) (*ptrace.Text, error) {
 	if s.text == nil {
 		t, err := ptrace.OpenText(tid)
 		if err != nil {
-			return ptrace.PokeText(tid, addr, buf)
+			return nil, err
 		}
 		s.text = t
 	}
-	return s.text.Poke(tid, addr, buf)
+	return s.text, nil
+}
+
+// pokeWhole writes text in space s with one write, all or nothing
+// (ptrace.Text.PokeWhole).
+func (s *space) pokeWhole(tid int, addr uint64, buf []byte) error {
+	if err := s.keepParked(tid); err != nil {
+		return err
+	}
+	t, err := s.textOf(tid)
+	if err != nil {
+		return err
+	}
+	return t.PokeWhole(addr, buf)
 }
 
 // closeText releases what poke keeps open: the space is gone or let go.

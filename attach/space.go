@@ -26,6 +26,10 @@ type space struct {
 	// text: the process's memory, open for writing its text (poke) from
 	// the first write until the space is let go.
 	text *ptrace.Text
+	// sole: the space's one task is stopped and nothing else runs in its
+	// memory (a fresh image at its entry): a patch within a page goes in
+	// with one write (rewrite).
+	sole bool
 	// keepAreas: detach leaves the areas mapped (a live stack may still
 	// point into them).
 	keepAreas bool

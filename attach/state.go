@@ -328,6 +328,18 @@ func (e *engine) finishThread(t *thread) {
 	e.s.FinishThread(t.st, procfs.Comm(t.tid), e.s.Now())
 }
 
+// soleTask tells whether stopped thread t is the only task in its memory:
+// no other thread we trace shares its space, and its process has no other.
+func (e *engine) soleTask(t *thread) bool {
+	for _, o := range e.threads {
+		if o != t && o.proc.as == t.proc.as {
+			return false
+		}
+	}
+	tasks, err := procfs.Tasks(t.proc.pid)
+	return err == nil && len(tasks) == 1
+}
+
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
 	e.s.ImageGone(t.st)

@@ -2,6 +2,7 @@ package ptrace
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"unsafe"
@@ -92,6 +93,25 @@ func (t *Text) Poke(tid int, addr uint64, buf []byte) error {
 		return nil
 	}
 	return pokeWords(tid, addr, buf)
+}
+
+// PokeWhole writes buf at addr with one write, or fails having written
+// nothing: within a page the kernel copies the bytes at once, so a tracer
+// killed in the write leaves all the old bytes or all the new ones. It
+// refuses a buf crossing a page, and has no word-by-word fallback.
+func (t *Text) PokeWhole(addr uint64, buf []byte) error {
+	faultPoint()
+	if len(buf) == 0 {
+		return nil
+	}
+	if addr>>12 != (addr+uint64(len(buf))-1)>>12 {
+		return fmt.Errorf("write at %#x: %d bytes cross a page", addr, len(buf))
+	}
+	n, err := t.f.WriteAt(buf, int64(addr))
+	if err == nil && n != len(buf) {
+		err = io.ErrShortWrite
+	}
+	return err
 }
 
 // pokeWords writes buf at addr word by word with ptrace.
