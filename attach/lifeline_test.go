@@ -31,7 +31,7 @@ func TestKilledProfilersStubsStopAtOnce(t *testing.T) {
 			// In: the rings mapped, the word tied, events in a ring.
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 				if rings, data = inlineBlocks(t, pid); rings != 0 && data != 0 {
-					word = readWord32(t, pid, rings+stub.Lifeline+lifeline.WordOffset)
+					word = uint32(readWord(t, pid, rings+stub.Lifeline+lifeline.WordOffset))
 					if word != 0 && ringEvents(t, pid, rings) > 0 {
 						break
 					}
@@ -47,12 +47,12 @@ func TestKilledProfilersStubsStopAtOnce(t *testing.T) {
 			tracer.Wait()
 			var dropping uint64
 			for deadline := time.Now().Add(10 * time.Second); dropping == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				dropping = readWord64(t, pid, data+stub.DDropping)
+				dropping = readWord(t, pid, data+stub.DDropping)
 			}
 			if dropping != 2 {
 				t.Errorf("dropping %d after the kill, want 2 (the lifeline's mark)", dropping)
 			}
-			if w := readWord32(t, pid, rings+stub.Lifeline+lifeline.WordOffset); w != lifeline.OwnerDied {
+			if w := uint32(readWord(t, pid, rings+stub.Lifeline+lifeline.WordOffset)); w != lifeline.OwnerDied {
 				t.Errorf("lifeline word %#x after the kill, want %#x", w, lifeline.OwnerDied)
 			}
 			if err := target.Wait(); err != nil {
@@ -90,25 +90,18 @@ func inlineBlocks(t *testing.T, pid int) (rings, data uint64) {
 func ringEvents(t *testing.T, pid int, rings uint64) uint64 {
 	var n uint64
 	for slot := uint64(0); slot < 8; slot++ {
-		n += readWord64(t, pid, rings+slot*stub.RingStride+stub.RHead)
+		n += readWord(t, pid, rings+slot*stub.RingStride+stub.RHead)
 	}
 	return n
 }
 
-func readWord64(t *testing.T, pid int, at uint64) uint64 {
+// readWord reads the 8 bytes at at in pid (a 4-byte word is their low
+// half: little-endian).
+func readWord(t *testing.T, pid int, at uint64) uint64 {
 	t.Helper()
 	var b [8]byte
 	if err := ptrace.ReadMem(pid, at, b[:]); err != nil {
 		t.Fatalf("read %#x of %d: %v", at, pid, err)
 	}
 	return binary.LittleEndian.Uint64(b[:])
-}
-
-func readWord32(t *testing.T, pid int, at uint64) uint32 {
-	t.Helper()
-	var b [4]byte
-	if err := ptrace.ReadMem(pid, at, b[:]); err != nil {
-		t.Fatalf("read %#x of %d: %v", at, pid, err)
-	}
-	return binary.LittleEndian.Uint32(b[:])
 }
