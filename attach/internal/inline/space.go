@@ -10,6 +10,7 @@
 package inline
 
 import (
+	"cmp"
 	"encoding/binary"
 	"maps"
 	"slices"
@@ -75,31 +76,36 @@ type Patch struct {
 // original bytes hold it: put back before, it would write into a patch
 // still in use.
 func (s *Space[T]) Changes() []instrument.SiteBytes {
+	// The entry patches' byte ranges, by address: a site is looked up
+	// among them, not checked against each (thousands of both).
+	var spans []instrument.Patch
+	for _, p := range s.Patches {
+		if p.Patch.Len > 0 {
+			spans = append(spans, p.Patch)
+		}
+	}
+	slices.SortFunc(spans, func(a, b instrument.Patch) int { return cmp.Compare(a.At, b.At) })
 	var sites, inside, out []instrument.SiteBytes
 	for _, c := range s.Sites {
-		if s.inPatch(c.At, len(c.New)) {
+		if inSpans(spans, c.At, len(c.New)) {
 			inside = append(inside, c)
 		} else {
 			sites = append(sites, c)
 		}
 	}
 	out = append(out, sites...)
-	for _, p := range s.Patches {
-		if p.Patch.Len > 0 {
-			out = append(out, instrument.SiteBytes{At: p.Patch.At, Orig: p.Patch.Orig, New: p.Patch.Jump})
-		}
+	for _, p := range spans {
+		out = append(out, instrument.SiteBytes{At: p.At, Orig: p.Orig, New: p.Jump})
 	}
 	return append(out, inside...)
 }
 
-// inPatch tells whether any of the n bytes at at is an entry patch's.
-func (s *Space[T]) inPatch(at uint64, n int) bool {
-	for _, p := range s.Patches {
-		if p.Replaced(at, n) {
-			return true
-		}
-	}
-	return false
+// inSpans tells whether any of the n bytes at at lies in one of spans,
+// entry patches sorted by address. They do not overlap: the last one to
+// begin before the n bytes end is the only one that can reach them.
+func inSpans(spans []instrument.Patch, at uint64, n int) bool {
+	i, _ := slices.BinarySearchFunc(spans, at+uint64(n), func(p instrument.Patch, end uint64) int { return cmp.Compare(p.At, end) })
+	return i > 0 && spans[i-1].At+uint64(spans[i-1].Len) > at
 }
 
 // Replaced tells whether entry patch p replaced any of the n bytes at at.

@@ -79,3 +79,34 @@ func TestOverlay(t *testing.T) {
 		}
 	}
 }
+
+// TestInSpans: a site is inside the entry patches when any of its bytes
+// is one of theirs, from before a patch's start, within it, or reaching
+// past its end; not when it ends where a patch begins or begins where one
+// ends.
+func TestInSpans(t *testing.T) {
+	spans := []instrument.Patch{{At: 0x100, Len: 5}, {At: 0x105, Len: 9}, {At: 0x200, Len: 5}}
+	for _, c := range []struct {
+		at   uint64
+		n    int
+		want bool
+	}{
+		{0xf0, 5, false},  // before them all
+		{0xfb, 5, false},  // ends at the first's start
+		{0xfc, 5, true},   // its last byte is the first's
+		{0x102, 2, true},  // within the first
+		{0x104, 5, true},  // across two adjacent
+		{0x10d, 5, true},  // the second's last byte
+		{0x10e, 5, false}, // begins at the second's end
+		{0x150, 5, false}, // between
+		{0x1fe, 5, true},  // reaches into the third
+		{0x205, 5, false}, // past them all
+	} {
+		if got := inSpans(spans, c.at, c.n); got != c.want {
+			t.Errorf("%d bytes at %#x: %v, want %v", c.n, c.at, got, c.want)
+		}
+	}
+	if inSpans(nil, 0x100, 5) {
+		t.Error("no spans: inside")
+	}
+}
