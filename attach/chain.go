@@ -45,5 +45,7 @@ func (e *engine) setupChain(tid int, as *space) {
 			return
 		}
 	}
-	as.chain.Write(tid, addr, orig)
+	if as.chain.Write(tid, addr, orig) == nil {
+		e.healChain(tid, as)
+	}
 }

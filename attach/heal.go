@@ -76,6 +76,7 @@ func (e *engine) installHeal(tid int, as *space) error {
 	for _, a := range as.areas {
 		e.healArea(tid, h, a)
 	}
+	e.healChain(tid, as)
 	// The program's entry breakpoint, if any, is healable too.
 	for _, b := range as.bps {
 		e.healAdd(tid, as, b.Addr, b.Orig)
@@ -168,6 +169,17 @@ func (e *engine) healAdd(tid int, as *space, addr uint64, orig byte) {
 // healArea lists an out-of-line area for the handler (heal.Area.List).
 func (e *engine) healArea(tid int, h *heal.Area, a *area) bool {
 	return h != nil && h.List(tid, a.base, a.base+a.size)
+}
+
+// healChain lists the injection chain for the handler as code of ours:
+// a thread set to run it from a trap stop not yet reaped (an injection at
+// a breakpoint) resumes there should profile die before the call, runs it
+// and gets its own registers back; no mark is needed, and a mark made
+// before (programEntry's) stays for a death before the thread is set.
+func (e *engine) healChain(tid int, as *space) {
+	if h := as.heal; h != nil && as.chain.Addr != 0 && !h.Covers(as.chain.Addr) {
+		h.List(tid, as.chain.Addr, as.chain.Addr+uint64(inject.ChainSize))
+	}
 }
 
 // healDrop marks the entries in [lo, hi) dead (heal.Area.Drop).

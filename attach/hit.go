@@ -127,15 +127,15 @@ func (e *engine) programEntry(t *thread, b *bp, regs *unix.PtraceRegs) {
 	as := t.proc.as
 	e.remove(t.tid, as, b)
 	delete(as.removed, b.Addr)
+	// Marked before it is rewound: should profile die in between, the
+	// heal handler finds the thread past the entry's byte, or at the mark.
+	healed := as.heal != nil
+	e.markRip(t, regs.Rip)
 	ptrace.SetRegs(t.tid, regs)
-	e.setupChain(t.tid, as)
-	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
-		e.warn("pid %d: %v", t.proc.pid, err)
-	} else {
-		if err := e.installHeal(t.tid, as); err != nil {
-			e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
+	if e.armFresh(t) {
+		if !healed {
+			e.markRip(t, regs.Rip) // at the entry: resumable from here on
 		}
-		e.markRip(t, regs.Rip) // at the entry: resumable from here on
 		if e.s.Profile().Meta.StopOverheadNs == 0 {
 			e.measureStop(t.tid, as)
 		}

@@ -41,6 +41,11 @@ func (e *engine) launch(argv []string) error {
 	}
 	cmd.Dir = e.opt.dir
 	ptrace.StartTraced(cmd)
+	// Handed over below, the child sits stopped by our SIGSTOP until it
+	// is seized and continued: should profile die in between, the
+	// parent-death signal continues it. It is cleared before the child
+	// runs a single instruction (instrumentFresh).
+	cmd.SysProcAttr.Pdeathsig = unix.SIGCONT
 	if e.opt.helper {
 		cmd.SysProcAttr.Pdeathsig = unix.SIGKILL
 	}
@@ -72,7 +77,7 @@ func (e *engine) launch(argv []string) error {
 	}
 	p := e.newProcess(pid, newSpace(), nil, model.None, nil)
 	t := e.newThread(pid, p, nil, model.None)
-	if err := e.instrumentFresh(t); err != nil {
+	if err := e.instrumentFresh(t, false); err != nil {
 		unix.Kill(pid, unix.SIGKILL)
 		return err
 	}
@@ -81,26 +86,98 @@ func (e *engine) launch(argv []string) error {
 }
 
 // instrumentFresh prepares a process image stopped at its first
-// instruction: a breakpoint at the program entry, where the dynamic linker
-// has mapped the libraries and the program is about to run. Everything
-// else waits for it: this stop may sit inside execve, where an injected
-// system call would see execve's return value instead of its own.
-func (e *engine) instrumentFresh(t *thread) error {
+// instruction (inExecve: in its exec stop, inside execve): a breakpoint
+// at the program entry, where the dynamic linker has mapped the libraries
+// and the program is about to run. The injection chain, the first
+// out-of-line area and the heal handler go in before the breakpoint, so
+// that a profiler killed while the dynamic linker runs, or in the entry's
+// trap stop, leaves the breakpoint healable (armFresh). Everything else
+// waits for the entry.
+func (e *engine) instrumentFresh(t *thread, inExecve bool) error {
 	p := t.proc
 	entry, err := entryPoint(p.pid)
 	if err != nil {
 		return err
 	}
 	p.as.entry = entry
+	if inExecve {
+		// An injected call at the exec stop would see execve's return
+		// value instead of its own: go on to execve's exit first.
+		if err := e.leaveExecve(t); err != nil {
+			return err
+		}
+	}
+	e.armFresh(t)
+	if !inExecve && !e.opt.helper {
+		e.clearDeathSignal(t)
+	}
 	code := make([]byte, 1)
 	if err := ptrace.ReadMem(t.tid, entry, code); err != nil {
 		return err
 	}
+	e.healAdd(t.tid, p.as, entry, code[0])
 	if err := ptrace.PokeText(t.tid, entry, []byte{0xcc}); err != nil {
 		return err
 	}
 	p.as.bps[entry] = &bp{Addr: entry, Orig: code[0], Fn: model.None, Special: true}
 	return nil
+}
+
+// leaveExecve takes thread t, in its exec stop, to execve's system-call
+// exit stop: its next stop, for signals are delivered only on the way
+// back to user mode. Any other stop is left for the loop.
+func (e *engine) leaveExecve(t *thread) error {
+	if err := ptrace.TraceSyscall(t.tid); err != nil {
+		return fmt.Errorf("go on to execve's exit: %w", err)
+	}
+	ws, err := ptrace.Wait(t.tid)
+	if err != nil {
+		return fmt.Errorf("go on to execve's exit: %w", err)
+	}
+	if ws.Stopped() && ws.StopSignal() == unix.SIGTRAP|0x80 {
+		if op, err := ptrace.SyscallOp(t.tid); err == nil && op == ptrace.SyscallExit {
+			return nil
+		}
+	}
+	if ws.Exited() || ws.Signaled() {
+		return fmt.Errorf("pid %d ended in execve", t.proc.pid)
+	}
+	e.deferStop(t.tid, ws)
+	return fmt.Errorf("pid %d stopped in execve (%v), not at its exit", t.proc.pid, ws)
+}
+
+// clearDeathSignal takes the parent-death signal launch gave the child
+// for its handover away (prctl in the child): the program must not be
+// sent a SIGCONT when profile ends.
+func (e *engine) clearDeathSignal(t *thread) {
+	site := t.proc.as.entry
+	if as := t.proc.as; len(as.areas) > 0 {
+		site = as.areas[0].base
+	}
+	if _, err := e.injectCall(t.tid, site, unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, 0); err != nil {
+		e.warn("pid %d: clear its parent-death signal: %v (it gets a SIGCONT when profile ends)", t.proc.pid, err)
+	}
+}
+
+// armFresh puts into the space of stopped thread t, a fresh image, what
+// a profiler killed from here on needs to leave it unharmed: the
+// injection chain, the first out-of-line area (near the program entry)
+// and the heal handler. It reports whether the area is there (the heal
+// handler's failure is only warned of).
+func (e *engine) armFresh(t *thread) bool {
+	as := t.proc.as
+	if len(as.areas) > 0 {
+		return true
+	}
+	e.setupChain(t.tid, as)
+	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
+		e.warn("pid %d: %v", t.proc.pid, err)
+		return false
+	}
+	if err := e.installHeal(t.tid, as); err != nil {
+		e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
+	}
+	return true
 }
 
 // attach seizes every thread of pid, stops them, instruments the process

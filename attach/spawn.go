@@ -118,7 +118,7 @@ func (e *engine) execed(t *thread) bool {
 	}
 	np := e.newProcess(pid, newSpace(), nil, model.None, old)
 	nt := e.newThread(pid, np, nil, model.None)
-	if err := e.instrumentFresh(nt); err != nil {
+	if err := e.instrumentFresh(nt, true); err != nil {
 		e.warn("instrument %s after exec: %v", np.exe, err)
 	}
 	// event resumes the thread: a second PTRACE_CONT could land in the
