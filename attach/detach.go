@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,6 +38,7 @@ func (e *engine) detachAll() {
 		}
 		e.handleStop(tid, ws)
 	}
+	held := e.now()
 	spaces := map[*space]*thread{}
 	for _, t := range e.threads {
 		if _, ok := spaces[t.proc.as]; !ok {
@@ -50,9 +52,13 @@ func (e *engine) detachAll() {
 		if as.holding() && as.textChanged() && !e.parkForDetach(t.proc, as) {
 			continue // left as a killed profiler leaves it
 		}
+		// Nothing runs in the space: a patch within a page goes back in
+		// one write.
+		as.sole = e.stillSpace(as)
 		for _, k := range e.probes {
 			k.detach(t.tid, as)
 		}
+		as.sole = false
 		// After our probes are out: a return address our stubs took may
 		// be a killed profiler's return stub, put back only now.
 		e.reclaimAtDetach(t, as)
@@ -85,6 +91,9 @@ func (e *engine) detachAll() {
 		as.chain.Remove(t.tid)
 		as.closeText()
 		as.bps, as.areas = map[uint64]*bp{}, nil
+	}
+	if len(e.threads) > 0 {
+		e.stats.DetachPause = time.Duration(e.now() - held)
 	}
 	for _, t := range e.threads {
 		e.finishThread(t)

@@ -175,6 +175,9 @@ type Stats struct {
 	// the first thread's interrupt to the last one's resume (probes
 	// written, stacks unwound): the one stall a target notices.
 	AttachPause time.Duration
+	// DetachPause: how long the detach held the process stopped, from
+	// the last thread's stop to the first one's release.
+	DetachPause time.Duration
 	// Held: threads left out because another tracer has them (or such
 	// a thread made them), and how often they were parked while code
 	// changed (park.go).

@@ -322,7 +322,9 @@ func (e *engine) attach(pid int) error {
 	}
 	e.measureStop(first.tid, p.as)
 	e.spaceReady(first.tid, p, slices.Collect(maps.Values(e.threads))...)
+	p.as.sole = e.stillSpace(p.as)
 	n, err := e.scan(first.tid, p)
+	p.as.sole = false
 	e.opened = nil // what the scan did not take: a later one opens afresh
 	if s := e.stats; s.Leftover.Patches+s.Leftover.Int3s+s.Leftover.Handlers+s.Leftover.Areas+s.Leftover.Kept > 0 {
 		areas := fmt.Sprintf("its %d areas unmapped", s.Leftover.Areas)

@@ -26,8 +26,9 @@ type space struct {
 	// text: the process's memory, open for writing its text (poke) from
 	// the first write until the space is let go.
 	text *ptrace.Text
-	// sole: the space's one task is stopped and nothing else runs in its
-	// memory (a fresh image at its entry): a patch within a page goes in
+	// sole: nothing runs in its memory while the tracer writes (a fresh
+	// image's one task at its entry: soleTask; every task stopped for an
+	// attach or a detach: stillSpace): a patch within a page goes in
 	// with one write (rewrite).
 	sole bool
 	// keepAreas: detach leaves the areas mapped (a live stack may still

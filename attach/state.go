@@ -340,6 +340,32 @@ func (e *engine) soleTask(t *thread) bool {
 	return err == nil && len(tasks) == 1
 }
 
+// stillSpace tells whether nothing runs in space as while every thread
+// we trace is stopped: each process using it has no task but ours, and
+// no thread another tracer holds is parked in it (a parked thread runs
+// our park handler meanwhile).
+func (e *engine) stillSpace(as *space) bool {
+	if as.holding() {
+		return false
+	}
+	ours := map[int]int{} // pid: its threads, all stopped
+	for _, t := range e.threads {
+		if t.proc.as != as {
+			continue
+		}
+		if !t.stopped {
+			return false
+		}
+		ours[t.proc.pid]++
+	}
+	for pid, n := range ours {
+		if tasks, err := procfs.Tasks(pid); err != nil || len(tasks) != n {
+			return false
+		}
+	}
+	return len(ours) > 0
+}
+
 // forget drops a thread that is gone.
 func (e *engine) forget(t *thread) {
 	e.s.ImageGone(t.st)

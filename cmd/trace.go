@@ -331,6 +331,9 @@ func writeStats(w io.Writer, s attach.Stats) {
 	if s.AttachPause > 0 {
 		fmt.Fprintf(w, "attach pause:        %s (every thread held stopped while the probes went in)\n", s.AttachPause.Truncate(10*time.Microsecond))
 	}
+	if s.DetachPause > 0 {
+		fmt.Fprintf(w, "detach pause:        %s (every thread held stopped while the probes came out)\n", s.DetachPause.Truncate(10*time.Microsecond))
+	}
 	if s.Held > 0 {
 		fmt.Fprintf(w, "threads left out:    %d (another tracer has them), parked %d times while code changed\n", s.Held, s.Parks)
 	}
