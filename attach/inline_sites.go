@@ -154,15 +154,7 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 					from = k + n
 					continue
 				}
-				// An exit probe: a jump over a return's bytes, int3s
-				// after it; or an entry patch, whose last bytes may be
-				// a call it kept in place.
-				for k+n < len(got) && got[k+n] == 0xcc && want[k+n] != 0xcc {
-					n++
-				}
-				if c := instrument.InPlaceLen(got[k+n:]); c > 0 && k+n+c <= len(want) && want[k+n+c-5] == 0xe8 {
-					n += c
-				}
+				n = leftoverJumpLen(got, want, k)
 				site = false
 			}
 			from = k + n
@@ -186,6 +178,26 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 			}
 		}
 	}
+}
+
+// leftoverJumpLen is how many bytes from k a killed profiler's jump
+// there (an exit probe: a jump over a return's bytes, int3s after it; or
+// an entry patch, whose last bytes may be a call it kept in place)
+// replaced, got being the text and want its file's bytes. The int3s fill
+// the rest of the file's instructions the jump covers, where the file may
+// have an 0xcc byte too (an immediate's or a displacement's: redis's
+// replicationAttachToNewMaster compares with a displacement cc b1 1a 00,
+// and a patch undone to its first 0xcc left four int3s in its middle).
+func leftoverJumpLen(got, want []byte, k int) int {
+	n := instrument.PatchLen
+	end := k + instrument.CoverLen(want[k:], n)
+	for k+n < len(got) && got[k+n] == 0xcc && (want[k+n] != 0xcc || k+n < end) {
+		n++
+	}
+	if c := instrument.InPlaceLen(got[k+n:]); c > 0 && k+n+c <= len(want) && want[k+n+c-5] == 0xe8 {
+		n += c
+	}
+	return n
 }
 
 // fileBytesAt reads the n bytes of text at runtime address at, which a

@@ -109,3 +109,18 @@ func walkCode(code []byte, visit func(off int, inst *x86asm.Inst, vexLen int) er
 	}
 	return nil
 }
+
+// CoverLen is the length of the whole instructions at the start of code
+// that cover at least n bytes (what a jump of n bytes written there
+// replaces), or n where they cannot be decoded.
+func CoverLen(code []byte, n int) int {
+	l := 0
+	for l < n {
+		inst, err := decodeInst(code[l:])
+		if err != nil {
+			return n
+		}
+		l += inst.Len
+	}
+	return l
+}
