@@ -176,14 +176,36 @@ func (e *engine) checkDrops(is *inlineSpace) {
 	}
 }
 
-// drainPause is the pause between drain passes that found the rings
-// filling slowly (a quarter of a ring or less since the last pass). A
-// ring (32,768 events) fills within one pause only above 65 million
-// events a second, a call every 30 ns: empty functions called back to
-// back come close (the stubs cost 20-26 ns a call in the calibration on
-// our VM), and a stub then waits (--stats: ring stalls). 250 us was tried
-// and stalled no less on `overhead busy`.
+// drainPause is the shortest pause between drain passes that found the
+// rings filling slowly (a quarter of a ring or less since the last
+// pass). A ring (32,768 events) fills within one pause only above 65
+// million events a second, a call every 30 ns: empty functions called
+// back to back come close (the stubs cost 20-26 ns a call in the
+// calibration on our VM), and a stub then waits (--stats: ring stalls).
+// 250 us was tried and stalled no less on `overhead busy`.
 const drainPause = 500 * time.Microsecond
+
+// drainPauseMax is the longest: the pause grows as the busiest ring
+// fills more slowly, to about an eighth of a ring a pass (drainFill),
+// since every pass is a sleep and a wake-up of ours, on a CPU the target
+// may need (beside redis under load, 2,000 passes a second of a few
+// hundred events each cost the profiler's CPU more in the scheduler
+// than in the events). It stays well under what a thread's sample ring
+// holds (some 60 samples, 15 ms of a busy thread's at 250 us).
+const (
+	drainPauseMax = 4 * time.Millisecond
+	drainFill     = stub.RingEvents / 8
+)
+
+// nextPause is the pause after a pass that took most events from its
+// busiest ring, since after the last pass: drainFill events at the
+// rate it brought them, within drainPause and drainPauseMax.
+func nextPause(most int, since time.Duration) time.Duration {
+	if most <= 0 {
+		return drainPauseMax
+	}
+	return min(max(since*time.Duration(drainFill)/time.Duration(most), drainPause), drainPauseMax)
+}
 
 // drainLoop drains the rings while the session runs: a full ring makes a
 // stub wait, so the drain keeps up by polling, backing off when idle. It
@@ -198,22 +220,26 @@ func (e *engine) drainLoop() {
 	if every <= 0 {
 		every = time.Second
 	}
+	last := time.Now()
 	for {
 		e.mu.Lock()
 		if e.drainDone {
 			e.mu.Unlock()
 			return
 		}
+		now := time.Now()
 		n, most := e.drainPass()
 		if time.Since(refined) > every {
 			e.clock.Refine()
 			refined = time.Now()
 		}
 		e.mu.Unlock()
+		since := now.Sub(last)
+		last = now
 		if n > 0 {
 			idle = 0
 			if most < stub.RingEvents/4 {
-				time.Sleep(drainPause)
+				time.Sleep(nextPause(most, since))
 			}
 			continue
 		}
