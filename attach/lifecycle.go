@@ -160,24 +160,35 @@ func (e *engine) clearDeathSignal(t *thread) {
 }
 
 // armFresh puts into the space of stopped thread t, a fresh image, what
-// a profiler killed from here on needs to leave it unharmed: the
-// injection chain, the first out-of-line area (near the program entry)
-// and the heal handler. It reports whether the area is there (the heal
-// handler's failure is only warned of).
+// a profiler killed from here on needs to leave it unharmed (arm). It
+// reports whether the area is there (the heal handler's failure is only
+// warned of).
 func (e *engine) armFresh(t *thread) bool {
 	as := t.proc.as
 	if len(as.areas) > 0 {
 		return true
 	}
-	e.setupChain(t.tid, as)
-	if _, err := e.mapArea(t.tid, as, as.entry, as.entry); err != nil {
-		e.warn("pid %d: %v", t.proc.pid, err)
+	areaErr, healErr := e.arm(t.tid, as)
+	if areaErr != nil {
+		e.warn("pid %d: %v", t.proc.pid, areaErr)
 		return false
 	}
-	if err := e.installHeal(t.tid, as); err != nil {
-		e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, err)
+	if healErr != nil {
+		e.warn("pid %d: %v (the target is not protected should profile be killed)", t.proc.pid, healErr)
 	}
 	return true
+}
+
+// arm puts into space as, through stopped thread tid, the injection
+// chain, the first out-of-line area (near the program entry) and the heal
+// handler: what every probe after them needs. The callers decide what
+// each failure costs (a fresh image, an attach beside another tracer).
+func (e *engine) arm(tid int, as *space) (areaErr, healErr error) {
+	e.setupChain(tid, as)
+	if _, err := e.mapArea(tid, as, as.entry, as.entry); err != nil {
+		return err, nil
+	}
+	return nil, e.installHeal(tid, as)
 }
 
 // attach seizes every thread of pid, stops them, instruments the process
@@ -304,17 +315,17 @@ func (e *engine) attach(pid int) error {
 		return setupFailed(pid, err)
 	}
 	p.as.entry = entry
-	e.setupChain(first.tid, p.as)
-	if _, err := e.mapArea(first.tid, p.as, entry, entry); err != nil {
+	areaErr, healErr := e.arm(first.tid, p.as)
+	if areaErr != nil {
 		e.detachAll()
-		return setupFailed(pid, fmt.Errorf("attach to pid %d: %w", pid, err))
+		return setupFailed(pid, fmt.Errorf("attach to pid %d: %w", pid, areaErr))
 	}
-	if err := e.installHeal(first.tid, p.as); err != nil {
+	if healErr != nil {
 		if p.as.holding() {
 			e.detachAll()
-			return setupFailed(pid, fmt.Errorf("attach to pid %d: %w (a thread another tracer holds cannot be held still without it)", pid, err))
+			return setupFailed(pid, fmt.Errorf("attach to pid %d: %w (a thread another tracer holds cannot be held still without it)", pid, healErr))
 		}
-		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, err)
+		e.warn("pid %d: %v (the target is not protected should profile be killed)", pid, healErr)
 	}
 	if err := e.holdStill(first.tid, p); err != nil {
 		e.detachAll()
