@@ -364,6 +364,18 @@ func (s *Session) Return(t *Thread, sp, rax uint64, now int64) uint64 {
 	return s.pop(t, sp, rax, now, false)
 }
 
+// RetAt is the return address the innermost open frame of t whose entry
+// saw stack pointer sp was entered with (ok false if none is open there):
+// a tail call's callee, entered on the same slot, was called from there.
+func (s *Session) RetAt(t *Thread, sp uint64) (ret uint64, ok bool) {
+	for i := len(t.frames) - 1; i >= 0; i-- {
+		if t.frames[i].sp == sp {
+			return t.frames[i].ret, true
+		}
+	}
+	return 0, false
+}
+
 // Awaits tells whether an open frame of t is to return to ret.
 func (s *Session) Awaits(t *Thread, ret uint64) bool {
 	for _, f := range t.frames {
