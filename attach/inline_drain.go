@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
+	"github.com/profile-dev/profile/attach/internal/perfsample"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/model"
@@ -208,21 +209,32 @@ const drainPause = 500 * time.Microsecond
 // since every pass is a sleep and a wake-up of ours, on a CPU the target
 // may need (beside redis under load, 2,000 passes a second of a few
 // hundred events each cost the profiler's CPU more in the scheduler
-// than in the events). It stays well under what a thread's sample ring
-// holds (some 60 samples, 15 ms of a busy thread's at 250 us).
+// than in the events). Each pass also reads the threads' CPU samples:
+// with them, the longest pause is a quarter of what a busy thread's
+// sample ring holds (pauseCap: 60 samples, 3.75 ms at 250 us).
 const (
 	drainPauseMax = 4 * time.Millisecond
 	drainFill     = stub.RingEvents / 8
 )
 
-// nextPause is the pause after a pass that took most events from its
-// busiest ring, since after the last pass: drainFill events at the
-// rate it brought them, within drainPause and drainPauseMax.
-func nextPause(most int, since time.Duration) time.Duration {
-	if most <= 0 {
+// pauseCap is the longest pause between drain passes for a session
+// sampling every period (0: not sampling).
+func pauseCap(period time.Duration) time.Duration {
+	if period <= 0 {
 		return drainPauseMax
 	}
-	return min(max(since*time.Duration(drainFill)/time.Duration(most), drainPause), drainPauseMax)
+	holds := perfsample.Holds(int64(period), sampleStack)
+	return min(max(period*time.Duration(holds)/4, drainPause), drainPauseMax)
+}
+
+// nextPause is the pause after a pass that took most events from its
+// busiest ring, since after the last pass: drainFill events at the
+// rate it brought them, within drainPause and longest.
+func nextPause(most int, since, longest time.Duration) time.Duration {
+	if most <= 0 {
+		return longest
+	}
+	return min(max(since*time.Duration(drainFill)/time.Duration(most), drainPause), longest)
 }
 
 // drainLoop drains the rings while the session runs: a full ring makes a
@@ -238,7 +250,7 @@ func (e *engine) drainLoop() {
 	if every <= 0 {
 		every = time.Second
 	}
-	last := time.Now()
+	last, longest := time.Now(), pauseCap(e.opt.SamplePeriod)
 	for {
 		e.mu.Lock()
 		if e.drainDone {
@@ -257,7 +269,7 @@ func (e *engine) drainLoop() {
 		if n > 0 {
 			idle = 0
 			if most < stub.RingEvents/4 {
-				time.Sleep(nextPause(most, since))
+				time.Sleep(nextPause(most, since, longest))
 			}
 			continue
 		}

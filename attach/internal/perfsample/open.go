@@ -76,6 +76,13 @@ func ringPages(periodNs int64, stackBytes int) int {
 	return pages
 }
 
+// Holds is how many samples a ring Open makes for periodNs and
+// stackBytes holds: a reader must come back before a thread on a CPU
+// takes that many, or the kernel drops the ones beyond.
+func Holds(periodNs int64, stackBytes int) int {
+	return ringPages(periodNs, stackBytes) * os.Getpagesize() / recordSize(stackBytes)
+}
+
 // open maps a ring of pages data pages, a power of two.
 func open(tid int, periodNs int64, kernel bool, stackBytes, pages int) (*Sampler, error) {
 	if periodNs <= 0 {
