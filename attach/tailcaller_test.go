@@ -16,10 +16,19 @@ import (
 // nothing: redis's handleClientsWithPendingWritesUsingThreads). Every
 // call stays counted: forward's timed ones in the tree, the counted ones
 // in the arcs, work's all timed and all below main.
+// Both ways a tail caller's slot is aimed there are tried: its tail
+// site's exit probe, and its hijacked return.
 func TestTailCallerMovesToCounting(t *testing.T) {
+	for _, kind := range []string{ProbesAuto, probesInlineHijack} {
+		t.Run(kind, func(t *testing.T) { tailCallerMoves(t, kind) })
+	}
+}
+
+func tailCallerMoves(t *testing.T, kind string) {
 	const calls = 40000
 	opt := defaultOptions(t)
-	opt.Probes, opt.SamplePeriod = ProbesAuto, 250*time.Microsecond
+	withKind(&opt, kind)
+	opt.SamplePeriod = 250 * time.Microsecond
 	r, out := recordWorkload(t, "tailshort", opt, strconv.Itoa(calls))
 	p := r.Profile
 	if probeOf(p, "forward") != "counted" || probeOf(p, "work") != "inline" {
