@@ -97,7 +97,7 @@ func (e *engine) enter(t *thread, b *bp, regs *unix.PtraceRegs, now int64) {
 			e.gateReturn(t.proc.as, rb, e.gated(b.Fn), fresh)
 		}
 	}
-	e.s.EnterVia(t.st, e.via(t, e.callerOf(t, e.callSiteOf(t, ret), regs.Rsp, ret)), b.Fn, kind, regs.Rsp, ret, now)
+	e.s.EnterVia(t.st, e.via(t, e.entrySite(t, regs.Rsp, ret).caller), b.Fn, kind, regs.Rsp, ret, now)
 	e.ctxEnter(t, b.Fn, regs.Rsp, false)
 	if e.s.Selected(b.Fn) {
 		e.s.Args(t.st, b.Fn, &[6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9})

@@ -70,8 +70,8 @@ func (e *engine) inlineEvent(t *thread, ev *inline.Event) {
 		e.checkpointed(now)
 		return
 	}
-	site := e.callSiteOf(t, ev.Ret)
-	e.s.EnterVia(t.st, e.via(t, e.callerOf(t, site, ev.SP, ev.Ret)), int(ev.ID), site.kind, ev.SP, ev.Ret, now)
+	site := e.entrySite(t, ev.SP, ev.Ret)
+	e.s.EnterVia(t.st, e.via(t, site.caller), int(ev.ID), site.kind, ev.SP, ev.Ret, now)
 	if ev.Args != nil {
 		e.s.Args(t.st, int(ev.ID), ev.Args)
 	}
@@ -95,22 +95,25 @@ func (e *engine) via(t *thread, caller int) int {
 	return model.None
 }
 
-// callerOf is the traced function holding the call that began a call
-// entered at sp with return address ret (site: callSiteOf(ret)). A tail
-// call from a function with exit probes (its tail site) or a hijacked
-// return arrives with its slot aimed at the return stub: the call was
-// made where the tail-calling frame's own return goes, and its caller is
-// that call site's (beforeSleep's call of redis's
+// entrySite is the call site of a call entered at sp with return
+// address ret (callSiteOf). A tail call from a function with exit probes
+// (its tail site) or a hijacked return arrives with its slot aimed at the
+// return stub: no call instruction made it (its kind is unknown, as a
+// trap probe's entry says), and it was made where the tail-calling
+// frame's own return goes (beforeSleep's call of redis's
 // handleClientsWithPendingWritesUsingThreads, which tail-jumps to
-// handleClientsWithPendingWrites), not code no traced function holds.
-func (e *engine) callerOf(t *thread, site callSite, sp, ret uint64) int {
-	if is := t.proc.as.inl; is == nil || ret != is.RetStub || ret == 0 {
-		return site.caller
+// handleClientsWithPendingWrites), not in code no traced function holds
+// (hideCall). Classified as a site, the stub's address read as the
+// indirect call before it.
+func (e *engine) entrySite(t *thread, sp, ret uint64) callSite {
+	if is := t.proc.as.inl; is == nil || is.RetStub == 0 || ret != is.RetStub {
+		return e.callSiteOf(t, ret)
 	}
+	s := callSite{kind: model.KindUnknown, caller: model.None}
 	if orig, ok := e.s.RetAt(t.st, sp); ok && orig != ret {
-		return e.callSiteOf(t, orig).caller
+		s.caller = e.callSiteOf(t, orig).caller
 	}
-	return site.caller
+	return s
 }
 
 // callSiteOf classifies the call that made a probed call from its return

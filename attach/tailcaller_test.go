@@ -15,8 +15,8 @@ import (
 // short function (kept timed, it cost a timed probe per call for
 // nothing: redis's handleClientsWithPendingWritesUsingThreads). Every
 // call stays counted: forward's timed ones in the tree, the counted ones
-// in the arcs, work's all timed and all below main.
-// Both ways a tail caller's slot is aimed there are tried: its tail
+// in the arcs, work's all timed and all below main, none read as an
+// indirect call (the return stub's address is no call site). Both ways a tail caller's slot is aimed there are tried: its tail
 // site's exit probe, and its hijacked return.
 func TestTailCallerMovesToCounting(t *testing.T) {
 	for _, kind := range []string{ProbesAuto, probesInlineHijack} {
@@ -42,6 +42,9 @@ func tailCallerMoves(t *testing.T, kind string) {
 				forward += n.Calls
 			case "work":
 				work += n.Calls
+				if n.IndirectCalls != 0 {
+					t.Errorf("work: %d of %d calls read as indirect: a tail call is no call instruction", n.IndirectCalls, n.Calls)
+				}
 				if n.Parent == model.None || p.FuncName(th.Nodes[n.Parent].Func) != "main" {
 					t.Errorf("work's calls (%d) below %v, want main", n.Calls, n.Parent)
 				}
