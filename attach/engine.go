@@ -335,7 +335,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 			}
 		}()
 		e.cal = cal
-		e.spin = ptrace.SpinBudget()
+		e.spinMax = ptrace.SpinMax()
 		if err := e.prepareInline(); err != nil {
 			ch <- out{nil, err}
 			return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -50,6 +51,13 @@ func (e *engine) loop() (*Result, error) {
 }
 
 // nextStop returns a stop kept for later, else waits for the next one.
+// A wait for a stop polls (ptrace.Peek) for twice as long as the last
+// one took, if that was within spinMax: stops that come close together (a hot
+// trap probe's calls) keep being picked up without the tracer's CPU going
+// idle, while a stop seconds after the last (inline probes: a thread's
+// first stop, a live patch) is waited for asleep. Polling a fixed 2,000
+// times each wait took 50,000 system calls in 4 s beside redis under
+// load, at a dozen stops.
 func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	if len(e.deferred) > 0 {
 		d := e.deferred[0]
@@ -65,9 +73,15 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	var ws unix.WaitStatus
 	var err error
 	for {
+		spin := time.Duration(0)
+		if w := time.Duration(e.waited); w <= e.spinMax {
+			spin = min(2*w, e.spinMax)
+		}
 		e.mu.Unlock() // the drain goroutine runs while we wait
-		tid, ws, err = ptrace.Peek(e.spin)
+		from := e.now()
+		tid, ws, err = ptrace.Peek(spin)
 		e.stopAt = e.now() // before waiting for the drain: the thread waits too
+		e.waited = e.stopAt - from
 		e.mu.Lock()
 		if err != nil {
 			break

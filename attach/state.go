@@ -62,8 +62,9 @@ type tracees struct {
 	stopRequested atomic.Bool
 	wakers        sync.Map // pids of our wake-up children (wake)
 	detaching     bool
-	pausing       bool // pauseAll gathers every thread in a stop
-	spin          int  // wait4 polls before sleeping (see spinBudget)
+	pausing       bool          // pauseAll gathers every thread in a stop
+	spinMax       time.Duration // the longest a wait for a stop polls (ptrace.SpinMax)
+	waited        int64         // how long the last wait for a stop took (ns)
 }
 
 // detailing: detailProbed counts the probed functions recorded in

@@ -1,35 +1,40 @@
 package ptrace
 
 import (
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// SpinBudget is how many times Peek should poll before it sleeps. A stop
+// SpinMax is the longest Peek should poll before it sleeps. A stop
 // that follows within microseconds (the next call of a hot function) is
 // then picked up without the tracer's CPU going idle and being woken
 // again, which costs tens of microseconds when tracer and tracee run on
 // different CPUs. On a single CPU polling would only take the CPU from
 // the tracee: no polling there.
-func SpinBudget() int {
+func SpinMax() time.Duration {
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) != nil || set.Count() < 2 {
 		return 0
 	}
-	return 2000
+	return 2 * time.Millisecond
 }
 
 // Peek waits for any tracee (or child) with __WALL, like wait4, but
 // leaves the stop unreaped (waitid with WNOWAIT): a stopped tracee keeps
 // its pending signal while the tracer looks at it; Wait or Reap then
-// reaps it. It polls spin times first.
-func Peek(spin int) (int, unix.WaitStatus, error) {
+// reaps it. It polls for spin first.
+func Peek(spin time.Duration) (int, unix.WaitStatus, error) {
 	var si waitInfo
 	const opts = unix.WEXITED | unix.WSTOPPED | unix.WALL | unix.WNOWAIT
-	for i := 0; ; i++ {
+	var start time.Time
+	if spin > 0 {
+		start = time.Now()
+	}
+	for {
 		flags := opts
-		if i < spin {
+		if spin > 0 && time.Since(start) < spin {
 			flags |= unix.WNOHANG
 		}
 		si = waitInfo{}
