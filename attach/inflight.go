@@ -35,17 +35,17 @@ func (e *engine) unwindThread(t *thread, mods []*unwind.Module) ([]unwind.Frame,
 // module mapped in p: a stack passes through libraries we do not trace.
 // Modules already instrumented lend their placement; only the others are
 // opened here.
-func unwindModules(p *process) []*unwind.Module {
+func (e *engine) unwindModules(p *process) []*unwind.Module {
 	// Kept for the detach's check of the stacks; a change of the loaded
 	// libraries (linkMapChanged) drops them.
 	if p.unwind != nil {
 		return p.unwind
 	}
-	p.unwind = loadUnwindModules(p)
+	p.unwind = e.loadUnwindModules(p)
 	return p.unwind
 }
 
-func loadUnwindModules(p *process) []*unwind.Module {
+func (e *engine) loadUnwindModules(p *process) []*unwind.Module {
 	maps, err := instrument.ReadMaps(p.pid)
 	if err != nil {
 		return nil
@@ -54,7 +54,7 @@ func loadUnwindModules(p *process) []*unwind.Module {
 	for _, l := range p.as.modules {
 		known[l.mod.Path] = l.bias
 	}
-	return loadUnwind(p.pid, maps, known)
+	return e.loadUnwind(p.pid, maps, known)
 }
 
 // loadVDSO loads the call-frame information of p's [vdso], copied out of
@@ -83,7 +83,7 @@ func loadVDSO(pid int, maps []instrument.Mapping) *unwind.Module {
 // loadUnwind loads the call-frame information of every executable module
 // in maps of process pid, and of its [vdso]; known holds the biases of
 // those already placed.
-func loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
+func (e *engine) loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
 	var mods []*unwind.Module
 	for _, path := range instrument.LoadedPaths(maps) {
 		bias, ok := known[path]
@@ -97,7 +97,10 @@ func loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*
 			}
 		}
 		lo, hi := moduleRange(maps, path)
-		if um, err := unwind.Load(path, bias, lo, hi); err == nil {
+		if e.cfi == nil {
+			e.cfi = cfiCache{}
+		}
+		if um, err := e.cfi.load(path, bias, lo, hi); err == nil {
 			mods = append(mods, um)
 		}
 	}

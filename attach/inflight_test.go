@@ -203,7 +203,7 @@ func TestUnwindModulesHoldTheVDSO(t *testing.T) {
 		t.Skip("no [vdso] mapping")
 	}
 	var vdso *unwind.Module
-	for _, m := range loadUnwind(os.Getpid(), maps, nil) {
+	for _, m := range (&engine{}).loadUnwind(os.Getpid(), maps, nil) {
 		if m.Path == "[vdso]" {
 			vdso = m
 		}

@@ -185,7 +185,7 @@ func (e *engine) detachInline(tid int, as *space) {
 	}
 	refs := 0
 	if len(threads) > 0 {
-		mods := unwindModules(threads[0].proc)
+		mods := e.unwindModules(threads[0].proc)
 		for _, t := range threads {
 			// With the returns back: a hijacked signal handler unwinds
 			// to its signal frame only then.

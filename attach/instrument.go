@@ -30,6 +30,7 @@ type scanning struct {
 	localDebug            *instrument.DebugSearch // opt.Debug without debuginfod
 	unwindPre             []*unwind.Module
 	unwindAt              []string
+	cfi                   cfiCache // call-frame information by file (loadUnwind)
 	leftoverWhy           string
 	exitPlans             exitPlans
 	// picks: the filter's verdict on each symbol of a module (as a main
@@ -570,7 +571,7 @@ func (e *engine) preopen(pid int) {
 		}
 	}
 	e.unwindAt = instrument.LoadedPaths(maps)
-	e.unwindPre = loadUnwind(pid, maps, biases)
+	e.unwindPre = e.loadUnwind(pid, maps, biases)
 }
 
 // sweep finds the entry branches of the functions of mod (at path) that

@@ -352,7 +352,7 @@ func (e *engine) attach(pid int) error {
 		e.detachAll()
 		return setupFailed(pid, err)
 	}
-	mods := unwindModules(p)
+	mods := e.unwindModules(p)
 	for _, t := range e.threads {
 		e.rebuildInFlight(t, mods)
 	}

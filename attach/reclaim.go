@@ -372,7 +372,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		}
 		e.restoreOldReturns(t.tid, l, regs.Fs_base)
 	}
-	mods := unwindModules(p)
+	mods := e.unwindModules(p)
 	heals := l.quietHeals(tid)
 	quiet := func(v uint64) bool { return heals(v) || atTrampBody(tid, v) || atExitTramp(tid, v) }
 	for _, t := range threads {

@@ -37,7 +37,7 @@ func (e *engine) noteResumes(as *space) {
 		if t.proc.as != as {
 			continue
 		}
-		frames, ok := e.unwindThread(t, unwindModules(t.proc))
+		frames, ok := e.unwindThread(t, e.unwindModules(t.proc))
 		if !ok {
 			continue
 		}

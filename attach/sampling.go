@@ -350,7 +350,7 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 		copy(buf, stack[addr-r.SP:])
 		return nil
 	}
-	frames := unwind.Unwind(unwindModules(t.proc), unwind.Regs{RIP: r.IP, RSP: r.SP, RBP: r.BP, RBX: r.BX,
+	frames := unwind.Unwind(e.unwindModules(t.proc), unwind.Regs{RIP: r.IP, RSP: r.SP, RBP: r.BP, RBX: r.BX,
 		R12: r.R12, R13: r.R13, R14: r.R14, R15: r.R15}, mem, sampleFrames)
 	for i, f := range frames {
 		if i == 0 {

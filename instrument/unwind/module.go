@@ -76,6 +76,15 @@ func LoadImage(img []byte, start, end uint64) (*Module, error) {
 	return nil, errors.New("read ELF image: no loadable segment")
 }
 
+// Placed is m's call-frame information placed at bias, covering [lo,
+// hi): another mapping of the same file. The FDEs, fixed at link time
+// and never changed after Load, are shared.
+func (m *Module) Placed(bias, lo, hi uint64) *Module {
+	c := *m
+	c.bias, c.lo, c.hi = bias, lo, hi
+	return &c
+}
+
 // Contains reports whether the runtime address pc lies in the module.
 func (m *Module) Contains(pc uint64) bool { return pc >= m.lo && pc < m.hi }
 
