@@ -449,9 +449,10 @@ func fidelitySection(r fidelityResults, when string) section {
 	} else if f := r.redis; f != nil {
 		fmt.Fprintf(&b, "\nredis: `redis-benchmark -t set,get -n %d -c 20`, unpinned; busy shares (samples inside a waiting call left out; "+
 			"kept for the default profile, `attach` sampled for the span of %d benchmarks; raw and compensated are `--sample=0`, one). "+
+			"A fresh server runs %d benchmarks first (it speeds up over its first few). "+
 			"Requests/s untraced are the median of %d benchmarks, %d before the traced runs and %d after them (GET/s: %s before, %s after), "+
 			"with the default probes of its %d (one lands at either of two rates some 20%% apart).\n\n",
-			redisRequests, sampledBenchmarks, 2*rateRuns, rateRuns, rateRuns, rates(f.untracedRuns[0]), rates(f.untracedRuns[1]), sampledBenchmarks)
+			redisRequests, sampledBenchmarks, redisWarmRuns, 2*rateRuns, rateRuns, rateRuns, rates(f.untracedRuns[0]), rates(f.untracedRuns[1]), sampledBenchmarks)
 		b.WriteString("| perf vs perf | profile raw | profile compensated | profile default (on CPU) | profile default, waiting calls left out | GET requests/s attached ÷ untraced: compensated; default | SET | perf samples |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		fmt.Fprintf(&b, "| %.1f | %.1f | %.1f | %.1f | %.1f | %.0f%% (%.0f ÷ %.0f); %.0f%% | %.0f%% (%.0f ÷ %.0f) | %d, %d |\n", f.floor, f.raw, f.comp, f.sampled, f.waitingOut,
