@@ -2,6 +2,7 @@ package attach
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 
@@ -23,29 +24,39 @@ type cfiFile struct {
 // each of a shell loop's 300 children: 3.6% of the profiler's CPU).
 type cfiCache map[cfiFile]*unwind.Module
 
-// load is unwind.Load through the cache.
+// load is unwind.Load through the cache: the file opened once, its
+// identity that of the very file parsed.
 func (c cfiCache) load(path string, bias, lo, hi uint64) (*unwind.Module, error) {
-	fi, err := os.Stat(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return unwind.Load(path, bias, lo, hi)
+		return nil, fmt.Errorf("load CFI: %w", err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return unwind.Load(path, bias, lo, hi)
-	}
-	k := cfiFile{path, st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano()}
-	if m, ok := c[k]; ok {
-		if m == nil {
-			return nil, unwind.ErrNoCFI
+	defer f.Close()
+	var k cfiFile
+	fi, err := f.Stat()
+	if err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			k = cfiFile{path, st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano()}
+			if m, ok := c[k]; ok {
+				if m == nil {
+					return nil, fmt.Errorf("load CFI of %s: %w", path, unwind.ErrNoCFI)
+				}
+				return m.Placed(bias, lo, hi), nil
+			}
 		}
-		return m.Placed(bias, lo, hi), nil
 	}
-	m, err := unwind.Load(path, bias, lo, hi)
-	switch {
-	case err == nil:
-		c[k] = m
-	case errors.Is(err, unwind.ErrNoCFI):
-		c[k] = nil
+	m, err := unwind.LoadReader(f, bias, lo, hi)
+	if k.path != "" {
+		switch {
+		case err == nil:
+			c[k] = m
+		case errors.Is(err, unwind.ErrNoCFI):
+			c[k] = nil
+		}
 	}
-	return m, err
+	if err != nil {
+		return nil, fmt.Errorf("load CFI of %s: %w", path, err)
+	}
+	m.Path = path
+	return m, nil
 }

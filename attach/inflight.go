@@ -85,6 +85,9 @@ func loadVDSO(pid int, maps []instrument.Mapping) *unwind.Module {
 // those already placed.
 func (e *engine) loadUnwind(pid int, maps []instrument.Mapping, known map[string]uint64) []*unwind.Module {
 	var mods []*unwind.Module
+	if e.cfi == nil {
+		e.cfi = cfiCache{}
+	}
 	for _, path := range instrument.LoadedPaths(maps) {
 		bias, ok := known[path]
 		if !ok {
@@ -97,9 +100,6 @@ func (e *engine) loadUnwind(pid int, maps []instrument.Mapping, known map[string
 			}
 		}
 		lo, hi := moduleRange(maps, path)
-		if e.cfi == nil {
-			e.cfi = cfiCache{}
-		}
 		if um, err := e.cfi.load(path, bias, lo, hi); err == nil {
 			mods = append(mods, um)
 		}

@@ -74,14 +74,14 @@ func (e *engine) nextStop() (int, unix.WaitStatus, error) {
 	var err error
 	for {
 		spin := time.Duration(0)
-		if w := time.Duration(e.waited); w <= e.spinMax {
-			spin = min(2*w, e.spinMax)
+		if e.waited <= e.spinMax {
+			spin = min(2*e.waited, e.spinMax)
 		}
 		e.mu.Unlock() // the drain goroutine runs while we wait
 		from := e.now()
 		tid, ws, err = ptrace.Peek(spin)
 		e.stopAt = e.now() // before waiting for the drain: the thread waits too
-		e.waited = e.stopAt - from
+		e.waited = time.Duration(e.stopAt - from)
 		e.mu.Lock()
 		if err != nil {
 			break

@@ -64,7 +64,7 @@ type tracees struct {
 	detaching     bool
 	pausing       bool          // pauseAll gathers every thread in a stop
 	spinMax       time.Duration // the longest a wait for a stop polls (ptrace.SpinMax)
-	waited        int64         // how long the last wait for a stop took (ns)
+	waited        time.Duration // how long the last wait for a stop took
 }
 
 // detailing: detailProbed counts the probed functions recorded in

@@ -126,7 +126,7 @@ func measureRedisAuto(c config) (*autoRow, string, error) {
 	}
 	defer s.stop()
 	fmt.Println("probe choice, redis-server:")
-	if _, err := s.benchmark(); err != nil { // warm: the keys exist from now on
+	if _, err := s.benchmarks(redisWarmRuns); err != nil { // warm, as for fidelity
 		return nil, "", err
 	}
 	row := &autoRow{program: "redis-server (attach)", setting: "unpinned"}
