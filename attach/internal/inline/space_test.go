@@ -49,33 +49,70 @@ func TestChangesPutsSitesBackFirst(t *testing.T) {
 }
 
 // TestOverlay: the sites re-aimed over a function's bytes are written
-// onto them, a site reaching in from before its start or out past its end
-// in part, a site elsewhere not at all; the same with few sites (each
-// looked at) and with many (each address looked up).
+// onto them, a site reaching in from the page before its start or out
+// past its end in part, a site elsewhere not at all; whether the sites
+// came before the first overlay (the page index is built from them) or
+// after it (indexed as they come), in a forked space (its index built
+// afresh), and not a site deleted since it was indexed.
 func TestOverlay(t *testing.T) {
 	const addr = 0x1000
 	site := func(at uint64, b ...byte) instrument.SiteBytes {
 		return instrument.SiteBytes{At: at, Orig: make([]byte, len(b)), New: b}
 	}
+	sites := []instrument.SiteBytes{
+		site(addr-2, 0xc0, 0xc1, 0xc2, 0xc3), // reaches in: its last two bytes
+		site(addr+3, 0xe8, 1, 2, 3, 4),
+		site(addr+9, 0xe9, 5, 6, 7, 8), // reaches out: its first byte
+		site(addr-9, 0xeb, 0xfe),       // ends before
+		site(addr+10, 0xeb, 0xfe),      // starts after
+		site(0x9000, 0xe8, 0, 0, 0, 0), // pages away
+	}
 	want := []byte{0xc2, 0xc3, 0, 0xe8, 1, 2, 3, 4, 0, 0xe9}
-	for _, extra := range []int{0, 100} {
-		s := New[int](0, 0)
-		for _, c := range []instrument.SiteBytes{
-			site(addr-2, 0xc0, 0xc1, 0xc2, 0xc3), // reaches in: its last two bytes
-			site(addr+3, 0xe8, 1, 2, 3, 4),
-			site(addr+9, 0xe9, 5, 6, 7, 8), // reaches out: its first byte
-			site(addr-9, 0xeb, 0xfe),       // ends before
-			site(addr+10, 0xeb, 0xfe),      // starts after
-		} {
-			s.SetSite(c)
-		}
-		for i := range extra {
-			s.SetSite(site(0x9000+uint64(i)*8, 0xe8, 0, 0, 0, 0))
-		}
+	overlay := func(s *Space[int]) []byte {
 		b := make([]byte, 10)
 		s.Overlay(addr, b)
-		if !bytes.Equal(b, want) {
-			t.Errorf("%d more sites elsewhere: % x, want % x", extra, b, want)
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		make func() *Space[int]
+	}{
+		{"indexed at the first overlay", func() *Space[int] {
+			s := New[int](0, 0)
+			for _, c := range sites {
+				s.SetSite(c)
+			}
+			return s
+		}},
+		{"indexed as they come", func() *Space[int] {
+			s := New[int](0, 0)
+			s.SetSite(site(0x5000, 0xe8, 0, 0, 0, 0))
+			overlay(s)
+			for _, c := range sites {
+				s.SetSite(c)
+			}
+			return s
+		}},
+		{"forked", func() *Space[int] {
+			s := New[int](0, 0)
+			for _, c := range sites {
+				s.SetSite(c)
+			}
+			overlay(s)
+			return s.Fork(-1)
+		}},
+		{"one deleted", func() *Space[int] {
+			s := New[int](0, 0)
+			for _, c := range append(sites, site(addr+6, 0xcc)) {
+				s.SetSite(c)
+			}
+			overlay(s)
+			delete(s.Sites, addr+6)
+			return s
+		}},
+	} {
+		if b := overlay(c.make()); !bytes.Equal(b, want) {
+			t.Errorf("%s: % x, want % x", c.name, b, want)
 		}
 	}
 }
