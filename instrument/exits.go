@@ -82,9 +82,15 @@ type TailSite struct {
 
 func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 	code, pad, entryEnd, addr := f.Code, f.Pad, f.EntryEnd, f.Addr
-	var ins []exitInst
-	var cold []uint64        // where the function jumps into parts split off it
-	var recent []x86asm.Inst // the last few, for switchJump
+	// About one instruction in four bytes: room for them all at once (an
+	// append at a time took a tenth of planning cc1's exits in copies and
+	// the garbage collector).
+	ins := make([]exitInst, 0, len(code)/4+1)
+	var cold []uint64 // where the function jumps into parts split off it
+	// The last few, for switchJump, which asks whether any of them is
+	// one kind: a ring of them, in no order.
+	var recent [4]x86asm.Inst
+	seen := 0
 	var tails []TailSite
 	targets := map[int]bool{}
 	tables := false
@@ -112,16 +118,15 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 		}
 		if inst.Op == x86asm.JMP {
 			if _, isRel := inst.Args[0].(x86asm.Rel); !isRel {
-				if !switchJump(inst, code[off:], recent) {
+				if !switchJump(inst, code[off:], recent[:min(seen, len(recent))]) {
 					return fmt.Errorf("an indirect jump at +%#x", off)
 				}
 				tables = true
 			}
 		}
 		ins = append(ins, exitInst{off: off, len: inst.Len, inst: inst})
-		if recent = append(recent, inst); len(recent) > 4 {
-			recent = recent[1:]
-		}
+		recent[seen%len(recent)] = inst
+		seen++
 		return nil
 	})
 	if err != nil {
