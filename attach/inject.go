@@ -72,6 +72,17 @@ func (th injectee) Defer(ws unix.WaitStatus) { th.e.deferStop(th.tid, ws) }
 func (th injectee) SignalsHeld() bool        { return th.t != nil && len(th.t.sigs) > 0 }
 func (th injectee) Done()                    { th.e.rearm(th.tid) }
 
+// PokeText writes text through the memory of the thread's space, opened
+// once for its scan's writes (space.textOf), else as ptrace.PokeText does.
+func (th injectee) PokeText(addr uint64, b []byte) error {
+	if th.t != nil {
+		if t, err := th.t.proc.as.textOf(th.tid); err == nil {
+			return t.Poke(th.tid, addr, b)
+		}
+	}
+	return ptrace.PokeText(th.tid, addr, b)
+}
+
 // mapArea injects an mmap of an RWX area near addr (within rel32 reach):
 // first at the free gap of the target's maps nearest to addr (areas left
 // by a killed profiler take the usual places), then at fixed hints below

@@ -54,15 +54,33 @@ func isUnwinderLib(path string) bool {
 	return strings.HasPrefix(b, "libgcc_s") || strings.HasPrefix(b, "libunwind")
 }
 
+// unwindersOf lists the unwinder entry points among mod's symbols, looked
+// for once per module: every process maps the same C library, and its
+// thousands of symbols went through the names again each time (a twentieth
+// of the tracer's CPU in a shell loop running /bin/true).
+func (e *engine) unwindersOf(mod *instrument.Module) []instrument.Symbol {
+	if syms, ok := e.unwinderSyms[mod]; ok {
+		return syms
+	}
+	var syms []instrument.Symbol
+	for _, sym := range mod.Symbols {
+		if unwinders[sym.Raw] || unwinders[sym.Name] {
+			syms = append(syms, sym)
+		}
+	}
+	if e.unwinderSyms == nil {
+		e.unwinderSyms = map[*instrument.Module][]instrument.Symbol{}
+	}
+	e.unwinderSyms[mod] = syms
+	return syms
+}
+
 // probeUnwinders gives the unwinder entry points of module l an inline
 // probe that puts back the thread's return addresses. One that cannot be
 // patched leaves a C++ exception through probed frames without its
 // return addresses: say so.
 func (e *engine) probeUnwinders(tid int, as *space, l *loaded, rips []uint64) {
-	for _, sym := range l.mod.Symbols {
-		if !unwinders[sym.Raw] && !unwinders[sym.Name] {
-			continue
-		}
+	for _, sym := range e.unwindersOf(l.mod) {
 		if err := e.patchInline(tid, as, l, sym, stub.FlagRestore, rips); err != nil {
 			e.warn("%s in %s: %v: C++ exceptions through inline-probed functions may fail", sym.Name, baseName(l.mod.Path), err)
 		}

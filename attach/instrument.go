@@ -38,6 +38,10 @@ type scanning struct {
 	// shell script's commands each map the C library, and its thousands
 	// of symbols went through the patterns again each time.
 	picks map[pickKey]map[string]bool
+	// picked: the symbols each module's picks select (pickedSymbols).
+	picked map[pickKey][]instrument.Symbol
+	// unwinderSyms: each module's unwinder entry points (unwindersOf).
+	unwinderSyms map[*instrument.Module][]instrument.Symbol
 }
 
 type pickKey struct {
@@ -71,6 +75,29 @@ func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][
 		}
 		return f.Resolved(path, isMain, name, chosen[name])
 	}
+}
+
+// pickedSymbols are the symbols of mod that pick selects, in order,
+// listed once per module and filter: a process whose selection no ifunc
+// and no calling context changes goes through these alone, not through
+// every symbol's name (a sixteenth of the tracer's CPU in a shell loop
+// running /bin/true).
+func (e *engine) pickedSymbols(mod *instrument.Module, isMain bool, pick func(path string, isMain bool, name string) bool) []instrument.Symbol {
+	k := pickKey{e.opt.Filter, mod, isMain}
+	if syms, ok := e.picked[k]; ok {
+		return syms
+	}
+	var syms []instrument.Symbol
+	for _, sym := range mod.Symbols {
+		if pick(mod.Path, isMain, sym.Name) {
+			syms = append(syms, sym)
+		}
+	}
+	if e.picked == nil {
+		e.picked = map[pickKey][]instrument.Symbol{}
+	}
+	e.picked[k] = syms
+	return syms
 }
 
 // scan loads the modules mapped in p that are new since the last scan and
@@ -185,8 +212,14 @@ func (e *engine) scan(tid int, p *process) (int, error) {
 			continue
 		}
 		l := e.addModule(as, maps, mod, bias, isMain)
-		pick := e.picker(mod, isMain, ifuncChoices(tid, l))
-		for _, sym := range mod.Symbols {
+		chosen := ifuncChoices(tid, l)
+		pick := e.picker(mod, isMain, chosen)
+		syms := mod.Symbols
+		if e.opt.Context == nil && len(chosen) == 0 {
+			// Only the filter decides: the symbols it chose before.
+			syms = e.pickedSymbols(mod, isMain, pick)
+		}
+		for _, sym := range syms {
 			if _, ok := e.probeSymbol(tid, as, l, sym, rips, pick); ok {
 				inserted++
 			}

@@ -97,7 +97,7 @@ func chained(tid int, th Thread, chain uint64, nr uint64, args []uint64) (r uint
 	sp := (back.Rsp - redZone - chainBlock) &^ 15
 	var resume [8]byte
 	binary.LittleEndian.PutUint64(resume[:], back.Rip)
-	if ptrace.WriteMem(tid, sp, block) != nil || ptrace.PokeText(tid, chain+uint64(chainResume), resume[:]) != nil {
+	if ptrace.WriteMem(tid, sp, block) != nil || th.PokeText(chain+uint64(chainResume), resume[:]) != nil {
 		return 0, false, nil
 	}
 	regs := withCall(saved, chain, nr, args)

@@ -32,10 +32,10 @@ func Syscall(tid int, th Thread, c *Chain, site uint64, nr uint64, args ...uint6
 	if err := ptrace.ReadMem(tid, site, orig); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
-	if err := ptrace.PokeText(tid, site, SyscallTrap); err != nil {
+	if err := th.PokeText(site, SyscallTrap); err != nil {
 		return 0, fmt.Errorf("inject: %w", err)
 	}
-	defer ptrace.PokeText(tid, site, orig)
+	defer th.PokeText(site, orig)
 	restore := th.Restore(saved)
 	defer th.Guard(site, &restore)()
 	regs = withCall(saved, site, nr, args)
