@@ -149,8 +149,8 @@ func (e *engine) flushSamples(t *thread, upTo int64) { e.flushBefore(t, upTo, ni
 // returned is still its caller's, one in a function stamped just before
 // its entry is already its own.
 func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
-	if t.smp == nil || len(t.smp.pending) == 0 {
-		return
+	if t.smp == nil || len(t.smp.pending) == 0 || t.smp.pending[0].ns-sampleSkew > upTo {
+		return // pending holds samples in time order: none is placed yet
 	}
 	// top runs now; next will after ev (an exit leaves the frame below
 	// on top).
