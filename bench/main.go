@@ -47,6 +47,7 @@ type config struct {
 	accuracyOnly bool // only the compensation accuracy rows
 	fidelityOnly bool // only the fidelity rows (against perf)
 	autoOnly     bool // only the probe choice rows (auto against inline)
+	processOnly  bool // only the processes rows (workloads that start many)
 	// fidelityOf: a command to check against perf alone (fidelity_of.go),
 	// the module whose functions are compared, the profile's flags.
 	fidelityOf, fidelityModule, fidelityFlags string
@@ -100,11 +101,12 @@ func main() {
 	flag.StringVar(&c.fidelityModule, "fidelity-module", "", "with -fidelity-of: the module (path) whose functions are compared; default the command's executable")
 	flag.StringVar(&c.fidelityFlags, "fidelity-flags", "", "with -fidelity-of: profile record's flags (e.g. --lib libpython3.11.so.1.0)")
 	flag.BoolVar(&c.autoOnly, "auto-only", false, "measure only the probe choice rows (--probes auto against inline on the Lua driver, vcall and redis-server)")
+	flag.BoolVar(&c.processOnly, "processes-only", false, "measure only the processes rows (a shell loop of /bin/true, gcc compiling a small file: untraced against profile record)")
 	flag.BoolVar(&c.detailOnly, "detail-only", false, "measure only the detail rows (record --detail: per call, memory)")
 	flag.DurationVar(&c.detailFor, "detail-for", 60*time.Second, "how long the detail memory runs trace (whole seconds, over 10s)")
 	flag.Parse()
-	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly) + btoi(c.fidelityOnly) + btoi(c.autoOnly); n > 1 {
-		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only, -accuracy-only, -fidelity-only and -auto-only exclude each other")
+	if n := btoi(c.liveOnly) + btoi(c.detailOnly) + btoi(c.accuracyOnly) + btoi(c.fidelityOnly) + btoi(c.autoOnly) + btoi(c.processOnly); n > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -live-only, -detail-only, -accuracy-only, -fidelity-only, -auto-only and -processes-only exclude each other")
 		os.Exit(2)
 	}
 	if c.detailFor <= memEarly || c.detailFor%time.Second != 0 {
@@ -130,8 +132,10 @@ func sectionsOf(c config) []string {
 		return []string{"auto"}
 	case c.detailOnly:
 		return []string{"detail"}
+	case c.processOnly:
+		return []string{"processes"}
 	}
-	return []string{"engine", "probes", "live", "detail", "accuracy", "fidelity", "auto"}
+	return []string{"engine", "probes", "live", "detail", "accuracy", "fidelity", "auto", "processes"}
 }
 
 func run(c config) error {
@@ -189,6 +193,13 @@ func run(c config) error {
 		}
 		return writeSections(c.out, []section{autoSection(auto, whenLine(loadStart, loadAverage()))})
 	}
+	if c.processOnly {
+		procs, err := measureProcesses(c)
+		if err != nil {
+			return err
+		}
+		return writeSections(c.out, []section{processesSection(procs, whenLine(loadStart, loadAverage()))})
+	}
 	if c.detailOnly {
 		det, err := measureDetail(c)
 		if err != nil {
@@ -225,6 +236,10 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	procs, err := measureProcesses(c)
+	if err != nil {
+		return err
+	}
 	loadEnd := loadAverage()
 	fmt.Printf("load average %s\n", loadEnd)
 	fmt.Print(probeTable(c, results))
@@ -232,7 +247,8 @@ func run(c config) error {
 		return err
 	}
 	return writeSections(c.out, []section{accuracySection(acc, whenLine(loadStart, loadEnd)),
-		fidelitySection(fid, whenLine(loadStart, loadEnd)), autoSection(auto, whenLine(loadStart, loadEnd))})
+		fidelitySection(fid, whenLine(loadStart, loadEnd)), autoSection(auto, whenLine(loadStart, loadEnd)),
+		processesSection(procs, whenLine(loadStart, loadEnd))})
 }
 
 func btoi(b bool) int {
