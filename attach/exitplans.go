@@ -29,7 +29,7 @@ func (e *engine) exitPlanOf(l *loaded, sym instrument.Symbol, code, pad, file []
 	if c, ok := e.exitPlans[l.mod][sym.Value]; ok && asFile {
 		return rebased(c.plan, l.bias, true), c.err
 	}
-	plan, err := planExitsOf(l.mod, l.bias, sym, code[:len(code)-len(pad)], pad, addr, l.coldRange)
+	plan, err := planExitsOf(l.mod, l.bias, sym, code[:len(code)-len(pad)], pad, addr, l.coldRange, nil)
 	if asFile {
 		e.exitPlans.keep(l.mod, sym.Value, plannedExits{rebased(plan, l.bias, false), err})
 	}
@@ -49,9 +49,10 @@ func (x *exitPlans) keep(mod *instrument.Module, at uint64, p plannedExits) {
 
 // planExitsOf plans the exit probes of function sym of mod (at bias),
 // whose code and padding lie at addr; cfi finds the call-frame
-// information's range around a link-time address (a part split off it).
+// information's range around a link-time address (a part split off it);
+// swept, if set, gets the function's entry branches (ExitFunc.Swept).
 func planExitsOf(mod *instrument.Module, bias uint64, sym instrument.Symbol, code, pad []byte, addr uint64,
-	cfi func(uint64) (lo, hi uint64, ok bool)) (instrument.ExitPlan, error) {
+	cfi func(uint64) (lo, hi uint64, ok bool), swept func([]instrument.EntryBranch)) (instrument.ExitPlan, error) {
 	isEntry := func(to uint64) bool {
 		f := to - bias
 		if mod.IsPLT(f) {
@@ -66,13 +67,16 @@ func planExitsOf(mod *instrument.Module, bias uint64, sym instrument.Symbol, cod
 		return p, ok
 	}
 	return instrument.PlanExits(instrument.ExitFunc{Code: code, Pad: pad,
-		EntryEnd: instrument.EntryEnd(code), Addr: addr, IsEntry: isEntry, Cold: cold})
+		EntryEnd: instrument.EntryEnd(code), Addr: addr, IsEntry: isEntry, Cold: cold, Swept: swept})
 }
 
 // prePlan plans the exit probes of the functions of mod that want
 // accepts from its file's bytes, on workers goroutines, for the first
 // scan of the process about to be attached (preopen): done while the
-// process runs, it does not hold the process stopped.
+// process runs, it does not hold the process stopped. Each walk of a
+// whole function keeps its entry branches for the module's sweep, which
+// then reads only the others: the two walks decoded every instruction
+// twice (half of planning gcc's cc1, some 26,000 functions).
 func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrument.Symbol) bool) {
 	l := &loaded{mod: mod}
 	var mu sync.Mutex // l loads its call-frame information when first asked
@@ -83,6 +87,7 @@ func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrume
 	}
 	workers = max(workers, 1)
 	out := make([]*plannedExits, len(mod.Symbols))
+	swept := make([]*[]instrument.EntryBranch, len(mod.Symbols))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -97,7 +102,8 @@ func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrume
 						continue
 					}
 				}
-				plan, err := planExitsOf(mod, 0, sym, code[:sym.Size], code[sym.Size:], sym.Value, cfi)
+				plan, err := planExitsOf(mod, 0, sym, code[:sym.Size], code[sym.Size:], sym.Value, cfi,
+					func(b []instrument.EntryBranch) { swept[i] = &b })
 				out[i] = &plannedExits{plan, err}
 			}
 		})
@@ -106,6 +112,9 @@ func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrume
 	for i, p := range out {
 		if p != nil {
 			e.exitPlans.keep(mod, mod.Symbols[i].Value, *p)
+		}
+		if b := swept[i]; b != nil {
+			mod.KeepSwept(mod.Symbols[i].Value, *b)
 		}
 	}
 }

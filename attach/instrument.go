@@ -622,10 +622,12 @@ func (e *engine) sweep(mod *instrument.Module, path string, isMain bool) {
 		}
 		return e.opt.Filter.Function(path, isMain, sym.Name)
 	}
-	mod.Sweep(runtime.GOMAXPROCS(0), want)
+	// The exit plans first: their walks give the sweep each function
+	// they read whole.
 	if e.exitProbes {
 		e.prePlan(mod, runtime.GOMAXPROCS(0), want)
 	}
+	mod.Sweep(runtime.GOMAXPROCS(0), want)
 }
 
 // preloadedUnwind gives process p the call-frame information preopen

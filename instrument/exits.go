@@ -38,6 +38,10 @@ type ExitFunc struct {
 	// Cold finds the part split off the function (GCC's "f.cold") that
 	// holds an address it jumps to; nil: none.
 	Cold func(uint64) (ColdPart, bool)
+	// Swept, if set, is given the function's entry branches
+	// (EntryBranches) once the plan has read all its instructions: the
+	// module's sweep need not read them again (Module.KeepSwept).
+	Swept func([]EntryBranch)
 }
 
 // A ColdPart is code a compiler split off a function and jumps to: its
@@ -94,10 +98,14 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 	var tails []TailSite
 	targets := map[int]bool{}
 	tables := false
+	var entry []EntryBranch
 	err := walkCode(code, func(off int, in *x86asm.Inst, vexLen int) error {
 		if in == nil {
 			ins = append(ins, exitInst{off: off, len: vexLen, vex: true})
 			return nil
+		}
+		if b, ok := entryBranchAt(code, off, in); ok && f.Swept != nil {
+			entry = append(entry, b)
 		}
 		inst := *in
 		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 && inst.Op != x86asm.CALL {
@@ -131,6 +139,9 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.Swept != nil {
+		f.Swept(entry)
 	}
 	if err := coldTargets(f, cold, targets); err != nil {
 		return nil, nil, err

@@ -402,13 +402,8 @@ const EntrySpan = 32
 func EntryBranches(code []byte) ([]EntryBranch, error) {
 	var out []EntryBranch
 	err := walkCode(code, func(off int, inst *x86asm.Inst, _ int) error {
-		if inst == nil {
-			return nil
-		}
-		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 {
-			if to := int64(off+inst.Len) + pcRel(code[off:], *inst); to >= 1 && to < EntrySpan {
-				out = append(out, EntryBranch{From: off, To: int(to)})
-			}
+		if b, ok := entryBranchAt(code, off, inst); ok {
+			out = append(out, b)
 		}
 		return nil
 	})
@@ -416,6 +411,21 @@ func EntryBranches(code []byte) ([]EntryBranch, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// entryBranchAt tells whether the instruction inst at off in code (nil:
+// one x86asm does not know) is a branch into the function's first
+// EntrySpan bytes (its own start apart), and which.
+func entryBranchAt(code []byte, off int, inst *x86asm.Inst) (EntryBranch, bool) {
+	if inst == nil {
+		return EntryBranch{}, false
+	}
+	if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 {
+		if to := int64(off+inst.Len) + pcRel(code[off:], *inst); to >= 1 && to < EntrySpan {
+			return EntryBranch{From: off, To: int(to)}, true
+		}
+	}
+	return EntryBranch{}, false
 }
 
 // cetLen measures the register forms of the CET shadow-stack instructions

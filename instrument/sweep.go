@@ -33,11 +33,15 @@ func (m *Module) Sweep(workers int, want func(Symbol) bool) {
 		return nil, false
 	}
 	out := make([]*swept, len(m.Symbols))
+	done := m.swept // read only while the workers run
 	var wg sync.WaitGroup
 	for w := range max(workers, 1) {
 		wg.Go(func() {
 			for i := w; i < len(m.Symbols); i += max(workers, 1) {
 				sym := m.Symbols[i]
+				if _, ok := done[sym.Value]; ok {
+					continue // kept from a walk of its exits (KeepSwept)
+				}
 				if c, ok := code(sym); ok && sym.Size > 0 && want(sym) {
 					b, err := EntryBranches(c)
 					out[i] = &swept{b, err}
@@ -46,12 +50,25 @@ func (m *Module) Sweep(workers int, want func(Symbol) bool) {
 		})
 	}
 	wg.Wait()
-	m.swept = make(map[uint64]swept, len(out))
+	if m.swept == nil {
+		m.swept = make(map[uint64]swept, len(out))
+	}
 	for i, s := range out {
 		if s != nil {
 			m.swept[m.Symbols[i].Value] = *s
 		}
 	}
+}
+
+// KeepSwept records the entry branches of the function at link-time
+// address value as a walk of all its instructions found them (planning
+// its exit probes: ExitFunc.Swept), for Swept and for Sweep, which then
+// does not read the function again. Not safe beside Sweep or Swept.
+func (m *Module) KeepSwept(value uint64, branches []EntryBranch) {
+	if m.swept == nil {
+		m.swept = map[uint64]swept{}
+	}
+	m.swept[value] = swept{branches: branches}
 }
 
 // Swept returns the entry branches of sym (EntryBranches) or the error:

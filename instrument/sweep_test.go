@@ -75,3 +75,52 @@ func TestSweepMatchesObjdump(t *testing.T) {
 		t.Errorf("%d functions swept, %d branches into first bytes: not the library this test wants", swept, found)
 	}
 }
+
+// A plan of a function's exits that reads all its instructions gives the
+// same entry branches as EntryBranches (ExitFunc.Swept), for every
+// function of libc whose walk completes; a function its walk left early
+// gives none. The sweep then reads only the functions it was not given
+// (KeepSwept): a kept function keeps what it was given.
+func TestExitWalkSweeps(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		t.Skipf("%s: %v", libc, err)
+	}
+	m, err := Open(libc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given, notGiven := 0, 0
+	for _, sym := range m.Symbols {
+		code, err := m.ReadAt(sym.Value, int(sym.Size))
+		if err != nil || sym.Size == 0 {
+			continue
+		}
+		var got []EntryBranch
+		called := false
+		PlanExits(ExitFunc{Code: code, EntryEnd: EntryEnd(code), Addr: sym.Value,
+			IsEntry: func(uint64) bool { return false }, Swept: func(b []EntryBranch) { got, called = b, true }})
+		if !called {
+			notGiven++
+			continue
+		}
+		given++
+		want, err := EntryBranches(code)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: the exit walk gave %v, EntryBranches %v (%v)", sym.Name, got, want, err)
+		}
+	}
+	if given < 1000 || notGiven == 0 {
+		t.Errorf("%d functions walked whole, %d left early: want thousands and some", given, notGiven)
+	}
+	sym := m.Symbols[len(m.Symbols)/2]
+	kept := []EntryBranch{{From: 1, To: 2}}
+	m.KeepSwept(sym.Value, kept)
+	m.Sweep(2, func(Symbol) bool { return true })
+	if got, _ := m.Swept(sym, nil); !slices.Equal(got, kept) {
+		t.Errorf("%s: swept again: %v, kept %v", sym.Name, got, kept)
+	}
+	if len(m.swept) < 1000 {
+		t.Errorf("the sweep kept %d functions: want the others too", len(m.swept))
+	}
+}
