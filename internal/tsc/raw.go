@@ -82,27 +82,39 @@ func (m *RawMap) Tick(rawNs int64) uint64 {
 	return l.at.tick + uint64(int64(float64(rawNs-l.at.ns)*l.ticksPerNs))
 }
 
-// pairTries is how many readings readPair takes: an interrupt or a
+// pairTries is how many readings bracketed takes: an interrupt or a
 // preemption inside one widens its bracket, rarely several in a row.
 const pairTries = 8
 
-// readPair reads the raw clock between two ticks, a few times, and keeps
-// the reading with the narrowest bracket, timed at its middle.
-func readPair() pair {
-	var best pair
+// bracketed calls read between two ticks pairTries times and keeps the
+// value read in the narrowest bracket, with the tick at its middle: a
+// clock and the counter read one after the other are as far apart as a
+// preemption between them lasts. ok is false if read failed.
+func bracketed[T any](read func() (T, bool)) (v T, tick uint64, ok bool) {
 	bracket := ^uint64(0)
 	for range pairTries {
-		var ts unix.Timespec
 		k0 := Read()
-		err := unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts)
+		x, good := read()
 		k1 := Read()
-		if err != nil {
-			return pair{}
+		if !good {
+			return v, 0, false
 		}
 		if k1-k0 < bracket {
-			bracket = k1 - k0
-			best = pair{ns: ts.Nano(), tick: k0 + (k1-k0)/2}
+			bracket, v, tick = k1-k0, x, k0+(k1-k0)/2
 		}
 	}
-	return best
+	return v, tick, true
+}
+
+// readPair reads the raw clock between two ticks (bracketed).
+func readPair() pair {
+	ns, tick, ok := bracketed(func() (int64, bool) {
+		var ts unix.Timespec
+		err := unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts)
+		return ts.Nano(), err == nil
+	})
+	if !ok {
+		return pair{}
+	}
+	return pair{ns: ns, tick: tick}
 }
