@@ -73,12 +73,10 @@ func (th injectee) SignalsHeld() bool        { return th.t != nil && len(th.t.si
 func (th injectee) Done()                    { th.e.rearm(th.tid) }
 
 // PokeText writes text through the memory of the thread's space, opened
-// once for its scan's writes (space.textOf), else as ptrace.PokeText does.
+// once for its scan's writes (space.pokeText).
 func (th injectee) PokeText(addr uint64, b []byte) error {
 	if th.t != nil {
-		if t, err := th.t.proc.as.textOf(th.tid); err == nil {
-			return t.Poke(th.tid, addr, b)
-		}
+		return th.t.proc.as.pokeText(th.tid, addr, b)
 	}
 	return ptrace.PokeText(th.tid, addr, b)
 }

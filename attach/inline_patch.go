@@ -55,24 +55,11 @@ func isUnwinderLib(path string) bool {
 }
 
 // unwindersOf lists the unwinder entry points among mod's symbols, looked
-// for once per module: every process maps the same C library, and its
-// thousands of symbols went through the names again each time (a twentieth
-// of the tracer's CPU in a shell loop running /bin/true).
+// for once per module (symbolsWhere).
 func (e *engine) unwindersOf(mod *instrument.Module) []instrument.Symbol {
-	if syms, ok := e.unwinderSyms[mod]; ok {
-		return syms
-	}
-	var syms []instrument.Symbol
-	for _, sym := range mod.Symbols {
-		if unwinders[sym.Raw] || unwinders[sym.Name] {
-			syms = append(syms, sym)
-		}
-	}
-	if e.unwinderSyms == nil {
-		e.unwinderSyms = map[*instrument.Module][]instrument.Symbol{}
-	}
-	e.unwinderSyms[mod] = syms
-	return syms
+	return e.symbolsWhere(symbolList{pickKey: pickKey{mod: mod}, unwinders: true}, func(sym instrument.Symbol) bool {
+		return unwinders[sym.Raw] || unwinders[sym.Name]
+	})
 }
 
 // probeUnwinders gives the unwinder entry points of module l an inline
@@ -644,6 +631,12 @@ func (s *space) poke(tid int, addr uint64, buf []byte) error {
 	if err := s.keepParked(tid); err != nil {
 		return err
 	}
+	return s.pokeText(tid, addr, buf)
+}
+
+// pokeText writes text through the process's memory held open (textOf),
+// else as ptrace.PokeText does.
+func (s *space) pokeText(tid int, addr uint64, buf []byte) error {
 	t, err := s.textOf(tid)
 	if err != nil {
 		return ptrace.PokeText(tid, addr, buf)

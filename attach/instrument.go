@@ -38,10 +38,8 @@ type scanning struct {
 	// shell script's commands each map the C library, and its thousands
 	// of symbols went through the patterns again each time.
 	picks map[pickKey]map[string]bool
-	// picked: the symbols each module's picks select (pickedSymbols).
-	picked map[pickKey][]instrument.Symbol
-	// unwinderSyms: each module's unwinder entry points (unwindersOf).
-	unwinderSyms map[*instrument.Module][]instrument.Symbol
+	// symbolLists: lists of a module's symbols (symbolsWhere).
+	symbolLists map[symbolList][]instrument.Symbol
 }
 
 type pickKey struct {
@@ -78,25 +76,41 @@ func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][
 }
 
 // pickedSymbols are the symbols of mod that pick selects, in order,
-// listed once per module and filter: a process whose selection no ifunc
-// and no calling context changes goes through these alone, not through
-// every symbol's name (a sixteenth of the tracer's CPU in a shell loop
-// running /bin/true).
+// listed once per module and filter (symbolsWhere): a process whose
+// selection no ifunc and no calling context changes goes through these
+// alone, not through every symbol's name (a sixteenth of the tracer's CPU
+// in a shell loop running /bin/true).
 func (e *engine) pickedSymbols(mod *instrument.Module, isMain bool, pick func(path string, isMain bool, name string) bool) []instrument.Symbol {
-	k := pickKey{e.opt.Filter, mod, isMain}
-	if syms, ok := e.picked[k]; ok {
+	return e.symbolsWhere(symbolList{pickKey: pickKey{e.opt.Filter, mod, isMain}}, func(sym instrument.Symbol) bool {
+		return pick(mod.Path, isMain, sym.Name)
+	})
+}
+
+// symbolList names a list of a module's symbols symbolsWhere keeps: the
+// filter's choice (as picker makes it), or the unwinders.
+type symbolList struct {
+	pickKey
+	unwinders bool
+}
+
+// symbolsWhere is the symbols of k.mod that keep accepts, in order,
+// worked out once for the session: every process maps the same files (a
+// shell script's commands each the C library, its thousands of symbols
+// looked at again each time).
+func (e *engine) symbolsWhere(k symbolList, keep func(instrument.Symbol) bool) []instrument.Symbol {
+	if syms, ok := e.symbolLists[k]; ok {
 		return syms
 	}
 	var syms []instrument.Symbol
-	for _, sym := range mod.Symbols {
-		if pick(mod.Path, isMain, sym.Name) {
+	for _, sym := range k.mod.Symbols {
+		if keep(sym) {
 			syms = append(syms, sym)
 		}
 	}
-	if e.picked == nil {
-		e.picked = map[pickKey][]instrument.Symbol{}
+	if e.symbolLists == nil {
+		e.symbolLists = map[symbolList][]instrument.Symbol{}
 	}
-	e.picked[k] = syms
+	e.symbolLists[k] = syms
 	return syms
 }
 

@@ -104,8 +104,10 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 			ins = append(ins, exitInst{off: off, len: vexLen, vex: true})
 			return nil
 		}
-		if b, ok := entryBranchAt(code, off, in); ok && f.Swept != nil {
-			entry = append(entry, b)
+		if f.Swept != nil {
+			if b, ok := entryBranchAt(code, off, in); ok {
+				entry = append(entry, b)
+			}
 		}
 		inst := *in
 		if _, isRel := inst.Args[0].(x86asm.Rel); isRel && inst.PCRel > 0 && inst.Op != x86asm.CALL {
