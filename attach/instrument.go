@@ -639,6 +639,8 @@ func (e *engine) sweep(mod *instrument.Module, path string, isMain bool) {
 	// The exit plans first: their walks give the sweep each function
 	// they read whole.
 	if e.exitProbes {
+		// Its walks read every function: from memory, not the file each.
+		mod.LoadCode()
 		e.prePlan(mod, runtime.GOMAXPROCS(0), want)
 	}
 	mod.Sweep(runtime.GOMAXPROCS(0), want)

@@ -337,3 +337,29 @@ func TestFindBuildID(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCode: once LoadCode has read a module's code, ReadAt serves it
+// from memory, as the exit planning's many readers need (each ReadAt of
+// a file opened it before): the same bytes with the file gone.
+func TestLoadCode(t *testing.T) {
+	path := buildC(t, "calls.c")
+	m := openModule(t, path)
+	main := symbolNamed(t, m, "main")
+	want, err := m.ReadAt(main.Value, int(main.Size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.LoadCode(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.ReadAt(main.Value, int(main.Size))
+	if err != nil {
+		t.Fatalf("ReadAt after LoadCode, the file gone: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("ReadAt after LoadCode = % x, want % x", got, want)
+	}
+}

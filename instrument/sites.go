@@ -161,9 +161,17 @@ func (m *Module) indexSites() *siteIndex {
 	return x
 }
 
-// readExec reads m's executable segments into segData (Sweep and
-// CallSites read them; ReadAt serves from them).
+// LoadCode reads m's executable segments once, for ReadAt to serve
+// from: call it before reading many functions (from several goroutines,
+// which ReadAt alone would each open the file for).
+func (m *Module) LoadCode() error { return m.readExec() }
+
+// readExec reads m's executable segments into segData, if not yet (Sweep
+// and CallSites read them; ReadAt serves from them).
 func (m *Module) readExec() error {
+	if m.segData != nil {
+		return nil
+	}
 	f, err := os.Open(m.Path)
 	if err != nil {
 		return err
