@@ -3,7 +3,6 @@ package attach
 import (
 	"github.com/profile-dev/profile/attach/internal/inject"
 	"github.com/profile-dev/profile/attach/internal/procfs"
-	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/instrument"
 )
 
@@ -41,7 +40,7 @@ func (e *engine) setupChain(tid int, as *space) {
 	orig, err := instrument.FileBytes(pid, maps, addr, inject.ChainSize)
 	if err != nil {
 		orig = make([]byte, inject.ChainSize)
-		if ptrace.ReadMem(tid, addr, orig) != nil {
+		if as.readText(tid, addr, orig) != nil {
 			return
 		}
 	}

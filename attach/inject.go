@@ -16,6 +16,11 @@ import (
 // meanwhile) and returns its result; see inject.Syscall.
 func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
 	th := e.injectee(tid)
+	resume, err := th.settle()
+	if err != nil {
+		return 0, err
+	}
+	defer resume()
 	return inject.Syscall(tid, th, th.chain(), site, nr, args...)
 }
 
@@ -23,7 +28,26 @@ func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) 
 // error.
 func (e *engine) injectCall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
 	th := e.injectee(tid)
+	resume, err := th.settle()
+	if err != nil {
+		return 0, err
+	}
+	defer resume()
 	return inject.Call(tid, th, th.chain(), site, nr, args...)
+}
+
+// settle writes the code its space's scan holds pending before the
+// thread runs (an injection reads and writes the code at its site, and
+// runs it), and returns what starts holding it again.
+func (th injectee) settle() (resume func(), err error) {
+	if th.t == nil || th.t.proc.as.batch == nil {
+		return func() {}, nil
+	}
+	as := th.t.proc.as
+	if err := as.flushPending(th.tid); err != nil {
+		return nil, err
+	}
+	return func() { as.batch = newPending() }, nil
 }
 
 // injectee is thread tid as an injection sees it (inject.Thread): t is

@@ -201,7 +201,7 @@ func (e *engine) patchInline(tid int, as *space, l *loaded, sym instrument.Symbo
 	if err := e.clearOf(tid, as, p.At, p.Len, rips); err != nil {
 		return err
 	}
-	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
+	if err := as.writeCode(tid, tramp, p.Tramp); err != nil {
 		return err
 	}
 	a.next += uint64(len(p.Tramp))
@@ -269,7 +269,7 @@ func (e *engine) patchCallEntry(tid int, as *space, l *loaded, a *area, addr, tr
 	if err := e.clearOf(tid, as, addr, int(s.At+uint64(len(s.Orig))-addr), rips); err != nil {
 		return err
 	}
-	if err := ptrace.WriteMem(tid, tramp, ce.Tramp); err != nil {
+	if err := as.writeCode(tid, tramp, ce.Tramp); err != nil {
 		return err
 	}
 	a.next += uint64(len(ce.Tramp))
@@ -418,7 +418,7 @@ func (e *engine) patchThrough(tid int, as *space, code []byte, addr uint64, off,
 	if err != nil {
 		return instrument.SiteBytes{}, 0, err
 	}
-	if err := ptrace.WriteMem(tid, tramp, tr); err != nil {
+	if err := as.writeCode(tid, tramp, tr); err != nil {
 		return instrument.SiteBytes{}, 0, err
 	}
 	a.next += uint64(len(tr))
@@ -482,7 +482,7 @@ func (e *engine) undoLeftover(tid int, as *space, l *loaded, sym instrument.Symb
 // fine: the function gets its file's bytes back) or an error.
 func (e *engine) undoLeftoverIn(tid int, as *space, addr uint64, code []byte) error {
 	cur := make([]byte, min(len(code), 32))
-	if err := ptrace.ReadMem(tid, addr, cur); err != nil {
+	if err := as.readText(tid, addr, cur); err != nil {
 		return errors.New("code unreadable")
 	}
 	as.origBytes(addr, cur)
@@ -594,7 +594,7 @@ func (e *engine) rewrite(tid int, as *space, addr uint64, old, new []byte) error
 	}
 	// Nothing runs the bytes meanwhile, and a tracer killed in one write
 	// leaves them whole, old or new: no guard, no heal entries.
-	if as.sole && as.pokeWhole(tid, addr, new) == nil {
+	if as.sole && (as.putText(addr, new) || as.pokeWhole(tid, addr, new) == nil) {
 		return nil
 	}
 	// One look per page, not per byte: outside the modules a look reads
@@ -637,6 +637,10 @@ func (s *space) poke(tid int, addr uint64, buf []byte) error {
 // pokeText writes text through the process's memory held open (textOf),
 // else as ptrace.PokeText does.
 func (s *space) pokeText(tid int, addr uint64, buf []byte) error {
+	if s.batch != nil {
+		// Written now, and after the pending writes made before it.
+		s.batch.put(addr, buf)
+	}
 	t, err := s.textOf(tid)
 	if err != nil {
 		return ptrace.PokeText(tid, addr, buf)
@@ -667,7 +671,13 @@ func (s *space) pokeWhole(tid int, addr uint64, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	return t.PokeWhole(addr, buf)
+	if err := t.PokeWhole(addr, buf); err != nil {
+		return err
+	}
+	if s.batch != nil {
+		s.batch.put(addr, buf) // after the pending writes made before it
+	}
+	return nil
 }
 
 // closeText releases what poke keeps open: the space is gone or let go.

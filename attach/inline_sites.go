@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/profile-dev/profile/attach/internal/inline"
-	"github.com/profile-dev/profile/attach/internal/ptrace"
 	"github.com/profile-dev/profile/attach/internal/stub"
 	"github.com/profile-dev/profile/instrument"
 	"github.com/profile-dev/profile/model"
@@ -78,7 +77,7 @@ func (e *engine) patchSites(tid int, as *space, l *loaded, sym instrument.Symbol
 	if err != nil {
 		return fmt.Errorf("%w; %s", why, errors.Unwrap(err))
 	}
-	if err := ptrace.WriteMem(tid, tramp, p.Tramp); err != nil {
+	if err := as.writeCode(tid, tramp, p.Tramp); err != nil {
 		return err
 	}
 	a.next += uint64(len(p.Tramp))
@@ -209,7 +208,7 @@ func fileBytesAt(tid int, as *space, l *loaded, at uint64, n int) ([]byte, error
 		return nil, errors.New("not in its file")
 	}
 	cur := make([]byte, n)
-	if err := ptrace.ReadMem(tid, at, cur); err != nil {
+	if err := as.readText(tid, at, cur); err != nil {
 		return nil, errors.New("unreadable")
 	}
 	as.origBytes(at, cur)

@@ -118,6 +118,22 @@ func (e *engine) symbolsWhere(k symbolList, keep func(instrument.Symbol) bool) [
 // puts entry breakpoints on their selected functions. tid is a stopped
 // thread of p. It returns how many entry breakpoints it inserted.
 func (e *engine) scan(tid int, p *process) (int, error) {
+	as := p.as
+	if !as.sole {
+		return e.scanMaps(tid, p)
+	}
+	// Nothing runs in the space: its code goes in at the end, in a few
+	// large writes (pending.go).
+	as.batch = newPending()
+	n, err := e.scanMaps(tid, p)
+	if ferr := as.flushPending(tid); ferr != nil && err == nil {
+		return 0, ferr
+	}
+	return n, err
+}
+
+// scanMaps is scan's work.
+func (e *engine) scanMaps(tid int, p *process) (int, error) {
 	maps, err := instrument.ReadMaps(p.pid)
 	if err != nil {
 		return 0, err
@@ -487,7 +503,7 @@ func (e *engine) insertReturn(tid int, as *space, ret uint64) (*bp, error) {
 
 func (e *engine) callKind(tid int, as *space, ret uint64) model.CallKind {
 	code := make([]byte, instrument.CallLookback)
-	if err := ptrace.ReadMem(tid, ret-uint64(len(code)), code); err != nil {
+	if err := as.readText(tid, ret-uint64(len(code)), code); err != nil {
 		return model.KindUnknown
 	}
 	as.origBytes(ret-uint64(len(code)), code)
@@ -502,7 +518,7 @@ func (e *engine) insert(tid int, as *space, addr uint64) (*bp, error) {
 		return nil, errHeldTrap
 	}
 	code := make([]byte, 16)
-	if err := ptrace.ReadMem(tid, addr, code); err != nil {
+	if err := as.readText(tid, addr, code); err != nil {
 		return nil, err
 	}
 	as.origBytes(addr, code)

@@ -57,11 +57,11 @@ func (e *engine) undoHealTable(tid int, as *space, maps []instrument.Mapping, ba
 			return 0, false
 		}
 		var cur [1]byte
-		return cur[0], ptrace.ReadMem(tid, addr, cur[:]) == nil
+		return cur[0], as.readText(tid, addr, cur[:]) == nil
 	}
 	for _, block := range healUndo(heal.Entries(tid, base), byteAt) {
 		for _, ent := range block {
-			ptrace.PokeText(tid, ent.Addr, []byte{ent.Orig})
+			as.pokeText(tid, ent.Addr, []byte{ent.Orig})
 		}
 		e.stats.Leftover.Int3s++
 	}

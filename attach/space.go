@@ -26,6 +26,9 @@ type space struct {
 	// text: the process's memory, open for writing its text (poke) from
 	// the first write until the space is let go.
 	text *ptrace.Text
+	// batch: the code a scan of a still space writes, held until the
+	// scan ends (pending.go); nil outside such a scan.
+	batch *pending
 	// sole: nothing runs in its memory while the tracer writes (a fresh
 	// image's one task at its entry: soleTask; every task stopped for an
 	// attach or a detach: stillSpace): a patch within a page goes in

@@ -50,6 +50,38 @@ func WriteMem(pid int, addr uint64, buf []byte) error {
 	return nil
 }
 
+// WriteMemv writes each of bufs at its address of addrs (writable
+// mappings only), many to a process_vm_writev.
+func WriteMemv(pid int, addrs []uint64, bufs [][]byte) error {
+	for len(addrs) > 0 {
+		faultPoint()
+		n := min(len(addrs), maxIov)
+		local := make([]unix.Iovec, 0, n)
+		remote := make([]unix.RemoteIovec, 0, n)
+		want := 0
+		for i := range n {
+			if len(bufs[i]) == 0 {
+				continue
+			}
+			local = append(local, unix.Iovec{Base: &bufs[i][0]})
+			local[len(local)-1].SetLen(len(bufs[i]))
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(bufs[i])})
+			want += len(bufs[i])
+		}
+		if want > 0 {
+			got, err := unix.ProcessVMWritev(pid, local, remote, 0)
+			if err != nil {
+				return fmt.Errorf("write %d pieces at %#x in %d: %w", len(remote), addrs[0], pid, err)
+			}
+			if got != want {
+				return fmt.Errorf("write %d pieces at %#x in %d: short write (%d of %d bytes)", len(remote), addrs[0], pid, got, want)
+			}
+		}
+		addrs, bufs = addrs[n:], bufs[n:]
+	}
+	return nil
+}
+
 // PokeText writes buf at addr, in read-only text too, as ptrace may.
 func PokeText(tid int, addr uint64, buf []byte) error {
 	t, err := OpenText(tid)
@@ -112,6 +144,54 @@ func (t *Text) PokeWhole(addr uint64, buf []byte) error {
 		err = io.ErrShortWrite
 	}
 	return err
+}
+
+// PokePages writes whole pages at addr, which must begin a page, with one
+// write: the kernel copies the bytes a page at a time, each page at once,
+// so a tracer killed in the write leaves each page all old or all new.
+func (t *Text) PokePages(addr uint64, buf []byte) error {
+	faultPoint()
+	if addr%PageSize != 0 || len(buf)%PageSize != 0 {
+		return fmt.Errorf("write at %#x: %d bytes are not whole pages", addr, len(buf))
+	}
+	n, err := t.f.WriteAt(buf, int64(addr))
+	if err == nil && n != len(buf) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// PageSize is the size of the pages PokePages writes.
+const PageSize = 4096
+
+// maxIov is the most iovecs one process_vm_readv takes (IOV_MAX).
+const maxIov = 1024
+
+// ReadPages reads the page at each of addrs into the page-sized bufs,
+// many to a process_vm_readv.
+func ReadPages(pid int, addrs []uint64, bufs [][]byte) error {
+	for len(addrs) > 0 {
+		n := min(len(addrs), maxIov)
+		local := make([]unix.Iovec, n)
+		remote := make([]unix.RemoteIovec, n)
+		for i := range n {
+			if len(bufs[i]) != PageSize {
+				return fmt.Errorf("read at %#x: %d bytes, not a page", addrs[i], len(bufs[i]))
+			}
+			local[i].Base = &bufs[i][0]
+			local[i].SetLen(PageSize)
+			remote[i] = unix.RemoteIovec{Base: uintptr(addrs[i]), Len: PageSize}
+		}
+		got, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return fmt.Errorf("read %d pages at %#x in %d: %w", n, addrs[0], pid, err)
+		}
+		if got != n*PageSize {
+			return fmt.Errorf("read %d pages at %#x in %d: short read (%d bytes)", n, addrs[0], pid, got)
+		}
+		addrs, bufs = addrs[n:], bufs[n:]
+	}
+	return nil
 }
 
 // pokeWords writes buf at addr word by word with ptrace.
