@@ -691,7 +691,22 @@ func (s *space) closeText() {
 // unpatchInline puts every patched function's bytes back (its entry's or
 // its call sites'), checking each.
 func (e *engine) unpatchInline(tid int, as *space) {
-	for _, c := range as.inl.Changes() {
+	changes := as.inl.Changes()
+	// Nothing runs in the space: every page goes back in one write, then
+	// each change is read back.
+	if as.sole && as.batch == nil && len(changes) > 1 {
+		as.batch = newPending()
+		for _, c := range changes {
+			e.rewrite(tid, as, c.At, c.New, c.Orig)
+		}
+		if as.flushPending(tid) == nil {
+			// What reads back as it should is done; the rest goes in
+			// one by one below.
+			seen := newPending()
+			changes = slices.DeleteFunc(changes, func(c instrument.SiteBytes) bool { return seen.holds(tid, c.At, c.Orig) })
+		}
+	}
+	for _, c := range changes {
 		var err error
 		for try := 0; try < 3; try++ {
 			if err = e.rewrite(tid, as, c.At, c.New, c.Orig); err == nil {

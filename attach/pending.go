@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -75,6 +76,23 @@ func (p *pending) overlay(addr uint64, buf []byte) {
 			}
 		}
 	}
+}
+
+// holds tells whether memory at addr holds want, reading its pages once
+// (p's writes are not laid over).
+func (p *pending) holds(tid int, addr uint64, want []byte) bool {
+	end := addr + uint64(len(want))
+	for pg := addr &^ pageMask; pg < end; pg += ptrace.PageSize {
+		b, err := p.readPage(tid, pg)
+		if err != nil {
+			return false
+		}
+		lo, hi := max(addr, pg), min(end, pg+ptrace.PageSize)
+		if !bytes.Equal(b[lo-pg:hi-pg], want[lo-addr:hi-addr]) {
+			return false
+		}
+	}
+	return true
 }
 
 // pages is the pending writes' pages, by address, split into those in
