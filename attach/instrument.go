@@ -3,9 +3,11 @@ package attach
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/profile-dev/profile/attach/internal/procfs"
 	"github.com/profile-dev/profile/attach/internal/ptrace"
@@ -76,20 +78,38 @@ func (e *engine) picker(mod *instrument.Module, isMain bool, chosen map[string][
 }
 
 // pickedSymbols are the symbols of mod that pick selects, in order,
-// listed once per module and filter (symbolsWhere): a process whose
-// selection no ifunc and no calling context changes goes through these
+// listed once per module, filter and ifunc choices (symbolsWhere): a
+// process whose selection no calling context changes goes through these
 // alone, not through every symbol's name (a sixteenth of the tracer's CPU
-// in a shell loop running /bin/true).
-func (e *engine) pickedSymbols(mod *instrument.Module, isMain bool, pick func(path string, isMain bool, name string) bool) []instrument.Symbol {
-	return e.symbolsWhere(symbolList{pickKey: pickKey{e.opt.Filter, mod, isMain}}, func(sym instrument.Symbol) bool {
+// in a shell loop running /bin/true, the C library's ifuncs chosen alike
+// in every process).
+func (e *engine) pickedSymbols(mod *instrument.Module, isMain bool, chosen map[string][]string, pick func(path string, isMain bool, name string) bool) []instrument.Symbol {
+	return e.symbolsWhere(symbolList{pickKey: pickKey{e.opt.Filter, mod, isMain}, chosen: choicesKey(chosen)}, func(sym instrument.Symbol) bool {
 		return pick(mod.Path, isMain, sym.Name)
 	})
 }
 
+// choicesKey is ifunc choices as a comparable key: each name and its
+// implementations, by name.
+func choicesKey(chosen map[string][]string) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(chosen)) {
+		b.WriteString(name)
+		for _, impl := range chosen[name] {
+			b.WriteByte(',')
+			b.WriteString(impl)
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
 // symbolList names a list of a module's symbols symbolsWhere keeps: the
-// filter's choice (as picker makes it), or the unwinders.
+// filter's choice (as picker makes it, with the ifunc choices behind it),
+// or the unwinders.
 type symbolList struct {
 	pickKey
+	chosen    string
 	unwinders bool
 }
 
@@ -245,10 +265,13 @@ func (e *engine) scanMaps(tid int, p *process) (int, error) {
 		chosen := ifuncChoices(tid, l)
 		pick := e.picker(mod, isMain, chosen)
 		syms := mod.Symbols
-		if e.opt.Context == nil && len(chosen) == 0 {
-			// Only the filter decides: the symbols it chose before.
-			syms = e.pickedSymbols(mod, isMain, pick)
+		if e.opt.Context == nil {
+			// Only the filter decides: the symbols it chose before,
+			// each picked (no name looked up again).
+			syms = e.pickedSymbols(mod, isMain, chosen, pick)
+			pick = func(string, bool, string) bool { return true }
 		}
+		as.prefetch(tid, l, syms)
 		for _, sym := range syms {
 			if _, ok := e.probeSymbol(tid, as, l, sym, rips, pick); ok {
 				inserted++

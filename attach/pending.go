@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/profile-dev/profile/attach/internal/ptrace"
+	"github.com/profile-dev/profile/instrument"
 )
 
 // pending holds the code a scan of a still space writes (space.sole:
@@ -75,6 +76,36 @@ func (p *pending) overlay(addr uint64, buf []byte) {
 				copy(buf[from-addr:to-addr], w.b[from-w.addr:to-w.addr])
 			}
 		}
+	}
+}
+
+// prefetch reads the text pages holding the first bytes of l's syms
+// that a batch has not read, many to a system call: the scan reads each
+// function's first bytes (undoLeftoverIn).
+func (s *space) prefetch(tid int, l *loaded, syms []instrument.Symbol) {
+	p := s.batch
+	if p == nil {
+		return
+	}
+	var pages []uint64
+	for _, sym := range syms {
+		pg := (sym.Value + l.bias) &^ pageMask
+		if _, ok := p.read[pg]; !ok && (len(pages) == 0 || pages[len(pages)-1] != pg) {
+			pages = append(pages, pg)
+		}
+	}
+	slices.Sort(pages)
+	pages = slices.Compact(pages)
+	bufs := make([][]byte, len(pages))
+	mem := make([]byte, len(pages)*ptrace.PageSize)
+	for i := range pages {
+		bufs[i] = mem[i*ptrace.PageSize : (i+1)*ptrace.PageSize]
+	}
+	if ptrace.ReadPages(tid, pages, bufs) != nil {
+		return // each page read as it is needed
+	}
+	for i, pg := range pages {
+		p.read[pg] = bufs[i]
 	}
 }
 

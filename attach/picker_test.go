@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/instrument"
@@ -48,5 +49,44 @@ func TestPickerIsTheFilters(t *testing.T) {
 	e.opt.Filter = g
 	if !e.picker(prog, true, nil)("/bin/prog", true, "helper") {
 		t.Error("helper, added to the filter, not picked")
+	}
+}
+
+// pickedSymbols lists a module's picked symbols once per filter and ifunc
+// choices: processes whose ifuncs chose alike share the list, another
+// choice gets its own (memcpy's implementation is picked only when an
+// ifunc chose it).
+func TestPickedSymbolsByChoices(t *testing.T) {
+	f, err := instrument.NewFilter([]string{"(^|:)(memcpy|strlen)$"}, nil, []string{"libc.so.6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(Options{Filter: f})
+	libc := &instrument.Module{Path: "/lib/libc.so.6", Symbols: []instrument.Symbol{
+		{Name: "__memcpy_avx", Value: 0x100}, {Name: "__memcpy_sse2", Value: 0x200}, {Name: "strlen", Value: 0x300}}}
+	cases := []struct {
+		name   string
+		chosen map[string][]string
+		want   string
+	}{
+		{"no ifunc", nil, "strlen"},
+		{"avx chosen", map[string][]string{"__memcpy_avx": {"memcpy"}}, "__memcpy_avx strlen"},
+		{"sse2 chosen", map[string][]string{"__memcpy_sse2": {"memcpy"}}, "__memcpy_sse2 strlen"},
+		{"no ifunc again", map[string][]string{}, "strlen"},
+		{"avx again", map[string][]string{"__memcpy_avx": {"memcpy"}}, "__memcpy_avx strlen"},
+	}
+	for _, c := range cases {
+		var got, oracle []string
+		for _, s := range e.pickedSymbols(libc, false, c.chosen, e.picker(libc, false, c.chosen)) {
+			got = append(got, s.Name)
+		}
+		for _, s := range libc.Symbols {
+			if f.Resolved(libc.Path, false, s.Name, c.chosen[s.Name]) {
+				oracle = append(oracle, s.Name)
+			}
+		}
+		if g, o := strings.Join(got, " "), strings.Join(oracle, " "); g != o || g != c.want {
+			t.Errorf("%s: picked %q, the filter picks %q, want %q", c.name, g, o, c.want)
+		}
 	}
 }
