@@ -267,6 +267,9 @@ func dist(a, b uint64) uint64 {
 // origBytes patches the original bytes of breakpoints into code read from
 // the target at addr, so planning never sees our own int3s.
 func (s *space) origBytes(addr uint64, code []byte) {
+	if len(s.bps) == 0 {
+		return // a scan reads every function's first bytes: no lookups
+	}
 	for i := range code {
 		if b, ok := s.bps[addr+uint64(i)]; ok {
 			code[i] = b.Orig
