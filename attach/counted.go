@@ -49,7 +49,13 @@ func (e *engine) timeAsked(fn int) bool {
 // named tells whether re matches fn's name or module:name.
 func (e *engine) named(fn int, re *regexp.Regexp) bool {
 	p := e.s.Profile()
-	return re.MatchString(p.Functions[fn].Name) || re.MatchString(p.FuncName(fn))
+	f := p.Functions[fn]
+	if re.MatchString(f.Name) || re.MatchString(p.FuncName(fn)) {
+		return true
+	}
+	// module:name for the executable's functions too, which FuncName
+	// names alone.
+	return f.Module > 0 && f.Module < len(p.Modules) && re.MatchString(model.FuncKey(p.Modules[f.Module].Path, f.Name))
 }
 
 // stubFor is the stub a trampoline with id calls, given the copy at

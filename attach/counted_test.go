@@ -134,13 +134,15 @@ func treeEdges(p *model.Profile) map[int]map[string]int64 {
 // from twig, which has no frames, are twig's in the trees (a context of
 // twig's with no calls, below mid), not mid's: per thread mid calls leaf
 // 3 × 20,000 times and twig 20,000 times, and twig calls leaf 20,000
-// times, as the workload does.
+// times, as the workload does. twig is named by its name, and as
+// module:name (the executable's functions too).
 func TestTimedCalleeOfCounted(t *testing.T) {
 	const n = 20000
-	for _, kind := range []string{ProbesAuto, ProbesInline} {
+	for _, c := range []struct{ kind, re string }{{ProbesAuto, `^twig$`}, {ProbesInline, `^counted:twig$`}} {
+		kind := c.kind
 		t.Run(kind, func(t *testing.T) {
 			opt := defaultOptions(t)
-			opt.Probes, opt.Counted = kind, regexp.MustCompile(`^twig$`)
+			opt.Probes, opt.Counted = kind, regexp.MustCompile(c.re)
 			r, _ := recordWorkload(t, "counted", opt, strconv.Itoa(n), "2")
 			p := r.Profile
 			// The workload's own functions' edges, not the C library's.
