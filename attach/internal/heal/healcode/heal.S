@@ -171,12 +171,18 @@ set_default:
 	syscall
 	ret
 
-/* heal puts every original byte back, once, whichever thread comes first. */
+/* heal puts every original byte back, whichever thread comes first. Once
+ * it has, a later call puts back only the bytes that are an int3 again:
+ * one written after the first heal (which ran while the tracer still
+ * wrote, a SIGTRAP of ours delivered to the program) would otherwise
+ * stay, and a thread reaching it would trap there for ever (the entry is
+ * live: heal, rewind, trap again); any other byte is left as it is now. */
 heal:
 	push	rbx
 	push	r12
 	push	r13
 	push	r14
+	push	r15
 	lea	rbx, [rip + lock]
 10:	mov	eax, 1
 	xchg	[rbx], eax
@@ -184,8 +190,7 @@ heal:
 	jz	11f
 	pause
 	jmp	10b
-11:	cmp	dword ptr [rip + healed], 0
-	jne	14f
+11:	mov	r15d, dword ptr [rip + healed]
 	lea	r12, [rip + table]
 	mov	r13, [rip + count]
 12:	test	r13, r13
@@ -203,8 +208,12 @@ heal:
 	jnz	15f                     /* unmapped meanwhile: leave it */
 	mov	rax, [r12]
 	mov	cl, [r12 + 8]
-	mov	[rax], cl
-	mov	rdi, r14
+	test	r15d, r15d
+	jz	16f
+	cmp	byte ptr [rax], 0xcc
+	jne	17f
+16:	mov	[rax], cl
+17:	mov	rdi, r14
 	mov	esi, 4096
 	movzx	edx, byte ptr [r12 + 9]
 	mov	eax, SYS_mprotect
@@ -213,7 +222,8 @@ heal:
 	dec	r13
 	jmp	12b
 13:	mov	dword ptr [rip + healed], 1
-14:	mov	dword ptr [rbx], 0
+	mov	dword ptr [rbx], 0
+	pop	r15
 	pop	r14
 	pop	r13
 	pop	r12
