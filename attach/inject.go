@@ -15,25 +15,26 @@ import (
 // chain, or at site: an executable address no other thread will run
 // meanwhile) and returns its result; see inject.Syscall.
 func (e *engine) injectSyscall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
-	th := e.injectee(tid)
-	resume, err := th.settle()
-	if err != nil {
-		return 0, err
-	}
-	defer resume()
-	return inject.Syscall(tid, th, th.chain(), site, nr, args...)
+	return e.injectWith(tid, site, nr, args, inject.Syscall)
 }
 
 // injectCall is injectSyscall with the kernel's error return made an
 // error.
 func (e *engine) injectCall(tid int, site uint64, nr uint64, args ...uint64) (uint64, error) {
+	return e.injectWith(tid, site, nr, args, inject.Call)
+}
+
+// injectWith runs one injection (inject.Syscall or inject.Call) with
+// what its space's scan holds pending written first (settle).
+func (e *engine) injectWith(tid int, site, nr uint64, args []uint64,
+	run func(int, inject.Thread, *inject.Chain, uint64, uint64, ...uint64) (uint64, error)) (uint64, error) {
 	th := e.injectee(tid)
 	resume, err := th.settle()
 	if err != nil {
 		return 0, err
 	}
 	defer resume()
-	return inject.Call(tid, th, th.chain(), site, nr, args...)
+	return run(tid, th, th.chain(), site, nr, args...)
 }
 
 // settle writes the code its space's scan holds pending before the

@@ -671,13 +671,8 @@ func (s *space) pokeWhole(tid int, addr uint64, buf []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := t.PokeWhole(addr, buf); err != nil {
-		return err
-	}
-	if s.batch != nil {
-		s.batch.put(addr, buf) // after the pending writes made before it
-	}
-	return nil
+	// Never during a batch: putText holds every write within a page.
+	return t.PokeWhole(addr, buf)
 }
 
 // closeText releases what poke keeps open: the space is gone or let go.

@@ -52,6 +52,16 @@ func (p *pending) readPage(tid int, pg uint64) ([]byte, error) {
 
 const pageMask = ptrace.PageSize - 1
 
+// pageBufs is room for n pages: in one piece, and each page of it.
+func pageBufs(n int) (mem []byte, pages [][]byte) {
+	mem = make([]byte, n*ptrace.PageSize)
+	pages = make([][]byte, n)
+	for i := range pages {
+		pages[i] = mem[i*ptrace.PageSize : (i+1)*ptrace.PageSize]
+	}
+	return mem, pages
+}
+
 // put notes b written at addr, after every write noted before.
 func (p *pending) put(addr uint64, b []byte) {
 	if len(b) == 0 {
@@ -89,19 +99,14 @@ func (s *space) prefetch(tid int, l *loaded, syms []instrument.Symbol) {
 	}
 	var pages []uint64
 	for _, sym := range syms {
-		pg := (sym.Value + l.bias) &^ pageMask
-		if _, ok := p.read[pg]; !ok && (len(pages) == 0 || pages[len(pages)-1] != pg) {
+		if pg := (sym.Value + l.bias) &^ pageMask; p.read[pg] == nil {
 			pages = append(pages, pg)
 		}
 	}
 	slices.Sort(pages)
 	pages = slices.Compact(pages)
-	bufs := make([][]byte, len(pages))
-	mem := make([]byte, len(pages)*ptrace.PageSize)
-	for i := range pages {
-		bufs[i] = mem[i*ptrace.PageSize : (i+1)*ptrace.PageSize]
-	}
-	if ptrace.ReadPages(tid, pages, bufs) != nil {
+	_, bufs := pageBufs(len(pages))
+	if ptrace.ReadMemv(tid, pages, bufs) != nil {
 		return // each page read as it is needed
 	}
 	for i, pg := range pages {
@@ -112,18 +117,23 @@ func (s *space) prefetch(tid int, l *loaded, syms []instrument.Symbol) {
 // holds tells whether memory at addr holds want, reading its pages once
 // (p's writes are not laid over).
 func (p *pending) holds(tid int, addr uint64, want []byte) bool {
-	end := addr + uint64(len(want))
+	got := make([]byte, len(want))
+	return p.readCached(tid, addr, got) == nil && bytes.Equal(got, want)
+}
+
+// readCached reads memory at addr into buf through the pages read
+// before (readPage); a range partly unmapped is read as it is.
+func (p *pending) readCached(tid int, addr uint64, buf []byte) error {
+	end := addr + uint64(len(buf))
 	for pg := addr &^ pageMask; pg < end; pg += ptrace.PageSize {
 		b, err := p.readPage(tid, pg)
 		if err != nil {
-			return false
+			return ptrace.ReadMem(tid, addr, buf)
 		}
 		lo, hi := max(addr, pg), min(end, pg+ptrace.PageSize)
-		if !bytes.Equal(b[lo-pg:hi-pg], want[lo-addr:hi-addr]) {
-			return false
-		}
+		copy(buf[lo-addr:hi-addr], b[lo-pg:hi-pg])
 	}
-	return true
+	return nil
 }
 
 // pages is the pending writes' pages, by address, split into those in
@@ -148,18 +158,8 @@ func (s *space) readText(tid int, addr uint64, buf []byte) error {
 	if p == nil {
 		return ptrace.ReadMem(tid, addr, buf)
 	}
-	end := addr + uint64(len(buf))
-	for pg := addr &^ pageMask; pg < end; pg += ptrace.PageSize {
-		b, err := p.readPage(tid, pg)
-		if err != nil {
-			// Part of the range unmapped: as it would have read.
-			if err := ptrace.ReadMem(tid, addr, buf); err != nil {
-				return err
-			}
-			break
-		}
-		lo, hi := max(addr, pg), min(end, pg+ptrace.PageSize)
-		copy(buf[lo-addr:hi-addr], b[lo-pg:hi-pg])
+	if err := p.readCached(tid, addr, buf); err != nil {
+		return err
 	}
 	p.overlay(addr, buf)
 	return nil
@@ -245,22 +245,21 @@ func (s *space) flushText(tid int, p *pending, pages []uint64) error {
 	if len(pages) == 0 {
 		return nil
 	}
-	mem := make([]byte, len(pages)*ptrace.PageSize)
+	mem, all := pageBufs(len(pages))
 	var unread []uint64
 	var bufs [][]byte
 	for i, pg := range pages {
-		b := mem[i*ptrace.PageSize : (i+1)*ptrace.PageSize]
 		if r, ok := p.read[pg]; ok {
-			copy(b, r)
+			copy(all[i], r)
 			continue
 		}
-		unread, bufs = append(unread, pg), append(bufs, b)
+		unread, bufs = append(unread, pg), append(bufs, all[i])
 	}
-	if err := ptrace.ReadPages(tid, unread, bufs); err != nil {
+	if err := ptrace.ReadMemv(tid, unread, bufs); err != nil {
 		return s.pokeEach(tid, p, pages, err)
 	}
 	for i, pg := range pages {
-		p.overlay(pg, mem[i*ptrace.PageSize:(i+1)*ptrace.PageSize])
+		p.overlay(pg, all[i])
 	}
 	t, err := s.textOf(tid)
 	if err != nil {

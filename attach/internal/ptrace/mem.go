@@ -53,8 +53,30 @@ func WriteMem(pid int, addr uint64, buf []byte) error {
 // WriteMemv writes each of bufs at its address of addrs (writable
 // mappings only), many to a process_vm_writev.
 func WriteMemv(pid int, addrs []uint64, bufs [][]byte) error {
+	return memv(pid, addrs, bufs, true)
+}
+
+// ReadMemv reads each of bufs from its address of addrs, many to a
+// process_vm_readv.
+func ReadMemv(pid int, addrs []uint64, bufs [][]byte) error {
+	return memv(pid, addrs, bufs, false)
+}
+
+// maxIov is the most iovecs one process_vm_readv or _writev takes
+// (IOV_MAX).
+const maxIov = 1024
+
+// memv moves bufs to (write) or from their addresses in pid, maxIov
+// pieces to a system call.
+func memv(pid int, addrs []uint64, bufs [][]byte, write bool) error {
+	verb, vm := "read", unix.ProcessVMReadv
+	if write {
+		verb, vm = "write", unix.ProcessVMWritev
+	}
 	for len(addrs) > 0 {
-		faultPoint()
+		if write {
+			faultPoint()
+		}
 		n := min(len(addrs), maxIov)
 		local := make([]unix.Iovec, 0, n)
 		remote := make([]unix.RemoteIovec, 0, n)
@@ -69,12 +91,12 @@ func WriteMemv(pid int, addrs []uint64, bufs [][]byte) error {
 			want += len(bufs[i])
 		}
 		if want > 0 {
-			got, err := unix.ProcessVMWritev(pid, local, remote, 0)
+			got, err := vm(pid, local, remote, 0)
 			if err != nil {
-				return fmt.Errorf("write %d pieces at %#x in %d: %w", len(remote), addrs[0], pid, err)
+				return fmt.Errorf("%s %d pieces at %#x in %d: %w", verb, len(remote), addrs[0], pid, err)
 			}
 			if got != want {
-				return fmt.Errorf("write %d pieces at %#x in %d: short write (%d of %d bytes)", len(remote), addrs[0], pid, got, want)
+				return fmt.Errorf("%s %d pieces at %#x in %d: short %s (%d of %d bytes)", verb, len(remote), addrs[0], pid, verb, got, want)
 			}
 		}
 		addrs, bufs = addrs[n:], bufs[n:]
@@ -139,6 +161,11 @@ func (t *Text) PokeWhole(addr uint64, buf []byte) error {
 	if addr>>12 != (addr+uint64(len(buf))-1)>>12 {
 		return fmt.Errorf("write at %#x: %d bytes cross a page", addr, len(buf))
 	}
+	return t.writeAll(addr, buf)
+}
+
+// writeAll writes buf at addr with one write, an error if short.
+func (t *Text) writeAll(addr uint64, buf []byte) error {
 	n, err := t.f.WriteAt(buf, int64(addr))
 	if err == nil && n != len(buf) {
 		err = io.ErrShortWrite
@@ -154,45 +181,11 @@ func (t *Text) PokePages(addr uint64, buf []byte) error {
 	if addr%PageSize != 0 || len(buf)%PageSize != 0 {
 		return fmt.Errorf("write at %#x: %d bytes are not whole pages", addr, len(buf))
 	}
-	n, err := t.f.WriteAt(buf, int64(addr))
-	if err == nil && n != len(buf) {
-		err = io.ErrShortWrite
-	}
-	return err
+	return t.writeAll(addr, buf)
 }
 
 // PageSize is the size of the pages PokePages writes.
 const PageSize = 4096
-
-// maxIov is the most iovecs one process_vm_readv takes (IOV_MAX).
-const maxIov = 1024
-
-// ReadPages reads the page at each of addrs into the page-sized bufs,
-// many to a process_vm_readv.
-func ReadPages(pid int, addrs []uint64, bufs [][]byte) error {
-	for len(addrs) > 0 {
-		n := min(len(addrs), maxIov)
-		local := make([]unix.Iovec, n)
-		remote := make([]unix.RemoteIovec, n)
-		for i := range n {
-			if len(bufs[i]) != PageSize {
-				return fmt.Errorf("read at %#x: %d bytes, not a page", addrs[i], len(bufs[i]))
-			}
-			local[i].Base = &bufs[i][0]
-			local[i].SetLen(PageSize)
-			remote[i] = unix.RemoteIovec{Base: uintptr(addrs[i]), Len: PageSize}
-		}
-		got, err := unix.ProcessVMReadv(pid, local, remote, 0)
-		if err != nil {
-			return fmt.Errorf("read %d pages at %#x in %d: %w", n, addrs[0], pid, err)
-		}
-		if got != n*PageSize {
-			return fmt.Errorf("read %d pages at %#x in %d: short read (%d bytes)", n, addrs[0], pid, got)
-		}
-		addrs, bufs = addrs[n:], bufs[n:]
-	}
-	return nil
-}
 
 // pokeWords writes buf at addr word by word with ptrace.
 func pokeWords(tid int, addr uint64, buf []byte) error {

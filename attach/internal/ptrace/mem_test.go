@@ -12,18 +12,8 @@ import (
 // PokeWhole writes within a page, through the process's memory file (here
 // our own), and refuses a write that crosses a page, writing nothing.
 func TestPokeWhole(t *testing.T) {
-	page := os.Getpagesize()
-	mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(mem)
-	text, err := OpenText(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer text.Close()
-	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	page := PageSize
+	mem, base, text := ownPages(t, 2)
 	patch := []byte{0xe9, 1, 2, 3, 4}
 	cases := []struct {
 		name string
@@ -54,21 +44,10 @@ func TestPokeWhole(t *testing.T) {
 	}
 }
 
-// PokePages writes whole pages only; ReadPages reads them back, many
-// pages to a call; WriteMemv writes pieces at their addresses.
+// PokePages writes whole pages only; ReadMemv reads pieces back, many to
+// a call, in order; WriteMemv writes pieces at their addresses.
 func TestPages(t *testing.T) {
-	const n = 3
-	mem, err := unix.Mmap(-1, 0, n*PageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(mem)
-	text, err := OpenText(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer text.Close()
-	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	mem, base, text := ownPages(t, 3)
 	for _, c := range []struct {
 		name    string
 		off, n  int
@@ -100,11 +79,11 @@ func TestPages(t *testing.T) {
 		mem[i] = byte(i/PageSize + 1)
 	}
 	bufs := [][]byte{make([]byte, PageSize), make([]byte, PageSize)}
-	if err := ReadPages(os.Getpid(), []uint64{base + 2*PageSize, base}, bufs); err != nil {
+	if err := ReadMemv(os.Getpid(), []uint64{base + 2*PageSize, base}, bufs); err != nil {
 		t.Fatal(err)
 	}
 	if bufs[0][0] != 3 || bufs[1][PageSize-1] != 1 {
-		t.Errorf("ReadPages read the pages out of order: %d, %d", bufs[0][0], bufs[1][PageSize-1])
+		t.Errorf("ReadMemv read the pages out of order: %d, %d", bufs[0][0], bufs[1][PageSize-1])
 	}
 	if err := WriteMemv(os.Getpid(), []uint64{base + 10, base + PageSize - 1, base + 40}, [][]byte{{1, 2}, {3, 4}, nil}); err != nil {
 		t.Fatal(err)
@@ -112,4 +91,21 @@ func TestPages(t *testing.T) {
 	if got := []byte{mem[10], mem[11], mem[PageSize-1], mem[PageSize], mem[40]}; !bytes.Equal(got, []byte{1, 2, 3, 4, 1}) {
 		t.Errorf("WriteMemv wrote %v, want [1 2 3 4 1]", got)
 	}
+}
+
+// ownPages maps n pages of this process and opens its memory, as a
+// target's: the pages, their address, the open memory.
+func ownPages(t *testing.T, n int) ([]byte, uint64, *Text) {
+	t.Helper()
+	mem, err := unix.Mmap(-1, 0, n*PageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(mem) })
+	text, err := OpenText(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { text.Close() })
+	return mem, uint64(uintptr(unsafe.Pointer(&mem[0]))), text
 }
