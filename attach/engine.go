@@ -48,6 +48,10 @@ type Options struct {
 	// Its components are traced wherever they run.
 	Context *instrument.Context
 	Expand  ExpandOptions
+	// PlanCache, when set, is the directory where the plans read from a
+	// module's instructions are kept for the next session that maps the
+	// same file (attach/internal/plancache).
+	PlanCache string
 	// Counted, when set, gives the traced functions whose name or
 	// module:name it matches the counting probe: exact calls per caller,
 	// no time (their time is their callers' self time). Functions asked
@@ -178,6 +182,11 @@ type Stats struct {
 	// DetachPause: how long the detach held the process stopped, from
 	// the last thread's stop to the first one's release.
 	DetachPause time.Duration
+	// PlansCached: functions whose exit plans came from the plan cache
+	// (Options.PlanCache) instead of a walk of their instructions.
+	PlansCached int
+	// PlanCacheErr: why the plan cache could not be written, "" if it was.
+	PlanCacheErr string
 	// Held: threads left out because another tracer has them (or such
 	// a thread made them), and how often they were parked while code
 	// changed (park.go).

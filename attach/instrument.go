@@ -35,6 +35,7 @@ type scanning struct {
 	cfi                   cfiCache // call-frame information by file (loadUnwind)
 	leftoverWhy           string
 	exitPlans             exitPlans
+	planCaching           planCaching
 	// picks: the filter's verdict on each symbol of a module (as a main
 	// program or a library), the same for every process mapping it: a
 	// shell script's commands each map the C library, and its thousands
@@ -675,14 +676,19 @@ func (e *engine) sweep(mod *instrument.Module, path string, isMain bool) {
 		}
 		return e.opt.Filter.Function(path, isMain, sym.Name)
 	}
+	// What an earlier session planned from the same file and symbols
+	// is not planned again (plancache.go).
+	key := e.planKey(mod)
+	planned, cached := e.loadPlans(mod, key)
 	// The exit plans first: their walks give the sweep each function
 	// they read whole.
 	if e.exitProbes {
 		// Its walks read every function: from memory, not the file each.
 		mod.LoadCode()
-		e.prePlan(mod, runtime.GOMAXPROCS(0), want)
+		e.prePlan(mod, runtime.GOMAXPROCS(0), func(sym instrument.Symbol) bool { return !planned[sym.Value] && want(sym) })
 	}
 	mod.Sweep(runtime.GOMAXPROCS(0), want)
+	e.savePlans(mod, key, cached)
 }
 
 // preloadedUnwind gives process p the call-frame information preopen

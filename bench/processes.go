@@ -14,17 +14,22 @@ import (
 // while the tracer maps its rings, plans and patches its functions: a
 // shell loop of short commands pays that at every command, a compiler at
 // each of its passes (gcc's cc1 alone has some 26,000 functions, planned
-// once a session, patched in every process). Each workload runs
-// untraced and recorded with the default probes, processRuns rounds,
-// each way in turn, per CPU setting; the median wall times and their
-// ratio.
+// once a session, or read from the plan cache, patched in every
+// process). Each workload runs untraced, recorded with the default
+// probes (the plan cache warmed by a first run) and recorded without the
+// plan cache, processRuns rounds, each way in turn, per CPU setting; the
+// median wall times and their ratios.
 
 const processRuns = 3
 
+// planCacheEnv is the environment variable naming profile's plan cache
+// ("off": none).
+const planCacheEnv = "PROFILE_PLAN_CACHE"
+
 type processRow struct {
-	workload, setting string
-	untraced, traced  float64 // median wall seconds
-	processes         int     // the processes the last traced run's profile holds
+	workload, setting        string
+	untraced, traced, noPlan float64 // median wall seconds
+	processes                int     // the processes the last traced run's profile holds
 }
 
 // processWorkloads are the commands measured: dir holds the file gcc
@@ -52,14 +57,20 @@ func measureProcesses(c config) ([]processRow, error) {
 		for _, w := range workloads {
 			fmt.Printf("processes, %s, %s:\n", w[0], s.name)
 			out := filepath.Join(c.tmp, "processes.data")
+			record := func(env ...string) (outcome, error) {
+				args := append(append([]string{"env"}, env...), c.profile, "record", "-o", out, "--", "sh", "-c", w[1])
+				return timed(c.tmp, s.prefix, args...)
+			}
 			js := []job{
 				{"untraced", func() (outcome, error) { return timed(c.tmp, s.prefix, "sh", "-c", w[1]) }},
-				{"traced", func() (outcome, error) {
-					return timed(c.tmp, s.prefix, c.profile, "record", "-o", out, "--", "sh", "-c", w[1])
-				}},
+				{"traced", func() (outcome, error) { return record() }},
+				{"no plan cache", func() (outcome, error) { return record(planCacheEnv + "=off") }},
+			}
+			if _, err := record(); err != nil { // the plan cache warmed
+				return nil, err
 			}
 			res := roundsEachWay(processRuns, js)
-			for _, k := range []string{"untraced", "traced"} {
+			for _, k := range []string{"untraced", "traced", "no plan cache"} {
 				if res[k].err != nil {
 					return nil, res[k].err
 				}
@@ -71,8 +82,9 @@ func measureProcesses(c config) ([]processRow, error) {
 			wall := func(k string) float64 {
 				return float64(medianBy(res[k].outs, func(o outcome) int64 { return int64(o.wall) })) / 1e9
 			}
-			r := processRow{workload: w[0], setting: s.name, untraced: wall("untraced"), traced: wall("traced"), processes: len(p.Processes)}
-			fmt.Printf("  untraced %.3fs, recorded %.3fs: %.1fx (%d processes)\n", r.untraced, r.traced, r.traced/r.untraced, r.processes)
+			r := processRow{workload: w[0], setting: s.name, untraced: wall("untraced"), traced: wall("traced"), noPlan: wall("no plan cache"), processes: len(p.Processes)}
+			fmt.Printf("  untraced %.3fs, recorded %.3fs: %.1fx, without the plan cache %.3fs: %.1fx (%d processes)\n",
+				r.untraced, r.traced, r.traced/r.untraced, r.noPlan, r.noPlan/r.untraced, r.processes)
 			rows = append(rows, r)
 		}
 	}
@@ -82,12 +94,14 @@ func measureProcesses(c config) ([]processRow, error) {
 // processesSection is the processes rows' part of the document.
 func processesSection(rows []processRow, when string) section {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Processes (%s): each workload run by `sh -c`, untraced and under `profile record` (default probes), "+
-		"%d rounds each way in turn per setting, median wall times; the ratio is recorded ÷ untraced.\n\n", when, processRuns)
-	b.WriteString("| workload | setting | untraced | recorded | ratio | processes |\n")
-	b.WriteString("|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Processes (%s): each workload run by `sh -c`, untraced, under `profile record` (default probes; the plan cache "+
+		"warmed by a run before the rounds) and under `profile record` with `%s=off` (every module planned afresh), "+
+		"%d rounds each way in turn per setting, median wall times; the ratios are recorded ÷ untraced.\n\n", when, planCacheEnv, processRuns)
+	b.WriteString("| workload | setting | untraced | recorded | ratio | recorded, no plan cache | ratio | processes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %.3f s | %.3f s | %.1f× | %d |\n", r.workload, r.setting, r.untraced, r.traced, r.traced/r.untraced, r.processes)
+		fmt.Fprintf(&b, "| %s | %s | %.3f s | %.3f s | %.1f× | %.3f s | %.1f× | %d |\n", r.workload, r.setting, r.untraced, r.traced, r.traced/r.untraced,
+			r.noPlan, r.noPlan/r.untraced, r.processes)
 	}
 	b.WriteString("\n")
 	return newSection("processes", b.String())

@@ -50,3 +50,25 @@ func debuginfodCache() string {
 	}
 	return filepath.Join(dir, "profile", "debuginfod")
 }
+
+// planCacheEnv names the directory of the plan cache, or "off".
+const planCacheEnv = "PROFILE_PLAN_CACHE"
+
+// planCacheDir is where the plans read from modules' instructions are
+// kept between sessions (attach.Options.PlanCache): $PROFILE_PLAN_CACHE,
+// else $XDG_CACHE_HOME/profile/plans (~/.cache/profile/plans); "" when
+// $PROFILE_PLAN_CACHE is "off" or there is no cache directory.
+func planCacheDir() string {
+	switch v := os.Getenv(planCacheEnv); v {
+	case "off":
+		return ""
+	case "":
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(dir, "profile", "plans")
+	default:
+		return v
+	}
+}

@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755) // the permission test runs the binary as nobody
 	// No debuginfod server is asked unless a test starts one.
 	os.Unsetenv("DEBUGINFOD_URLS")
+	// The plan cache starts empty and goes with the run: a test's first
+	// session plans, the later ones read the plans, in the same order in
+	// every run.
+	os.Setenv("PROFILE_PLAN_CACHE", filepath.Join(dir, "plans"))
 	profileBin = filepath.Join(dir, "profile")
 	build := exec.Command("go", "build", "-o", profileBin, "..")
 	build.Stderr = os.Stderr

@@ -175,6 +175,7 @@ func (f *traceFlags) options(mode string, command []string, pid int) (attach.Opt
 	opt := attach.Options{
 		Filter:       filter,
 		Debug:        debugSearch(f.debugDir, os.Stderr),
+		PlanCache:    planCacheDir(),
 		NoFollowFork: f.noFollowFork,
 		Force:        f.force,
 		Probes:       f.probes,
@@ -340,6 +341,12 @@ func writeStats(w io.Writer, s attach.Stats) {
 	fmt.Fprintf(w, "inline probes:       %d functions\n", s.Probes.Inline)
 	if s.Probes.Exits > 0 {
 		fmt.Fprintf(w, "exit probes:         %d timed functions (their returns jump to a probe; the other timed functions' returns are hijacked)\n", s.Probes.Exits)
+		if s.PlansCached > 0 {
+			fmt.Fprintf(w, "plans cached:        %d functions' exits read from the plan cache ($%s), not from their instructions\n", s.PlansCached, planCacheEnv)
+		}
+		if s.PlanCacheErr != "" {
+			fmt.Fprintf(w, "plan cache:          not written: %s\n", s.PlanCacheErr)
+		}
 	}
 	if s.Probes.CallEntries > 0 {
 		fmt.Fprintf(w, "probes at a call:    %d functions (a call begins them: its target is the probe's, their first bytes stay)\n", s.Probes.CallEntries)

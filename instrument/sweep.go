@@ -1,6 +1,8 @@
 package instrument
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -96,4 +98,37 @@ func (m *Module) Unchanged() bool {
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && sys.Ino == m.ino && st.Size() == m.size && st.ModTime().Equal(m.mtime)
+}
+
+// EachSwept calls f with each function's entry branches or error as the
+// sweeps found them, by link-time address.
+func (m *Module) EachSwept(f func(value uint64, branches []EntryBranch, err error)) {
+	for v, s := range m.swept {
+		f(v, s.branches, s.err)
+	}
+}
+
+// RestoreSwept gives the function at value its entry branches or error
+// as an earlier sweep of the same file found them (a cache of them):
+// Sweep and Swept take them as their own.
+func (m *Module) RestoreSwept(value uint64, branches []EntryBranch, err error) {
+	if m.swept == nil {
+		m.swept = map[uint64]swept{}
+	}
+	m.swept[value] = swept{branches, err}
+}
+
+// SymbolDigest is a byte string that differs whenever the functions' names,
+// addresses, sizes or their source (SymbolsFrom) do: with the file's
+// bytes, what planning a module's probes depends on.
+func (m *Module) SymbolDigest() []byte {
+	var b []byte
+	b = fmt.Appendf(b, "%s\x00%t\x00%d\x00", m.SymbolsFrom, m.Dynamic, len(m.Symbols))
+	for _, s := range m.Symbols {
+		b = binary.LittleEndian.AppendUint64(b, s.Value)
+		b = binary.LittleEndian.AppendUint64(b, s.Size)
+		b = append(append(b, s.Name...), 0)
+		b = append(append(b, s.Raw...), 0)
+	}
+	return b
 }

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 	}
 	profileBin = filepath.Join(dir, "profile")
 	faultBin = filepath.Join(dir, "profile-faultinject")
+	// A plan cache of the run's own (cmd/e2e_test.go says why).
+	os.Setenv("PROFILE_PLAN_CACHE", filepath.Join(dir, "plans"))
 	for _, b := range [][]string{{"-o", profileBin}, {"-tags", "faultinject", "-o", faultBin}} {
 		build := exec.Command("go", append(append([]string{"build"}, b...), "github.com/profile-dev/profile")...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
