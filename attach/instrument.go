@@ -160,6 +160,7 @@ func (e *engine) scanMaps(tid int, p *process) (int, error) {
 		return 0, err
 	}
 	as := p.as
+	as.untraced = e.untracedCode(maps, p.exe)
 	inserted := 0
 	var rips []uint64
 	if as.inl != nil {

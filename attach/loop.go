@@ -323,6 +323,10 @@ func (e *engine) finish() *Result {
 	}
 	e.s.Profile().Meta.CPUSamples = e.sampledMeta()
 	e.stats.CPUSamples = e.s.Profile().Meta.CPUSamples
+	if h := e.untracedHint(); h != "" {
+		e.warn("%s", h)
+		e.s.Warn(h)
+	}
 	prof := e.s.Finish(e.now(), e.counters())
 	e.stats.TooFewSamples = measuredIfFew(prof)
 	e.stats.TracedCalls = e.s.TracedCalls()

@@ -25,6 +25,11 @@ type sampling struct {
 	skewTicks    uint64      // sampleSkew in ticks
 	notSampled   string      // why the threads could not be sampled, "" if they were
 	cpu          model.CPUSamples
+	// userSamples: the samples taken in user code outside the probes;
+	// untracedSamples, by module, those in a module none of whose
+	// functions is traced (untraced.go).
+	userSamples     int64
+	untracedSamples map[string]int64
 }
 
 // threadSamples is one thread's sampler and the samples read but not yet
@@ -333,6 +338,9 @@ func (e *engine) sampleFunc(t *thread, x perfsample.Sample) (fn, owner int, inPr
 		f, in := e.sampledAt(as, ip)
 		if in {
 			return model.None, model.None, true
+		}
+		if x.User {
+			e.noteUserSample(as, ip)
 		}
 		if f != model.None && !e.counted[f] {
 			return f, f, false

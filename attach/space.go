@@ -20,6 +20,9 @@ type space struct {
 	heal    *heal.Area // the target's SIGTRAP handler, nil until installed
 	inl     *inlineSpace
 	anon    [][2]uint64 // anonymous executable mappings, during a scan
+	// untraced: the code of the modules none of whose functions is
+	// traced, as the last scan found them (untraced.go).
+	untraced []codeRange
 	// chain: the injection chain in text slack (chain.go); its Addr is 0
 	// when there is none.
 	chain inject.Chain
@@ -191,6 +194,7 @@ func (s *space) clone() *space {
 	}
 	c.entry = s.entry
 	c.chain = s.chain
+	c.untraced = s.untraced // replaced, never changed in place
 	c.heal = s.heal.Clone()
 	if s.park != nil {
 		// The child has one thread, but the park handler is its SIGURG
