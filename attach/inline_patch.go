@@ -564,15 +564,17 @@ func (e *engine) newTramp(tid int, as *space, addr uint64, id uint32) (a *area, 
 // trampArea returns an area within rel32 reach of addr with room for a
 // trampoline (and the entry stub's copy if the area has none yet).
 func (e *engine) trampArea(tid int, as *space, addr uint64) (*area, error) {
-	need := func(a *area) uint64 {
+	for _, a := range as.areas {
+		// The cheap tests first: a process with many functions fills
+		// area after area, each looked at again for every trampoline.
 		n := uint64(instrument.TrampMax + 16)
+		if dist(a.base, addr) >= near || a.next+n > a.codeEnd() {
+			continue
+		}
 		if _, ok := as.inl.Stubs[a.base]; !ok {
 			n += uint64(stub.Len()) + 64
 		}
-		return n
-	}
-	for _, a := range as.areas {
-		if dist(a.base, addr) < near && a.next+need(a) <= a.codeEnd() {
+		if a.next+n <= a.codeEnd() {
 			return a, nil
 		}
 	}

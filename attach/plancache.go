@@ -2,7 +2,10 @@ package attach
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/profile-dev/profile/attach/internal/plancache"
 	"github.com/profile-dev/profile/instrument"
@@ -40,12 +43,24 @@ func (e *engine) planKey(mod *instrument.Module) string {
 	if e.planCaching.tool == "-" {
 		return ""
 	}
-	f, err := os.Open(mod.Path)
-	if err != nil {
-		return ""
+	// The file: by its build ID and size where it has one (the linker
+	// hashed its content into it), else by its bytes.
+	var file io.Reader
+	if mod.BuildID != "" {
+		st, err := os.Stat(mod.Path)
+		if err != nil {
+			return ""
+		}
+		file = strings.NewReader(fmt.Sprintf("build-id %s size %d", mod.BuildID, st.Size()))
+	} else {
+		f, err := os.Open(mod.Path)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		file = f
 	}
-	defer f.Close()
-	key, err := plancache.Key(e.planCaching.tool, f, mod.SymbolDigest())
+	key, err := plancache.Key(e.planCaching.tool, file, mod.SymbolDigest())
 	if err != nil || !mod.Unchanged() {
 		return ""
 	}
