@@ -7,11 +7,15 @@ package main
 import (
 	"os"
 
+	"github.com/profile-dev/profile/attach"
 	"github.com/profile-dev/profile/cmd"
 	"github.com/profile-dev/profile/internal/gvcache"
 )
 
 func main() {
+	if os.Getenv(attach.WakerEnv) != "" {
+		os.Exit(0) // a tracer's wake-up child: its end is the wake-up
+	}
 	gvcache.Restore()
 	os.Exit(cmd.Execute())
 }

@@ -130,6 +130,9 @@ type ownOptions struct {
 	// paused (tests) is called whenever the threads we do not trace have
 	// been parked for code to change (ours are stopped then).
 	paused func()
+	// wakers, when set, replaces defaultWakers (a test's machine without
+	// true).
+	wakers []string
 	stdout *os.File // the recorded program's stdout (tests), os.Stdout if nil
 	// refineEvery is how often the clock re-measures its rate (tests: a
 	// run then spans many refinements), a second if 0.
@@ -415,11 +418,25 @@ func (e *engine) watch(ctx context.Context, stop <-chan struct{}) {
 	e.wake()
 }
 
+// WakerEnv, set in its environment, makes a profile that starts exit at
+// once: the tracer's wake-up child where there is no true to run.
+const WakerEnv = "PROFILE_WAKER"
+
+// defaultWakers are what a wake-up child runs: true, else the tracer's
+// own executable with WakerEnv set, there whatever the machine holds (a
+// container without coreutils, where a Ctrl-C could not end the wait).
+func defaultWakers() []string { return []string{"/bin/true", "/usr/bin/true", "/proc/self/exe"} }
+
 // wake makes the tracer look at its requests: a short-lived child of ours
 // ends the wait it may sit in while the target blocks.
 func (e *engine) wake() {
-	for _, p := range []string{"/bin/true", "/usr/bin/true"} {
-		if pr, err := os.StartProcess(p, []string{"true"}, &os.ProcAttr{}); err == nil {
+	paths := defaultWakers()
+	if e.opt.wakers != nil {
+		paths = e.opt.wakers
+	}
+	for _, p := range paths {
+		attr := &os.ProcAttr{Env: []string{WakerEnv + "=1"}}
+		if pr, err := os.StartProcess(p, []string{"profile-waker"}, attr); err == nil {
 			e.wakers.Store(pr.Pid, true)
 			pr.Release()
 			return

@@ -31,6 +31,9 @@ import (
 // one thread as strace -p would (signals passed on, but SIGURG with
 // PROFILE_TEST_SWALLOW_URG=1) until it ends.
 func TestMain(m *testing.M) {
+	if os.Getenv(WakerEnv) != "" {
+		os.Exit(0) // a wake-up child (TestWakeWithoutTrue)
+	}
 	if v := os.Getenv("PROFILE_TEST_HOLD_TID"); v != "" {
 		tid, _ := strconv.Atoi(v)
 		holdThread(tid, os.Getenv("PROFILE_TEST_SWALLOW_URG") == "1")

@@ -4,7 +4,8 @@
 // instrument.EntryBranches). Read from the file's bytes alone, they are
 // the same in every session that traces the same file with the same
 // symbols and the same build of profile; for a large program they take
-// most of a session's start (gcc's cc1: 1.2 s of a 2.5 s compile).
+// most of a session's start (gcc's cc1: 1.2–1.5 s of a 2.5–3.2 s
+// recorded compile).
 //
 // A cache file is named by its key, a hash of everything the plans depend
 // on (Key). It holds a magic line, a SHA-256 of its body and the body
