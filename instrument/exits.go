@@ -21,10 +21,15 @@ type ExitRegion struct {
 // comes just before a ret).
 var vzeroupper = []byte{0xc5, 0xf8, 0x77}
 
+// exitInst is what planning keeps of an instruction: its place, and what
+// makes a ret or an instruction an exit's region can move (a whole
+// x86asm.Inst each, for every instruction of a large program, was a
+// sixth of planning in zeroing and scanning memory).
 type exitInst struct {
 	off, len int
-	inst     x86asm.Inst
-	vex      bool
+	ret      bool // a ret
+	retImm   bool // ... with an immediate
+	movable  bool // runs the same at any address and never branches (movable)
 }
 
 // An ExitFunc is a function as PlanExits sees it.
@@ -101,7 +106,7 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 	var entry []EntryBranch
 	err := walkCode(code, func(off int, in *x86asm.Inst, vexLen int) error {
 		if in == nil {
-			ins = append(ins, exitInst{off: off, len: vexLen, vex: true})
+			ins = append(ins, exitInst{off: off, len: vexLen, movable: string(code[off:off+vexLen]) == string(vzeroupper)})
 			return nil
 		}
 		if f.Swept != nil {
@@ -134,7 +139,8 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 				tables = true
 			}
 		}
-		ins = append(ins, exitInst{off: off, len: inst.Len, inst: inst})
+		ret := inst.Op == x86asm.RET
+		ins = append(ins, exitInst{off: off, len: inst.Len, ret: ret, retImm: ret && inst.Args[0] != nil, movable: movable(inst)})
 		recent[seen%len(recent)] = inst
 		seen++
 		return nil
@@ -151,11 +157,11 @@ func planExits(f ExitFunc) ([]ExitRegion, []TailSite, error) {
 	var out []ExitRegion
 	rets := 0
 	for k, x := range ins {
-		if x.vex || x.inst.Op != x86asm.RET {
+		if !x.ret {
 			continue
 		}
 		rets++
-		if x.inst.Args[0] != nil {
+		if x.retImm {
 			return nil, nil, fmt.Errorf("ret with an immediate at +%#x", x.off)
 		}
 		if x.off < entryEnd {
@@ -214,7 +220,7 @@ func movedBefore(code []byte, ins []exitInst, k int, targets map[int]bool) (Exit
 	x := ins[k]
 	n := x.len
 	for j := k - 1; j >= 0; j-- {
-		if targets[ins[j+1].off] || !movable(code, ins[j]) || ins[j].off+ins[j].len != ins[j+1].off {
+		if targets[ins[j+1].off] || !ins[j].movable || ins[j].off+ins[j].len != ins[j+1].off {
 			return ExitRegion{}, false
 		}
 		n += ins[j].len
@@ -227,14 +233,11 @@ func movedBefore(code []byte, ins []exitInst, k int, targets map[int]bool) (Exit
 
 // movable tells an instruction that does the same at any address and
 // never branches: register and stack moves of an epilogue.
-func movable(code []byte, x exitInst) bool {
-	if x.vex {
-		return string(code[x.off:x.off+x.len]) == string(vzeroupper)
-	}
-	if _, ok := ripMem(x.inst); ok {
+func movable(inst x86asm.Inst) bool {
+	if _, ok := ripMem(inst); ok {
 		return false
 	}
-	switch x.inst.Op {
+	switch inst.Op {
 	case x86asm.POP, x86asm.ADD, x86asm.SUB, x86asm.LEA, x86asm.LEAVE, x86asm.MOV,
 		x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.XOR, x86asm.AND, x86asm.OR,
 		x86asm.MOVAPS, x86asm.MOVUPS, x86asm.MOVDQA, x86asm.MOVDQU,
