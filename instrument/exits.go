@@ -23,8 +23,8 @@ var vzeroupper = []byte{0xc5, 0xf8, 0x77}
 
 // exitInst is what planning keeps of an instruction: its place, and what
 // makes a ret or an instruction an exit's region can move (a whole
-// x86asm.Inst each, for every instruction of a large program, was a
-// sixth of planning in zeroing and scanning memory).
+// x86asm.Inst each, for every instruction of a large program, was some
+// 6% of planning in zeroing and scanning memory).
 type exitInst struct {
 	off, len int
 	ret      bool // a ret
