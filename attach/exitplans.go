@@ -114,7 +114,7 @@ func (e *engine) prePlan(mod *instrument.Module, workers int, want func(instrume
 			e.exitPlans.keep(mod, mod.Symbols[i].Value, *p)
 		}
 		if b := swept[i]; b != nil {
-			mod.KeepSwept(mod.Symbols[i].Value, *b)
+			mod.KeepSwept(mod.Symbols[i].Value, *b, nil)
 		}
 	}
 }

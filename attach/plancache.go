@@ -80,13 +80,7 @@ func (e *engine) loadPlans(mod *instrument.Module, key string) (map[uint64]bool,
 	planned := map[uint64]bool{}
 	for at, ent := range plans {
 		if x := ent.Exits; x != nil {
-			p := plannedExits{plan: instrument.ExitPlan{Tails: make([]instrument.TailSite, 0, len(x.Tails))}}
-			for _, r := range x.Regions {
-				p.plan.Regions = append(p.plan.Regions, instrument.ExitRegion{Off: r[0], Len: r[1], Ret: r[2]})
-			}
-			for _, t := range x.Tails {
-				p.plan.Tails = append(p.plan.Tails, instrument.TailSite{Off: t.Off, Len: t.Len, To: t.To, Ends: t.Ends})
-			}
+			p := plannedExits{plan: x.Plan}
 			if x.Err != "" {
 				p.err = errors.New(x.Err)
 			}
@@ -94,15 +88,11 @@ func (e *engine) loadPlans(mod *instrument.Module, key string) (map[uint64]bool,
 			planned[at] = true
 		}
 		if s := ent.Swept; s != nil {
-			var b []instrument.EntryBranch
-			for _, br := range s.Branches {
-				b = append(b, instrument.EntryBranch{From: br[0], To: br[1]})
-			}
 			var err error
 			if s.Err != "" {
 				err = errors.New(s.Err)
 			}
-			mod.RestoreSwept(at, b, err)
+			mod.KeepSwept(at, s.Branches, err)
 			n.swept++
 		}
 	}
@@ -121,28 +111,11 @@ func (e *engine) savePlans(mod *instrument.Module, key string, loaded cachedPlan
 	}
 	plans := plancache.Plans{}
 	for at, p := range e.exitPlans[mod] {
-		x := &plancache.Exits{}
-		for _, r := range p.plan.Regions {
-			x.Regions = append(x.Regions, [3]int{r.Off, r.Len, r.Ret})
-		}
-		for _, t := range p.plan.Tails {
-			x.Tails = append(x.Tails, plancache.Tail{Off: t.Off, Len: t.Len, To: t.To, Ends: t.Ends})
-		}
-		if p.err != nil {
-			x.Err = p.err.Error()
-		}
-		plans[at] = plancache.Entry{Exits: x}
+		plans[at] = plancache.Entry{Exits: &plancache.Exits{Plan: p.plan, Err: errText(p.err)}}
 	}
 	mod.EachSwept(func(at uint64, branches []instrument.EntryBranch, err error) {
-		s := &plancache.Swept{}
-		for _, b := range branches {
-			s.Branches = append(s.Branches, [2]int{b.From, b.To})
-		}
-		if err != nil {
-			s.Err = err.Error()
-		}
 		ent := plans[at]
-		ent.Swept = s
+		ent.Swept = &plancache.Swept{Branches: branches, Err: errText(err)}
 		plans[at] = ent
 	})
 	// A cache that cannot be written costs the next session its time,
@@ -150,4 +123,12 @@ func (e *engine) savePlans(mod *instrument.Module, key string, loaded cachedPlan
 	if err := plancache.Save(e.opt.PlanCache, key, plans); err != nil && e.stats.PlanCacheErr == "" {
 		e.stats.PlanCacheErr = err.Error()
 	}
+}
+
+// errText is err's text, "" for none.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

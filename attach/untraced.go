@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,7 @@ import (
 // time (main's, often all of it). perf names the library's functions; the
 // profile says which library and the flag that traces it.
 
-// untracedHint: a library is named when at least this share of the
+// untracedHint names a library when at least untracedShare of the
 // samples taken in user code ran in it, of at least untracedMinSamples.
 const (
 	untracedShare      = 0.2
@@ -40,18 +41,8 @@ func (e *engine) untracedCode(maps []instrument.Mapping, exe string) []codeRange
 			out = append(out, codeRange{m.Start, m.End, m.Path})
 		}
 	}
-	slices.SortFunc(out, func(a, b codeRange) int { return cmpUint(a.lo, b.lo) })
+	slices.SortFunc(out, func(a, b codeRange) int { return cmp.Compare(a.lo, b.lo) })
 	return out
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // untracedPath is the module of as holding ip when it is one whose

@@ -63,14 +63,16 @@ func (m *Module) Sweep(workers int, want func(Symbol) bool) {
 }
 
 // KeepSwept records the entry branches of the function at link-time
-// address value as a walk of all its instructions found them (planning
-// its exit probes: ExitFunc.Swept), for Swept and for Sweep, which then
-// does not read the function again. Not safe beside Sweep or Swept.
-func (m *Module) KeepSwept(value uint64, branches []EntryBranch) {
+// address value, or why they could not be told, as a walk of all its
+// instructions found them (planning its exit probes: ExitFunc.Swept; or
+// an earlier session's walk, from the plan cache), for Swept and for
+// Sweep, which then does not read the function again. Not safe beside
+// Sweep or Swept.
+func (m *Module) KeepSwept(value uint64, branches []EntryBranch, err error) {
 	if m.swept == nil {
 		m.swept = map[uint64]swept{}
 	}
-	m.swept[value] = swept{branches: branches}
+	m.swept[value] = swept{branches, err}
 }
 
 // Swept returns the entry branches of sym (EntryBranches) or the error:
@@ -106,16 +108,6 @@ func (m *Module) EachSwept(f func(value uint64, branches []EntryBranch, err erro
 	for v, s := range m.swept {
 		f(v, s.branches, s.err)
 	}
-}
-
-// RestoreSwept gives the function at value its entry branches or error
-// as an earlier sweep of the same file found them (a cache of them):
-// Sweep and Swept take them as their own.
-func (m *Module) RestoreSwept(value uint64, branches []EntryBranch, err error) {
-	if m.swept == nil {
-		m.swept = map[uint64]swept{}
-	}
-	m.swept[value] = swept{branches, err}
 }
 
 // SymbolDigest is a byte string that differs whenever the functions' names,

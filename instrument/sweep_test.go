@@ -115,7 +115,7 @@ func TestExitWalkSweeps(t *testing.T) {
 	}
 	sym := m.Symbols[len(m.Symbols)/2]
 	kept := []EntryBranch{{From: 1, To: 2}}
-	m.KeepSwept(sym.Value, kept)
+	m.KeepSwept(sym.Value, kept, nil)
 	m.Sweep(2, func(Symbol) bool { return true })
 	if got, _ := m.Swept(sym, nil); !slices.Equal(got, kept) {
 		t.Errorf("%s: swept again: %v, kept %v", sym.Name, got, kept)

@@ -16,6 +16,7 @@ package plancache
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
@@ -27,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/profile-dev/profile/instrument"
 )
 
 // magic begins every cache file; a change of Entry's meaning changes it.
@@ -39,26 +42,17 @@ const staleTemp = time.Hour
 // the files used least recently beyond it.
 const Budget = 256 << 20
 
-// Exits is one function's exit probe plan at link-time addresses
-// (instrument.ExitPlan), or the reason it has none.
+// Exits is one function's exit probe plan at link-time addresses, or the
+// reason it has none.
 type Exits struct {
-	Regions [][3]int // Off, Len, Ret
-	Tails   []Tail
-	Err     string // "" planned
+	Plan instrument.ExitPlan
+	Err  string // "" planned
 }
 
-// Tail is a tail jump of a plan (instrument.TailSite).
-type Tail struct {
-	Off, Len int
-	To       uint64
-	Ends     bool
-}
-
-// Swept is one function's branches into its first bytes
-// (instrument.EntryBranch: From, To), or why the sweep could not vouch
-// for it.
+// Swept is one function's branches into its first bytes, or why the
+// sweep could not vouch for it.
 type Swept struct {
-	Branches [][2]int
+	Branches []instrument.EntryBranch
 	Err      string
 }
 
@@ -148,15 +142,7 @@ func Save(dir, key string, plans Plans) error {
 	for at, e := range plans {
 		b.Entries = append(b.Entries, keyed{at, e})
 	}
-	slices.SortFunc(b.Entries, func(x, y keyed) int {
-		switch {
-		case x.At < y.At:
-			return -1
-		case x.At > y.At:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(b.Entries, func(x, y keyed) int { return cmp.Compare(x.At, y.At) })
 	var payload bytes.Buffer
 	if err := gob.NewEncoder(&payload).Encode(b); err != nil {
 		return fmt.Errorf("plan cache: %w", err)
@@ -217,13 +203,7 @@ func prune(dir string, budget int64) {
 		total += info.Size()
 	}
 	slices.SortFunc(files, func(a, b file) int {
-		switch {
-		case a.used < b.used:
-			return -1
-		case a.used > b.used:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
+		return cmp.Or(cmp.Compare(a.used, b.used), strings.Compare(a.name, b.name))
 	})
 	for _, f := range files {
 		if total <= budget {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/profile-dev/profile/instrument"
 )
 
 func TestKeyDependsOnEverything(t *testing.T) {
@@ -41,9 +43,12 @@ func TestKeyDependsOnEverything(t *testing.T) {
 func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
 	plans := Plans{
-		0x1000: {Exits: &Exits{Regions: [][3]int{{10, 5, 14}}, Tails: []Tail{{Off: 20, Len: 5, To: 0x2000, Ends: true}}}},
+		0x1000: {Exits: &Exits{Plan: instrument.ExitPlan{
+			Regions: []instrument.ExitRegion{{Off: 10, Len: 5, Ret: 14}},
+			Tails:   []instrument.TailSite{{Off: 20, Len: 5, To: 0x2000, Ends: true}},
+		}}},
 		0x2000: {Exits: &Exits{Err: "an indirect jump at +0x4"}, Swept: &Swept{Err: "undecodable bytes at +0x9"}},
-		0x3000: {Swept: &Swept{Branches: [][2]int{{40, 3}}}},
+		0x3000: {Swept: &Swept{Branches: []instrument.EntryBranch{{From: 40, To: 3}}}},
 	}
 	if err := Save(dir, "k1", plans); err != nil {
 		t.Fatal(err)
