@@ -280,13 +280,15 @@ type ExpandStats struct {
 // LeftoverStats: what profilers killed while attached had left, undone at
 // attach (attach/leftover.go): inline patches, int3s, SIGTRAP and SIGURG handlers;
 // Areas a killed profiler's areas unmapped, Kept those left mapped because
-// something still reaches them.
+// something still reaches them; Why says what did, the last time a
+// reclaim kept them (at the attach, or again at the detach).
 type LeftoverStats struct {
 	Patches  int
 	Int3s    int
 	Handlers int
 	Areas    int
 	Kept     int
+	Why      string
 }
 
 // Result is what a session produced.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,6 +167,12 @@ func TestReattachUndoesWhatAKilledProfilerLeft(t *testing.T) {
 			if s := r.Stats; s.Leftover.Handlers == 0 || probesOf(kind) == ProbesInline && s.Leftover.Patches == 0 || s.Leftover.Areas == 0 || s.Leftover.Kept != 0 {
 				t.Errorf("undone: %d inline patches, %d int3s, %d handlers; %d areas unmapped, %d kept",
 					s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, s.Leftover.Areas, s.Leftover.Kept)
+			}
+			// Nothing of theirs is left to jump into them once their
+			// patches are undone: only a thread still in their code or
+			// returning there may keep them mapped until the detach.
+			if strings.Contains(r.Stats.Leftover.Why, "jumps into") {
+				t.Errorf("a reclaim kept the areas: %s", r.Stats.Leftover.Why)
 			}
 			if left := profilerAreas(t, pid, before); len(left) > 0 {
 				t.Errorf("after the clean detach the profilers' areas are still mapped: %v", left)

@@ -131,7 +131,7 @@ func (e *engine) undoLeftoverSites(tid int, as *space, path string, maps []instr
 		if m.Path != path {
 			continue
 		}
-		got, want, ok := textAndFile(tid, maps, m)
+		got, want, ok := textAndFile(tid, as, maps, m)
 		if !ok {
 			continue
 		}

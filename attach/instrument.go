@@ -33,7 +33,6 @@ type scanning struct {
 	unwindPre             []*unwind.Module
 	unwindAt              []string
 	cfi                   cfiCache // call-frame information by file (loadUnwind)
-	leftoverWhy           string
 	exitPlans             exitPlans
 	planCaching           planCaching
 	// picks: the filter's verdict on each symbol of a module (as a main

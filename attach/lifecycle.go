@@ -340,7 +340,7 @@ func (e *engine) attach(pid int) error {
 	if s := e.stats; s.Leftover.Patches+s.Leftover.Int3s+s.Leftover.Handlers+s.Leftover.Areas+s.Leftover.Kept > 0 {
 		areas := fmt.Sprintf("its %d areas unmapped", s.Leftover.Areas)
 		if s.Leftover.Kept > 0 {
-			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.Leftover.Kept, e.leftoverWhy)
+			areas = fmt.Sprintf("its %d areas stay mapped: %s", s.Leftover.Kept, s.Leftover.Why)
 		}
 		e.warn("pid %d: a profiler killed while attached had left %d inline patches, %d breakpoints and %d signal handlers (SIGTRAP, SIGURG): undone; %s",
 			pid, s.Leftover.Patches, s.Leftover.Int3s, s.Leftover.Handlers, areas)

@@ -339,10 +339,10 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 	}
 	keep := func(why string) {
 		e.stats.Leftover.Kept = l.areas()
-		e.leftoverWhy = why
+		e.stats.Leftover.Why = why
 		as.leftoverKept = true
 	}
-	if at, ok := jumpInto(tid, maps, l); !ok {
+	if at, ok := jumpInto(tid, as, maps, l); !ok {
 		keep(fmt.Sprintf("the code at %#x still jumps into them", at))
 		return
 	}
@@ -433,9 +433,9 @@ func oldState(tid int, b oldBlock, fs uint64) (uint64, bool) {
 // from its file and jumps or calls into l's code (a patch not undone:
 // one in a module this attach does not trace). It returns where, and
 // false, if there is one.
-func jumpInto(tid int, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
+func jumpInto(tid int, as *space, maps []instrument.Mapping, l *leftovers) (uint64, bool) {
 	for _, m := range maps {
-		got, want, ok := textAndFile(tid, maps, m)
+		got, want, ok := textAndFile(tid, as, maps, m)
 		if !ok {
 			continue
 		}
@@ -468,10 +468,13 @@ func changedBranch(got, want []byte, base uint64, from int, into func(uint64) bo
 	return 0, 0, false
 }
 
-// textAndFile reads executable file mapping m of the space of stopped
-// thread tid as it is in memory and as its file has it; false for any
-// other mapping or one unreadable.
-func textAndFile(tid int, maps []instrument.Mapping, m instrument.Mapping) (got, want []byte, ok bool) {
+// textAndFile reads executable file mapping m of space as (stopped thread
+// tid's) as it is in memory, or will be once the writes its scan holds
+// pending go in, and as its file has it; false for any other mapping or
+// one unreadable. (Read as memory holds it, the leftover patches a scan
+// had undone still jumped into their areas, and every attach to a server
+// a profiler was killed in kept them mapped.)
+func textAndFile(tid int, as *space, maps []instrument.Mapping, m instrument.Mapping) (got, want []byte, ok bool) {
 	if !m.Exec() || !m.FileBacked() || m.End-m.Start > 1<<30 {
 		return nil, nil, false
 	}
@@ -480,7 +483,7 @@ func textAndFile(tid int, maps []instrument.Mapping, m instrument.Mapping) (got,
 		return nil, nil, false
 	}
 	got = make([]byte, len(want))
-	if ptrace.ReadMem(tid, m.Start, got) != nil {
+	if as.readText(tid, m.Start, got) != nil {
 		return nil, nil, false
 	}
 	return got, want, true
@@ -563,7 +566,7 @@ func (e *engine) reclaimAtDetach(t *thread, as *space) {
 	e.reclaimLeftovers(t.tid, t.proc, maps)
 	switch s := e.stats; {
 	case s.Leftover.Kept > 0:
-		e.warn("pid %d: the %d areas a killed profiler left stay mapped after the detach: %s", t.proc.pid, s.Leftover.Kept, e.leftoverWhy)
+		e.warn("pid %d: the %d areas a killed profiler left stay mapped after the detach: %s", t.proc.pid, s.Leftover.Kept, s.Leftover.Why)
 	case s.Leftover.Areas > 0:
 		e.warn("pid %d: the %d areas a killed profiler left are unmapped at detach", t.proc.pid, s.Leftover.Areas)
 	}
