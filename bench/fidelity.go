@@ -462,9 +462,10 @@ func fidelitySection(r fidelityResults, when string) section {
 			"%.1f%% by the profile's busy time (about %.1f%% with the probes' samples, which perf counts too, given the thread in proportion to its busy time).\n",
 			100*f.mainShare.perf, 100*f.mainShare.busy, 100*f.mainShare.withProbes)
 		if f.loops.untraced > 0 {
-			fmt.Fprintf(&b, "\nredis's event loop: %.2f iterations (`epoll_wait` calls) a request untraced (perf stat), %.2f with the default probes "+
+			fmt.Fprintf(&b, "\nredis's event loop: %.2f iterations (`epoll_wait` calls) a request untraced (perf stat), %.2f under perf record "+
+				"(the reference runs: perf's own sampling moves it too), %.2f with the default probes "+
 				"(the profile's count): the more requests it serves each time round, the smaller the share of its work per iteration "+
-				"(`aeMain`'s own code, `beforeSleep`); unpinned, that follows where the scheduler puts the server, the benchmark and the tools (the pinned row).\n", f.loops.untraced, f.loops.traced)
+				"(`aeMain`'s own code, `beforeSleep`); unpinned, that follows where the scheduler puts the server, the benchmark and the tools (the pinned row).\n", f.loops.untraced, f.loops.perf, f.loops.traced)
 		}
 		shareTable(&b, "redis", f.rows, true)
 	}
@@ -473,10 +474,10 @@ func fidelitySection(r fidelityResults, when string) section {
 	} else if f := r.redisPinned; f != nil {
 		fmt.Fprintf(&b, "\nredis %s (no raw and compensated runs): perf vs perf %.1f points; the default profile on CPU %.1f, "+
 			"with waiting calls left out %.1f; GET %.0f%% of untraced (%.0f ÷ %.0f; untraced GET/s %s before the traced runs, %s after); event loop %.2f iterations a request untraced "+
-			"(without perf), %.2f with the default probes. With at least 1%% of perf's samples, on CPU: %s; waiting calls left out: %s (%s).\n",
+			"(without perf), %.2f under perf record, %.2f with the default probes. With at least 1%% of perf's samples, on CPU: %s; waiting calls left out: %s (%s).\n",
 			redisLayouts[1].name, f.floor, f.sampled, f.waitingOut, 100*f.sampledRPS["GET"]/f.untraced["GET"], f.sampledRPS["GET"], f.untraced["GET"],
 			rates(f.untracedRuns[0]), rates(f.untracedRuns[1]),
-			f.loops.untraced, f.loops.traced, offByTwo(f.rows), offByTwoBusy(f.rows), perfSpread(f.rows))
+			f.loops.untraced, f.loops.perf, f.loops.traced, offByTwo(f.rows), offByTwoBusy(f.rows), perfSpread(f.rows))
 	}
 	b.WriteString("\n")
 	return newSection("fidelity", b.String())
