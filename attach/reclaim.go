@@ -343,7 +343,7 @@ func (e *engine) reclaimLeftovers(tid int, p *process, maps []instrument.Mapping
 		as.leftoverKept = true
 	}
 	if at, ok := jumpInto(tid, as, maps, l); !ok {
-		keep(fmt.Sprintf("the code at %#x still jumps into them", at))
+		keep(fmt.Sprintf("the code at %#x (%s) still jumps into them", at, fileOffset(maps, at)))
 		return
 	}
 	l.silence(tid)
@@ -444,6 +444,18 @@ func jumpInto(tid int, as *space, maps []instrument.Mapping, l *leftovers) (uint
 		}
 	}
 	return 0, true
+}
+
+// fileOffset names address addr of a file mapping by its file and offset
+// there ("redis-check-rdb+0x60f00"), which a symbol table or objdump
+// looks up.
+func fileOffset(maps []instrument.Mapping, addr uint64) string {
+	for _, m := range maps {
+		if addr >= m.Start && addr < m.End && m.Path != "" {
+			return fmt.Sprintf("%s+%#x", baseName(m.Path), addr-m.Start+m.Offset)
+		}
+	}
+	return "no file's"
 }
 
 // changedBranch finds, from offset from on, the first rel32 call, jmp or

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/profile-dev/profile/attach/internal/heal"
+	"github.com/profile-dev/profile/instrument"
 )
 
 // chunks is memory of heal.Size chunks from base: each starts with the
@@ -62,5 +63,25 @@ func TestHealsInMergedMapping(t *testing.T) {
 				t.Errorf("heal areas %x, rest at %x; want %x, %x", got, rest, want, base+uint64(c.rest)*heal.Size)
 			}
 		})
+	}
+}
+
+func TestFileOffset(t *testing.T) {
+	maps := []instrument.Mapping{
+		{Start: 0x1000, End: 0x3000, Offset: 0x5f000, Path: "/usr/bin/redis-check-rdb"},
+		{Start: 0x3000, End: 0x4000},
+	}
+	for _, tc := range []struct {
+		addr uint64
+		want string
+	}{
+		{0x1f00, "redis-check-rdb+0x5ff00"},
+		{0x1000, "redis-check-rdb+0x5f000"},
+		{0x3010, "no file's"},
+		{0x9000, "no file's"},
+	} {
+		if got := fileOffset(maps, tc.addr); got != tc.want {
+			t.Errorf("fileOffset(%#x) = %q, want %q", tc.addr, got, tc.want)
+		}
 	}
 }
