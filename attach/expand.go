@@ -160,7 +160,11 @@ func (e *engine) tracedKeys() map[string]bool {
 	prof := e.s.Profile()
 	out := map[string]bool{}
 	for _, f := range prof.Functions {
-		if f.Probe == model.ProbeInline || f.Probe == model.ProbeTrap {
+		// A counted function is traced: its calls are exact from the
+		// start. Taken for untraced, it was probed again (its probe kept,
+		// its note and probe counts overwritten) and said traced only
+		// from then on (TestAutoExpandKeepsCounted).
+		if f.Probe == model.ProbeInline || f.Probe == model.ProbeTrap || f.Probe == model.ProbeCounted {
 			out[model.FuncKey(prof.Modules[f.Module].Path, f.Name)] = true
 		}
 	}
@@ -262,7 +266,7 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 			}
 		}
 		for _, sym := range l.mod.Symbols {
-			if !selected(path, l.main, sym.Name) {
+			if !selected(path, l.main, sym.Name) || as.probedAt(sym.Value+l.bias) {
 				continue
 			}
 			if fn, ok := e.probeSymbol(tid, as, l, sym, rips, selected); ok {
@@ -271,6 +275,19 @@ func (e *engine) addFunctions(tid int, p *process, mods map[string]bool, selecte
 		}
 	}
 	return out
+}
+
+// probedAt tells whether the function at addr has a probe in the space
+// already (an inline patch, at its entry or its call sites, or a
+// breakpoint): probeSymbol would keep it and say it probed it anew.
+func (s *space) probedAt(addr uint64) bool {
+	if s.inl != nil {
+		if _, ok := s.inl.Patches[addr]; ok {
+			return true
+		}
+	}
+	_, ok := s.bps[addr]
+	return ok
 }
 
 // moduleFor opens a loaded module that no function was traced in so far
