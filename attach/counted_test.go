@@ -393,30 +393,26 @@ func TestCountedSpillsPastTheTable(t *testing.T) {
 // keeps). sites 3000: main calls loop_entry 3,000 times and via_tail 300
 // times, which jumps to loop_entry.
 func TestCountedTailCallee(t *testing.T) {
-	for _, kind := range []string{ProbesInline, probesInlineHijack} {
-		t.Run(kind, func(t *testing.T) {
-			opt := defaultOptions(t)
-			withKind(&opt, kind)
-			opt.Counted = regexp.MustCompile(`^loop_entry$`)
-			r, _ := recordWorkload(t, "sites", opt, "3000")
-			p := r.Profile
-			if got := probeOf(p, "loop_entry"); got != "counted" {
-				t.Fatalf("loop_entry: probe %q, want counted", got)
-			}
-			if got := probeOf(p, "via_tail"); got != "inline" {
-				t.Fatalf("via_tail: probe %q, want inline", got)
-			}
-			arcs := map[string]int64{}
-			for _, m := range threadArcs(p) {
-				for k, v := range m {
-					if strings.HasSuffix(k, ">loop_entry") {
-						arcs[k] += v
-					}
+	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
+		opt.Counted = regexp.MustCompile(`^loop_entry$`)
+		r, _ := recordWorkload(t, "sites", opt, "3000")
+		p := r.Profile
+		if got := probeOf(p, "loop_entry"); got != "counted" {
+			t.Fatalf("loop_entry: probe %q, want counted", got)
+		}
+		if got := probeOf(p, "via_tail"); got != "inline" {
+			t.Fatalf("via_tail: probe %q, want inline", got)
+		}
+		arcs := map[string]int64{}
+		for _, m := range threadArcs(p) {
+			for k, v := range m {
+				if strings.HasSuffix(k, ">loop_entry") {
+					arcs[k] += v
 				}
 			}
-			if want := map[string]int64{"main>loop_entry": 3300}; !maps.Equal(arcs, want) {
-				t.Errorf("loop_entry's arcs %v, want %v", arcs, want)
-			}
-		})
-	}
+		}
+		if want := map[string]int64{"main>loop_entry": 3300}; !maps.Equal(arcs, want) {
+			t.Errorf("loop_entry's arcs %v, want %v", arcs, want)
+		}
+	})
 }

@@ -62,48 +62,44 @@ func TestAutoExpandLeavesTargetsExact(t *testing.T) {
 // phase has work's counted time as its self time, so phase is taken,
 // and work lies among its callees.
 func TestAutoExpandKeepsCounted(t *testing.T) {
-	for _, kind := range []string{ProbesInline, probesInlineHijack} {
-		t.Run(kind, func(t *testing.T) {
-			opt := defaultOptions(t)
-			withKind(&opt, kind)
-			opt.Counted = regexp.MustCompile(`^work$`)
-			opt.Expand.Top, opt.Expand.Every, opt.Expand.Depth = 2, 3*time.Millisecond, 2
-			var steps []Expansion
-			opt.Expand.Report = func(x Expansion) { steps = append(steps, x) }
-			r, out := recordWorkload(t, "hidden", opt, "3", "20000")
-			if r.ExitCode != 0 || !strings.Contains(out, "phase 3: work 20000") {
-				t.Fatalf("exit %d, stdout %q", r.ExitCode, out)
+	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
+		opt.Counted = regexp.MustCompile(`^work$`)
+		opt.Expand.Top, opt.Expand.Every, opt.Expand.Depth = 2, 3*time.Millisecond, 2
+		var steps []Expansion
+		opt.Expand.Report = func(x Expansion) { steps = append(steps, x) }
+		r, out := recordWorkload(t, "hidden", opt, "3", "20000")
+		if r.ExitCode != 0 || !strings.Contains(out, "phase 3: work 20000") {
+			t.Fatalf("exit %d, stdout %q", r.ExitCode, out)
+		}
+		taken := false
+		for _, x := range steps {
+			taken = taken || x.Func == "phase" || x.Func == "main"
+			if slices.Contains(x.Added, "work") {
+				t.Errorf("auto-expand took %s and added work, counted from the start", x.Func)
 			}
-			taken := false
-			for _, x := range steps {
-				taken = taken || x.Func == "phase" || x.Func == "main"
-				if slices.Contains(x.Added, "work") {
-					t.Errorf("auto-expand took %s and added work, counted from the start", x.Func)
-				}
+		}
+		if !taken {
+			t.Errorf("neither phase nor main was taken (%d steps): the test shows nothing", len(steps))
+		}
+		p := r.Profile
+		counted := 0
+		for i, f := range p.Functions {
+			if f.Probe == model.ProbeCounted {
+				counted++
 			}
-			if !taken {
-				t.Errorf("neither phase nor main was taken (%d steps): the test shows nothing", len(steps))
+			if p.FuncName(i) == "work" && (f.Probe != model.ProbeCounted || f.TracedSinceNs != 0) {
+				t.Errorf("work: probe %v (%q), traced since %d ns; want counted from the start", f.Probe, f.ProbeNote, f.TracedSinceNs)
 			}
-			p := r.Profile
-			counted := 0
-			for i, f := range p.Functions {
-				if f.Probe == model.ProbeCounted {
-					counted++
-				}
-				if p.FuncName(i) == "work" && (f.Probe != model.ProbeCounted || f.TracedSinceNs != 0) {
-					t.Errorf("work: probe %v (%q), traced since %d ns; want counted from the start", f.Probe, f.ProbeNote, f.TracedSinceNs)
-				}
-			}
-			var calls int64 // a counted function's calls are its arcs'
-			for _, arcs := range threadArcs(p) {
-				calls += arcs["phase>work"]
-			}
-			if calls != 60000 {
-				t.Errorf("work: %d calls from phase, want 60000", calls)
-			}
-			if r.Stats.Probes.Counted != counted {
-				t.Errorf("--stats says %d counted functions, the profile %d", r.Stats.Probes.Counted, counted)
-			}
-		})
-	}
+		}
+		var calls int64 // a counted function's calls are its arcs'
+		for _, arcs := range threadArcs(p) {
+			calls += arcs["phase>work"]
+		}
+		if calls != 60000 {
+			t.Errorf("work: %d calls from phase, want 60000", calls)
+		}
+		if r.Stats.Probes.Counted != counted {
+			t.Errorf("--stats says %d counted functions, the profile %d", r.Stats.Probes.Counted, counted)
+		}
+	})
 }

@@ -15,16 +15,12 @@ import (
 // frame's pc to the original call (the program then prints where it
 // resumes, and ends as it would untraced).
 func TestDetachUnderASignalFrameAtAnInPlaceCall(t *testing.T) {
-	for _, kind := range []string{ProbesInline, probesInlineHijack} {
-		t.Run(kind, func(t *testing.T) {
-			opt := defaultOptions(t)
-			withKind(&opt, kind)
-			r := detachOnFault(t, opt, []string{"60"}, "inplace: faulted", "inplace: fault at +6, resumes at +4", "inplace: done")
-			if r.Stats.Probes.Inline == 0 {
-				t.Fatal("no inline probe")
-			}
-		})
-	}
+	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
+		r := detachOnFault(t, opt, []string{"60"}, "inplace: faulted", "inplace: fault at +6, resumes at +4", "inplace: done")
+		if r.Stats.Probes.Inline == 0 {
+			t.Fatal("no inline probe")
+		}
+	})
 }
 
 // The same handler, the thread interrupted as it entered wrap's
@@ -33,22 +29,18 @@ func TestDetachUnderASignalFrameAtAnInPlaceCall(t *testing.T) {
 // trampoline it resumes in must lead to the original call, wrap's bytes
 // being back, not into the middle of it.
 func TestDetachUnderASignalFrameInATrampoline(t *testing.T) {
-	for _, kind := range []string{ProbesInline, probesInlineHijack} {
-		t.Run(kind, func(t *testing.T) {
-			opt := defaultOptions(t)
-			withKind(&opt, kind)
-			f, err := instrument.NewFilter([]string{`^inplace:wrap$`}, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opt.Filter = f
-			r := detachOnFault(t, opt, []string{"60", "tramp"}, "inplace: faulted in the trampoline",
-				"inplace: through the trampoline", "inplace: done")
-			if r.Stats.StackRefs == 0 {
-				t.Errorf("the detach saw no frame in its code")
-			}
-		})
-	}
+	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
+		f, err := instrument.NewFilter([]string{`^inplace:wrap$`}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Filter = f
+		r := detachOnFault(t, opt, []string{"60", "tramp"}, "inplace: faulted in the trampoline",
+			"inplace: through the trampoline", "inplace: done")
+		if r.Stats.StackRefs == 0 {
+			t.Errorf("the detach saw no frame in its code")
+		}
+	})
 }
 
 // detachOnFault traces inplace (args) until it says fault (its handler

@@ -19,7 +19,7 @@ import (
 // (2 s without a beat of the tracer, each thread waiting them out) sets 1.
 // The target runs on and prints what an untraced run prints.
 func TestKilledProfilersStubsStopAtOnce(t *testing.T) {
-	for _, kind := range []string{ProbesInline, probesInlineHijack} {
+	for _, kind := range inlineKinds {
 		t.Run(kind, func(t *testing.T) {
 			args := []string{"--threads", "4", "--seconds", "4"}
 			ref, refOut := startLongrun(t, args...)

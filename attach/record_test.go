@@ -97,9 +97,17 @@ func probesOf(k string) string {
 	return k
 }
 
+// inlineKinds are the test kinds of inline probes: with exit probes
+// where a function takes them, and every timed function's return hijacked.
+var inlineKinds = []string{ProbesInline, probesInlineHijack}
+
 // forEachProbe runs f as one subtest per probe kind, with options for it.
-func forEachProbe(t *testing.T, f func(t *testing.T, opt Options)) {
-	for _, kind := range probeKinds {
+func forEachProbe(t *testing.T, f func(t *testing.T, opt Options)) { forEachKind(t, probeKinds, f) }
+
+// forEachKind runs f as one subtest per test kind of kinds, with options
+// for it.
+func forEachKind(t *testing.T, kinds []string, f func(t *testing.T, opt Options)) {
+	for _, kind := range kinds {
 		t.Run(kind, func(t *testing.T) {
 			opt := defaultOptions(t)
 			withKind(&opt, kind)
