@@ -494,9 +494,14 @@ func textAndFile(tid int, as *space, maps []instrument.Mapping, m instrument.Map
 	if err != nil {
 		return nil, nil, false
 	}
+	// One read of the whole mapping, the pending writes laid over: what
+	// readText gives, without a system call and a cached copy a page.
 	got = make([]byte, len(want))
-	if as.readText(tid, m.Start, got) != nil {
+	if ptrace.ReadMem(tid, m.Start, got) != nil {
 		return nil, nil, false
+	}
+	if as.batch != nil {
+		as.batch.overlay(m.Start, got)
 	}
 	return got, want, true
 }
