@@ -347,6 +347,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 			if e.line != nil {
 				e.line.Close() // on this thread, which registered it
 			}
+			e.closeGuard()
 		}()
 		e.cal = cal
 		e.spinMax = ptrace.SpinMax()
@@ -358,6 +359,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 		if err := start(e); err != nil {
 			e.abandon()
 			e.mu.Unlock()
+			e.closeGuard()
 			ch <- out{nil, err}
 			return
 		}
@@ -383,6 +385,7 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 			e.finishCompensation()
 			r.Profile = e.compensated(r.Profile)
 		}
+		e.closeGuard() // before our caller may exit: a clean end
 		ch <- out{r, err}
 	}()
 	o := <-ch

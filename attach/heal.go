@@ -81,6 +81,7 @@ func (e *engine) installHeal(tid int, as *space) error {
 	for _, b := range as.bps {
 		e.healAdd(tid, as, b.Addr, b.Orig)
 	}
+	e.watchHeal(tid, as)
 	return nil
 }
 
@@ -153,6 +154,7 @@ func (e *engine) uninstallHeal(tid int, as *space) {
 		return // leave the area: the handler may still be needed
 	}
 	as.heal = nil
+	e.unwatchHeal(as)
 	if !as.keepHeal {
 		e.unmap(tid, as.areas[0].base, h.Base, heal.Size)
 	}

@@ -18,6 +18,7 @@ type space struct {
 	areas   []*area
 	entry   uint64     // program entry breakpoint: libraries are mapped when it hits
 	heal    *heal.Area // the target's SIGTRAP handler, nil until installed
+	guarded uint64     // the watcher's id of its heal area (guard.go), 0 if none
 	inl     *inlineSpace
 	anon    [][2]uint64 // anonymous executable mappings, during a scan
 	// untraced: the code of the modules none of whose functions is

@@ -59,6 +59,7 @@ func (e *engine) spawned(t *thread, child int, ev int) {
 		as = as.clone()
 	}
 	np := e.newProcess(child, as, t, e.s.Spawner(t.st), nil)
+	e.watchHeal(child, as) // a fork's copy of the area
 	// A vfork child shares its parent's breakpoints, so it is traced even
 	// with --no-follow-fork, but only until it execs.
 	np.noFollow = e.opt.NoFollowFork

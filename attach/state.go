@@ -41,6 +41,7 @@ type engine struct {
 	counting  // counting probes and their tables (counted.go)
 	sampling  // the threads' CPU time sampled (sampling.go)
 	adapting  // short functions moved to counting (adapt.go)
+	guarding  // the watcher that mends the targets if we die (guard.go)
 }
 
 // tracees is the stop loop's state: the threads it holds and how it is
@@ -380,6 +381,7 @@ func (e *engine) forget(t *thread) {
 			k.released(as)
 		}
 		as.closeText()
+		e.unwatchHeal(as)
 	}
 }
 

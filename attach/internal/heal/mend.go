@@ -1,0 +1,77 @@
+package heal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Memory is a process's memory as /proc/PID/mem gives it: read and
+// written at its addresses, text included.
+type Memory interface {
+	io.ReaderAt
+	io.WriterAt
+}
+
+// Mend does from outside, at once, what the handler does at the first trap
+// after the tracer's death: it puts back the original bytes the table of
+// the heal area at base lists, through mem. The handler needs a thread to
+// take one of our int3s with SIGTRAP deliverable; a thread that blocks it
+// (a pool of workers leaving signals to one thread, jemalloc's background
+// thread) is killed by the kernel instead, and until some other thread
+// traps, every int3 stays.
+//
+// It restores only what cannot run as it is: a live breakpoint whose int3
+// is there, and a rewrite whose guarding int3 is still on its first byte
+// (its other bytes first, the int3 last, as no thread can be past it).
+// A rewrite that got its new first byte is a complete patch, which works
+// without its tracer; putting its bytes back one at a time under running
+// threads would tear it. It returns how many bytes it put back.
+func Mend(mem Memory, base uint64) (int, error) {
+	var cnt [8]byte
+	if _, err := mem.ReadAt(cnt[:], int64(base+count)); err != nil {
+		return 0, fmt.Errorf("heal table at %#x: %w", base, err)
+	}
+	n := min(binary.LittleEndian.Uint64(cnt[:]), Capacity)
+	if n == 0 {
+		return 0, nil
+	}
+	tab := make([]byte, n*entrySize)
+	if _, err := mem.ReadAt(tab, int64(base+table)); err != nil {
+		return 0, fmt.Errorf("heal table at %#x: %w", base, err)
+	}
+	ents := make([]Entry, n)
+	for i := range ents {
+		e := tab[i*entrySize:]
+		ents[i] = Entry{binary.LittleEndian.Uint64(e), e[8], e[entryLive] != 0, e[entryTail] != 0}
+	}
+	put := 0
+	for i := 0; i < len(ents); {
+		// A rewrite's block: its tails, then its first byte's entry.
+		j := i
+		for j < len(ents) && ents[j].Tail {
+			j++
+		}
+		if j == len(ents) {
+			break
+		}
+		first := ents[j]
+		block := ents[i : j+1]
+		i = j + 1
+		if !first.Live {
+			continue
+		}
+		var now [1]byte
+		if _, err := mem.ReadAt(now[:], int64(first.Addr)); err != nil || now[0] != 0xcc {
+			continue // unmapped, never written, or complete
+		}
+		for _, e := range block {
+			if e.Live {
+				if _, err := mem.WriteAt([]byte{e.Orig}, int64(e.Addr)); err == nil {
+					put++
+				}
+			}
+		}
+	}
+	return put, nil
+}
