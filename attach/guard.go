@@ -1,13 +1,17 @@
 package attach
 
-import "github.com/profile-dev/profile/attach/internal/guard"
+import (
+	"errors"
+
+	"github.com/profile-dev/profile/attach/internal/guard"
+)
 
 // guarding is the watcher that mends the targets should the profiler die
 // (attach/internal/guard): started with the first heal area, told of each
 // process's area until the area is given back or the process is gone.
 type guarding struct {
 	guard    *guard.Guard
-	guardOff bool // it could not start: not tried again
+	guardOff bool // it could not start, or stopped listening: not tried again
 }
 
 // watchHeal has the watcher watch the heal area of space as, in process
@@ -26,11 +30,20 @@ func (e *engine) watchHeal(pid int, as *space) {
 		e.guard = g
 	}
 	id, err := e.guard.Watch(pid, as.heal.Base)
-	if err != nil {
-		e.warn("pid %d: %v", pid, err)
+	if errors.Is(err, guard.ErrLost) {
+		// Gone, or stopped with its socket full: the targets' handlers
+		// alone from now on (one warning, not one a process). Killed
+		// first: its socket's end must not make it mend what we trace.
+		e.warn("pid %d: %v: should profile be killed, a thread that blocks SIGTRAP could still take one of its breakpoints", pid, err)
+		e.guardOff = true
+		e.guard.Abandon()
+		e.guard = nil
 		return
 	}
-	as.guarded = id
+	if err == nil {
+		as.guarded = id
+	}
+	// Otherwise the process is gone already: nothing to watch.
 }
 
 // unwatchHeal tells the watcher that space as is not its to mend any more.
@@ -38,7 +51,11 @@ func (e *engine) unwatchHeal(as *space) {
 	if as.guarded == 0 || e.guard == nil {
 		return
 	}
-	e.guard.Forget(as.guarded)
+	if errors.Is(e.guard.Forget(as.guarded), guard.ErrLost) {
+		e.guardOff = true
+		e.guard.Abandon()
+		e.guard = nil
+	}
 	as.guarded = 0
 }
 

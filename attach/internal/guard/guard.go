@@ -25,12 +25,15 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/profile-dev/profile/attach/internal/heal"
+	"github.com/profile-dev/profile/attach/internal/procfs"
 )
 
 // Env, set to 1 in its environment, makes a binary that imports this
@@ -38,10 +41,10 @@ import (
 const Env = "PROFILE_GUARD"
 
 const (
-	opWatch  = 1 // id, heal area base; the memory's descriptor alongside
+	opWatch  = 1 // id, heal area base, pid, tracer; the memory's descriptor alongside
 	opForget = 2 // id
 	opDone   = 3 // the session ended cleanly
-	msgSize  = 17
+	msgSize  = 33
 )
 
 func init() {
@@ -49,6 +52,10 @@ func init() {
 		os.Exit(serve(3))
 	}
 }
+
+// ErrLost is a watcher that no longer listens: gone, or stopped with its
+// socket full.
+var ErrLost = errors.New("watcher lost")
 
 // A Guard is the profiler's side of its watcher.
 type Guard struct {
@@ -87,21 +94,22 @@ func Start() (*Guard, error) {
 }
 
 // Watch gives the watcher the memory of process pid and the heal area at
-// base in it. It returns the id Forget takes.
+// base in it; it must be called from the thread that traces pid. It
+// returns the id Forget takes.
 func (g *Guard) Watch(pid int, base uint64) (uint64, error) {
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
-		return 0, fmt.Errorf("watcher: %w", err)
+		return 0, fmt.Errorf("watcher: %w", err) // the process, not the watcher
 	}
 	defer mem.Close()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fd < 0 {
-		return 0, errors.New("watcher: closed")
+		return 0, ErrLost
 	}
 	g.next++
 	id := g.next
-	if err := g.send(opWatch, id, base, unix.UnixRights(int(mem.Fd()))); err != nil {
+	if err := g.send(opWatch, id, base, uint64(pid), uint64(unix.Gettid()), unix.UnixRights(int(mem.Fd()))); err != nil {
 		return 0, err
 	}
 	return id, nil
@@ -113,9 +121,9 @@ func (g *Guard) Forget(id uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fd < 0 {
-		return errors.New("watcher: closed")
+		return ErrLost
 	}
-	return g.send(opForget, id, 0, nil)
+	return g.send(opForget, id, 0, 0, 0, nil)
 }
 
 // Close ends the watcher cleanly: the session left nothing to mend.
@@ -125,7 +133,10 @@ func (g *Guard) Close() error {
 	if g.fd < 0 {
 		return nil
 	}
-	err := g.send(opDone, 0, 0, nil)
+	err := g.send(opDone, 0, 0, 0, 0, nil)
+	if err != nil {
+		g.proc.Kill() // it would take the socket's end for our death
+	}
 	unix.Close(g.fd)
 	g.fd = -1
 	// Reaped by whoever waits first: this, or the tracer's wait for any
@@ -134,27 +145,47 @@ func (g *Guard) Close() error {
 	return err
 }
 
-func (g *Guard) send(op byte, id, base uint64, oob []byte) error {
+func (g *Guard) send(op byte, id, base, pid, tracer uint64, oob []byte) error {
 	var m [msgSize]byte
 	m[0] = op
 	binary.LittleEndian.PutUint64(m[1:], id)
 	binary.LittleEndian.PutUint64(m[9:], base)
+	binary.LittleEndian.PutUint64(m[17:], pid)
+	binary.LittleEndian.PutUint64(m[25:], tracer)
+	// Never wait for it (a watcher someone stopped would hold the tracer
+	// once its socket is full) and take no SIGPIPE from a dead one.
 	for {
-		err := unix.Sendmsg(g.fd, m[:], oob, nil, 0)
+		err := unix.Sendmsg(g.fd, m[:], oob, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("watcher: %w", err)
+			return fmt.Errorf("%w: %w", ErrLost, err)
 		}
 		return nil
 	}
 }
 
-// watched is one process the watcher mends should the profiler die.
+// Abandon ends a watcher that stopped listening without its mending
+// anything: it is killed before its socket ends.
+func (g *Guard) Abandon() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fd < 0 {
+		return
+	}
+	g.proc.Kill()
+	unix.Close(g.fd)
+	g.fd = -1
+	go g.proc.Wait()
+}
+
+// watched is one process the watcher mends should the profiler die:
+// its memory, its heal area, and the thread that traced it.
 type watched struct {
-	mem  *os.File
-	base uint64
+	mem         *os.File
+	base        uint64
+	pid, tracer int
 }
 
 // serve is the watcher: it keeps what the profiler gives it until the
@@ -177,10 +208,11 @@ func serve(fd int) int {
 			continue
 		}
 		id, base := binary.LittleEndian.Uint64(buf[1:]), binary.LittleEndian.Uint64(buf[9:])
+		pid, tracer := int(binary.LittleEndian.Uint64(buf[17:])), int(binary.LittleEndian.Uint64(buf[25:]))
 		switch buf[0] {
 		case opWatch:
 			if f := received(oob[:oobn]); f != nil {
-				ws[id] = watched{f, base}
+				ws[id] = watched{f, base, pid, tracer}
 			}
 		case opForget:
 			if w, ok := ws[id]; ok {
@@ -192,10 +224,52 @@ func serve(fd int) int {
 		}
 	}
 	for _, w := range ws {
-		heal.Mend(w.mem, w.base)
+		w.mend()
 	}
 	return 0
 }
+
+// detachWait is how long the watcher waits for the kernel to detach a
+// dead tracer's process: it does so right after the tracer's files
+// close, which is how the watcher learnt of the death.
+const detachWait = 2 * time.Second
+
+// mend puts w's breakpoints back once its dead tracer no longer holds it,
+// unless another tracer took it meanwhile: a profiler attached again (a
+// supervisor restarting a killed one) reclaims what this one left, and
+// writes of ours under its feet could undo its own probes, or tear a
+// patch it is writing.
+func (w watched) mend() {
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		st := procfs.Status(w.pid)
+		if st == nil {
+			return // gone
+		}
+		tp, _ := strconv.Atoi(st["TracerPid"])
+		if tp == 0 {
+			break
+		}
+		if tp != w.tracer || time.Since(start) > detachWait {
+			return
+		}
+	}
+	heal.Mend(untraced{w.mem, w.pid}, w.base)
+}
+
+// untraced is a process's memory, written only while no tracer holds it.
+type untraced struct {
+	*os.File
+	pid int
+}
+
+func (u untraced) WriteAt(p []byte, off int64) (int, error) {
+	if procfs.TracerOf(u.pid) != 0 {
+		return 0, errTraced
+	}
+	return u.File.WriteAt(p, off)
+}
+
+var errTraced = errors.New("traced by another")
 
 // received is the descriptor a message carried, or nil.
 func received(oob []byte) *os.File {

@@ -75,3 +75,32 @@ func Mend(mem Memory, base uint64) (int, error) {
 	}
 	return put, nil
 }
+
+// WriteTable writes ents as the table of the heal area at base, through
+// mem, as the tracer keeps it (each byte's page protection left 0): for a
+// watcher's tests, which have no tracer.
+func WriteTable(mem Memory, base uint64, ents []Entry) error {
+	tab := make([]byte, len(ents)*entrySize)
+	for i, e := range ents {
+		b := tab[i*entrySize:]
+		binary.LittleEndian.PutUint64(b, e.Addr)
+		b[8] = e.Orig
+		if e.Live {
+			b[entryLive] = 1
+		}
+		if e.Tail {
+			b[entryTail] = 1
+		}
+	}
+	if _, err := mem.WriteAt(tab, int64(base+table)); err != nil {
+		return err
+	}
+	var cnt [8]byte
+	binary.LittleEndian.PutUint64(cnt[:], uint64(len(ents)))
+	_, err := mem.WriteAt(cnt[:], int64(base+count))
+	return err
+}
+
+// TableSize is the bytes a heal area of n entries spans up to its table's
+// end.
+func TableSize(n int) int { return table + n*entrySize }

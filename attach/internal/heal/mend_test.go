@@ -1,7 +1,6 @@
 package heal
 
 import (
-	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -77,17 +76,12 @@ func TestMend(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &fakeMem{lo: base, mem: make([]byte, text-base+0x1000)}
 			copy(m.mem[text-base:], tc.now)
-			binary.LittleEndian.PutUint64(m.mem[count:], uint64(len(tc.ents)))
-			for i, e := range tc.ents {
-				b := m.mem[table+i*entrySize:]
-				binary.LittleEndian.PutUint64(b, text+uint64(e.at))
-				b[8], b[9] = orig[e.at], 5
-				if e.live {
-					b[entryLive] = 1
-				}
-				if e.tail {
-					b[entryTail] = 1
-				}
+			var ents []Entry
+			for _, e := range tc.ents {
+				ents = append(ents, Entry{text + uint64(e.at), orig[e.at], e.live, e.tail})
+			}
+			if err := WriteTable(m, base, ents); err != nil {
+				t.Fatal(err)
 			}
 			put, err := Mend(m, base)
 			if err != nil {
