@@ -18,6 +18,10 @@ import (
 type ProbeCodeStats struct {
 	Parts       map[string]int64
 	StubOffsets map[int]int64
+	// InWaiting fell while a waiting call was the innermost open frame:
+	// the end of its entry stub and its return up to its exit event, the
+	// code that runs first after its system call.
+	InWaiting int64
 }
 
 // The parts of the probes' code.

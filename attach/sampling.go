@@ -190,6 +190,9 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		if x.inProbes {
 			e.cpu.InProbes++
 			e.stats.ProbeCode.count(x.part, x.off)
+			if top, _ := e.s.Top(t.st); top > model.StartFunc && e.s.Profile().IsWaitingFunc(top) {
+				e.stats.ProbeCode.InWaiting++
+			}
 			continue
 		}
 		if x.kernel {

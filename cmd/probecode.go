@@ -31,6 +31,9 @@ func writeProbeCode(w io.Writer, c attach.ProbeCodeStats, n int64) {
 		out = append(out, p+" "+pct(c.Parts[p]))
 	}
 	fmt.Fprintf(w, "  probes' code:      %s\n", strings.Join(out, ", "))
+	if c.InWaiting > 0 {
+		fmt.Fprintf(w, "  in waiting calls:  %s (a waiting call innermost: its entry's end and its return, first after its system call)\n", pct(c.InWaiting))
+	}
 	offs := slices.SortedFunc(maps.Keys(c.StubOffsets), func(a, b int) int {
 		return cmp.Or(cmp.Compare(c.StubOffsets[b], c.StubOffsets[a]), cmp.Compare(a, b))
 	})

@@ -27,6 +27,10 @@ func TestWriteProbeCode(t *testing.T) {
 			"  hottest in stubs:  +0xd0a 50.0% (return stub: sub rsp, 0x8), +0x1 30.0% (entry stub: push rcx), +0xd0e 10.0% (return stub: push rax)\n"},
 		{"no stub", attach.ProbeCodeStats{Parts: map[string]int64{"fast paths": 2}}, 2,
 			"  probes' code:      fast paths 100.0%\n"},
+		{"in waiting calls", attach.ProbeCodeStats{Parts: map[string]int64{"exit stub": 4}, StubOffsets: map[int]int64{0x13fb: 4}, InWaiting: 3}, 4,
+			"  probes' code:      exit stub 100.0%\n" +
+				"  in waiting calls:  75.0% (a waiting call innermost: its entry's end and its return, first after its system call)\n" +
+				"  hottest in stubs:  +0x13fb 100.0% (exit stub: push rax)\n"},
 	}
 	for _, c := range cases {
 		var b bytes.Buffer
