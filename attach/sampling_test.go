@@ -263,14 +263,15 @@ func refusePerfEvents() error {
 // The samples in the probes' code taken while a waiting call is the
 // innermost open frame (the end of its entry stub, its return up to its
 // exit event: what runs first after its system call) are told apart
-// (--stats): shortreads makes a million reads of one byte, each a
-// waiting call a few hundred ns long, timed whatever its length. Its
-// reads are counted exactly.
+// (--stats): shortreads makes two million reads of one byte, each a
+// waiting call a few hundred ns long, timed whatever its length (some
+// 8,000 samples here: a profile keeps its samples from minSamples on).
+// Its reads are counted exactly.
 func TestProbeSamplesInWaitingCalls(t *testing.T) {
 	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
 		opt.SamplePeriod = 100 * time.Microsecond
-		r, out := recordWorkload(t, "shortreads", opt, "1000000")
-		if out != "shortreads: 1000000 bytes\n" {
+		r, out := recordWorkload(t, "shortreads", opt, "2000000")
+		if out != "shortreads: 2000000 bytes\n" {
 			t.Fatalf("output %q", out)
 		}
 		cs, pc := r.Profile.Meta.CPUSamples, r.Stats.ProbeCode
@@ -280,8 +281,8 @@ func TestProbeSamplesInWaitingCalls(t *testing.T) {
 		if pc.InWaiting == 0 || pc.InWaiting > cs.InProbes {
 			t.Errorf("%d samples in the probes' code while a waiting call was innermost, of %d in the probes' code (%v)", pc.InWaiting, cs.InProbes, pc.Parts)
 		}
-		if calls := nodeCalls(r.Profile)["libc.so.6:read"]; calls != 1000000 {
-			t.Errorf("read: %d calls, want 1000000", calls)
+		if calls := nodeCalls(r.Profile)["libc.so.6:read"]; calls != 2000000 {
+			t.Errorf("read: %d calls, want 2000000", calls)
 		}
 	})
 }
