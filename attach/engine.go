@@ -347,7 +347,6 @@ func run(ctx context.Context, opt Options, start func(*engine) error) (*Result, 
 			if e.line != nil {
 				e.line.Close() // on this thread, which registered it
 			}
-			e.closeGuard()
 		}()
 		e.cal = cal
 		e.spinMax = ptrace.SpinMax()

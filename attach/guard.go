@@ -30,20 +30,24 @@ func (e *engine) watchHeal(pid int, as *space) {
 		e.guard = g
 	}
 	id, err := e.guard.Watch(pid, as.heal.Base)
-	if errors.Is(err, guard.ErrLost) {
-		// Gone, or stopped with its socket full: the targets' handlers
-		// alone from now on (one warning, not one a process). Killed
-		// first: its socket's end must not make it mend what we trace.
-		e.warn("pid %d: %v: should profile be killed, a thread that blocks SIGTRAP could still take one of its breakpoints", pid, err)
-		e.guardOff = true
-		e.guard.Abandon()
-		e.guard = nil
-		return
-	}
-	if err == nil {
+	switch {
+	case err == nil:
 		as.guarded = id
+	case errors.Is(err, guard.ErrLost):
+		e.loseGuard(err)
 	}
 	// Otherwise the process is gone already: nothing to watch.
+}
+
+// loseGuard gives up a watcher that stopped listening (gone, or stopped
+// with its socket full): the targets' handlers alone from now on, with
+// one warning. It is killed first: its socket's end must not make it
+// mend what we trace.
+func (e *engine) loseGuard(err error) {
+	e.warn("%v: should profile be killed, a thread that blocks SIGTRAP could still take one of its breakpoints", err)
+	e.guardOff = true
+	e.guard.Abandon()
+	e.guard = nil
 }
 
 // unwatchHeal tells the watcher that space as is not its to mend any more.
@@ -51,10 +55,8 @@ func (e *engine) unwatchHeal(as *space) {
 	if as.guarded == 0 || e.guard == nil {
 		return
 	}
-	if errors.Is(e.guard.Forget(as.guarded), guard.ErrLost) {
-		e.guardOff = true
-		e.guard.Abandon()
-		e.guard = nil
+	if err := e.guard.Forget(as.guarded); errors.Is(err, guard.ErrLost) {
+		e.loseGuard(err)
 	}
 	as.guarded = 0
 }

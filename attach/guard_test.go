@@ -2,7 +2,6 @@ package attach
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,31 +50,19 @@ func TestKilledProfilerMendedForBlockedThreads(t *testing.T) {
 			if kind == ProbesTrap {
 				want = 0xcc
 			}
-			for i := 0; ; i++ {
+			within(t, 5*time.Second, func() error {
 				var b [1]byte
-				if _, err := mem.ReadAt(b[:], int64(work)); err == nil && b[0] == want {
-					break
+				if _, err := mem.ReadAt(b[:], int64(work)); err != nil || b[0] != want {
+					return fmt.Errorf("work's entry not probed (tracer said %q)", stderr.String())
 				}
-				if i == 500 {
-					t.Fatalf("work's entry not probed after 5 s (tracer said %q)", stderr.String())
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+				return nil
+			})
 			tracer.Process.Kill()
 			tracer.Wait()
 			if kind == ProbesTrap {
 				// The worker calls nothing traced meanwhile: only the
 				// watcher can take the int3s out.
-				for i := 0; ; i++ {
-					err := proctext.FileText(pid)
-					if err == nil {
-						break
-					}
-					if i == 500 {
-						t.Fatalf("5 s after the profiler's death: %v", err)
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				within(t, 5*time.Second, func() error { return proctext.FileText(pid) })
 			}
 			if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 				t.Fatal(err)
@@ -90,15 +77,24 @@ func TestKilledProfilerMendedForBlockedThreads(t *testing.T) {
 	}
 }
 
+// within fails t unless cond holds (returns nil) within d.
+func within(t *testing.T, d time.Duration, cond func() error) {
+	t.Helper()
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", d, err)
+		}
+	}
+}
+
 // funcAddr is where function name of executable bin is in process pid.
 func funcAddr(t *testing.T, pid int, bin, name string) uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
+	m, err := instrument.Open(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,16 +102,15 @@ func funcAddr(t *testing.T, pid int, bin, name string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range syms {
-		if s.Name != name {
-			continue
-		}
-		for _, m := range maps {
-			if m.Path == bin && m.Offset == 0 {
-				return m.Start + s.Value
-			}
+	bias, err := m.Bias(maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range m.Symbols {
+		if s.Name == name {
+			return s.Value + bias
 		}
 	}
-	t.Fatalf("%s: no %s mapped in pid %d", bin, name, pid)
+	t.Fatalf("%s: no %s", bin, name)
 	return 0
 }

@@ -264,8 +264,9 @@ func refusePerfEvents() error {
 // innermost open frame (the end of its entry stub, its return up to its
 // exit event: what runs first after its system call) are told apart
 // (--stats): shortreads makes two million reads of one byte, each a
-// waiting call a few hundred ns long, timed whatever its length (some
-// 8,000 samples here: a profile keeps its samples from minSamples on).
+// waiting call a few hundred ns long, timed whatever its length (5,629
+// samples of the program in one run on the AMD EPYC VM, against the
+// minSamples a profile needs to keep them).
 // Its reads are counted exactly.
 func TestProbeSamplesInWaitingCalls(t *testing.T) {
 	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {

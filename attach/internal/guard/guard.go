@@ -253,18 +253,29 @@ func (w watched) mend() {
 			return
 		}
 	}
-	heal.Mend(untraced{w.mem, w.pid}, w.base)
+	heal.Mend(&untraced{File: w.mem, pid: w.pid, checked: time.Now()}, w.base)
 }
 
-// untraced is a process's memory, written only while no tracer holds it.
+// recheck is how often the mend looks again whether a tracer took the
+// process: a profiler writes its first probe some hundred ms after it
+// seized a process, and the mend's writes must not wait on /proc one
+// byte at a time (trap probes: thousands of breakpoints).
+const recheck = 5 * time.Millisecond
+
+// untraced is a process's memory, written only while no tracer holds it
+// (looked at again every recheck).
 type untraced struct {
 	*os.File
-	pid int
+	pid     int
+	checked time.Time
 }
 
-func (u untraced) WriteAt(p []byte, off int64) (int, error) {
-	if procfs.TracerOf(u.pid) != 0 {
-		return 0, errTraced
+func (u *untraced) WriteAt(p []byte, off int64) (int, error) {
+	if time.Since(u.checked) > recheck {
+		if procfs.TracerOf(u.pid) != 0 {
+			return 0, errTraced
+		}
+		u.checked = time.Now()
 	}
 	return u.File.WriteAt(p, off)
 }

@@ -62,8 +62,7 @@ func (h *Area) Add(tid int, addr uint64, orig, prot byte) (full bool) {
 
 func (h *Area) write(tid int, i int, addr uint64, orig, prot byte) error {
 	var ent [entrySize]byte
-	binary.LittleEndian.PutUint64(ent[:], addr)
-	ent[8], ent[9], ent[entryLive] = orig, prot, 1
+	putEntry(ent[:], Entry{Addr: addr, Orig: orig, Live: true}, prot)
 	return ptrace.WriteMem(tid, h.entry(i), ent[:])
 }
 

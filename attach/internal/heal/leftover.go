@@ -42,24 +42,18 @@ type Entry struct {
 
 // Entries reads the table of the heal area at base.
 func Entries(tid int, base uint64) []Entry {
-	var cnt [8]byte
-	if ptrace.ReadMem(tid, base+count, cnt[:]) != nil {
-		return nil
+	ents, _ := readTable(traceeMem(tid), base)
+	return ents
+}
+
+// traceeMem reads a stopped tracee's memory as an io.ReaderAt.
+type traceeMem int
+
+func (tid traceeMem) ReadAt(p []byte, off int64) (int, error) {
+	if err := ptrace.ReadMem(int(tid), uint64(off), p); err != nil {
+		return 0, err
 	}
-	n := min(binary.LittleEndian.Uint64(cnt[:]), Capacity)
-	if n == 0 {
-		return nil
-	}
-	tab := make([]byte, n*entrySize)
-	if ptrace.ReadMem(tid, base+table, tab) != nil {
-		return nil
-	}
-	out := make([]Entry, n)
-	for i := range out {
-		ent := tab[i*entrySize:]
-		out[i] = Entry{binary.LittleEndian.Uint64(ent), ent[8], ent[entryLive] != 0, ent[entryTail] != 0}
-	}
-	return out
+	return len(p), nil
 }
 
 // Listed is the out-of-line areas the heal area at base lists, [lo, hi)

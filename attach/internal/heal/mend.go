@@ -28,22 +28,9 @@ type Memory interface {
 // without its tracer; putting its bytes back one at a time under running
 // threads would tear it. It returns how many bytes it put back.
 func Mend(mem Memory, base uint64) (int, error) {
-	var cnt [8]byte
-	if _, err := mem.ReadAt(cnt[:], int64(base+count)); err != nil {
-		return 0, fmt.Errorf("heal table at %#x: %w", base, err)
-	}
-	n := min(binary.LittleEndian.Uint64(cnt[:]), Capacity)
-	if n == 0 {
-		return 0, nil
-	}
-	tab := make([]byte, n*entrySize)
-	if _, err := mem.ReadAt(tab, int64(base+table)); err != nil {
-		return 0, fmt.Errorf("heal table at %#x: %w", base, err)
-	}
-	ents := make([]Entry, n)
-	for i := range ents {
-		e := tab[i*entrySize:]
-		ents[i] = Entry{binary.LittleEndian.Uint64(e), e[8], e[entryLive] != 0, e[entryTail] != 0}
+	ents, err := readTable(mem, base)
+	if err != nil {
+		return 0, err
 	}
 	put := 0
 	for i := 0; i < len(ents); {
@@ -82,15 +69,7 @@ func Mend(mem Memory, base uint64) (int, error) {
 func WriteTable(mem Memory, base uint64, ents []Entry) error {
 	tab := make([]byte, len(ents)*entrySize)
 	for i, e := range ents {
-		b := tab[i*entrySize:]
-		binary.LittleEndian.PutUint64(b, e.Addr)
-		b[8] = e.Orig
-		if e.Live {
-			b[entryLive] = 1
-		}
-		if e.Tail {
-			b[entryTail] = 1
-		}
+		putEntry(tab[i*entrySize:], e, 0)
 	}
 	if _, err := mem.WriteAt(tab, int64(base+table)); err != nil {
 		return err
@@ -104,3 +83,38 @@ func WriteTable(mem Memory, base uint64, ents []Entry) error {
 // TableSize is the bytes a heal area of n entries spans up to its table's
 // end.
 func TableSize(n int) int { return table + n*entrySize }
+
+// readTable reads the table of the heal area at base: {addr u64, orig u8,
+// prot u8, live u8, tail u8, pad} each, as heal.S reads it.
+func readTable(mem io.ReaderAt, base uint64) ([]Entry, error) {
+	var cnt [8]byte
+	if _, err := mem.ReadAt(cnt[:], int64(base+count)); err != nil {
+		return nil, fmt.Errorf("heal table at %#x: %w", base, err)
+	}
+	n := min(binary.LittleEndian.Uint64(cnt[:]), Capacity)
+	if n == 0 {
+		return nil, nil
+	}
+	tab := make([]byte, n*entrySize)
+	if _, err := mem.ReadAt(tab, int64(base+table)); err != nil {
+		return nil, fmt.Errorf("heal table at %#x: %w", base, err)
+	}
+	ents := make([]Entry, n)
+	for i := range ents {
+		b := tab[i*entrySize:]
+		ents[i] = Entry{binary.LittleEndian.Uint64(b), b[8], b[entryLive] != 0, b[entryTail] != 0}
+	}
+	return ents, nil
+}
+
+// putEntry encodes e, on a page of protection prot, into b.
+func putEntry(b []byte, e Entry, prot byte) {
+	binary.LittleEndian.PutUint64(b, e.Addr)
+	b[8], b[9], b[entryLive], b[entryTail] = e.Orig, prot, 0, 0
+	if e.Live {
+		b[entryLive] = 1
+	}
+	if e.Tail {
+		b[entryTail] = 1
+	}
+}

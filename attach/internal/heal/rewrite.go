@@ -1,10 +1,6 @@
 package heal
 
-import (
-	"encoding/binary"
-
-	"github.com/profile-dev/profile/attach/internal/ptrace"
-)
+import "github.com/profile-dev/profile/attach/internal/ptrace"
 
 // Rewrite lists the old bytes of a rewrite of the bytes at addr in the
 // table as one block of fresh entries, last byte first (the handler
@@ -27,12 +23,7 @@ func (h *Area) Rewrite(tid int, addr uint64, old []byte, prot func(uint64) byte)
 	block := make([]byte, len(old)*entrySize)
 	for k, b := range old {
 		a := addr + uint64(k)
-		ent := block[(len(old)-1-k)*entrySize:]
-		binary.LittleEndian.PutUint64(ent, a)
-		ent[8], ent[9], ent[entryLive] = b, prot(a), 1
-		if k > 0 {
-			ent[entryTail] = 1
-		}
+		putEntry(block[(len(old)-1-k)*entrySize:], Entry{Addr: a, Orig: b, Live: true, Tail: k > 0}, prot(a))
 	}
 	first := h.count
 	if ptrace.WriteMem(tid, h.entry(first), block) != nil {
