@@ -50,6 +50,9 @@ type pendingSample struct {
 	part     string // inProbes: the part of the probes' code (probePart)
 	off      int    // ... and the offset in the stub code, -1 outside it
 	kernel   bool
+	// behindExit: on the instruction behind an exit's clock read, given
+	// to the program (behindExitClock)
+	behindExit bool
 }
 
 // sampleSkew is how far a sample's time may lie from the probes' ticks
@@ -125,6 +128,10 @@ func (e *engine) readSamples(t *thread) {
 		if inProbes {
 			ip, _ := userIP(x)
 			ps.part, ps.off = probePart(t.proc.as, ip)
+			if behindExitClock(ps.part, ps.off) {
+				// After its exit event: the caller's, by time alone.
+				ps.inProbes, ps.behindExit = false, true
+			}
 		}
 		t.smp.pending = append(t.smp.pending, ps)
 	})
@@ -197,6 +204,9 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		}
 		if x.kernel {
 			e.cpu.Kernel++
+		}
+		if x.behindExit {
+			e.stats.ProbeCode.BehindExitClock++
 		}
 		e.cpu.Samples++
 		e.s.Sample(t.st, x.fn, period)

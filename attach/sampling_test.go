@@ -267,7 +267,9 @@ func refusePerfEvents() error {
 // waiting call a few hundred ns long, timed whatever its length (5,629
 // samples of the program in one run on the AMD EPYC VM, against the
 // minSamples a profile needs to keep them).
-// Its reads are counted exactly.
+// Those behind its exit's clock read (after the system call, the work
+// that read waited for: behindExitClock) are the program's, not counted
+// in the probes' code. Its reads are counted exactly.
 func TestProbeSamplesInWaitingCalls(t *testing.T) {
 	forEachKind(t, inlineKinds, func(t *testing.T, opt Options) {
 		opt.SamplePeriod = 100 * time.Microsecond
@@ -281,6 +283,14 @@ func TestProbeSamplesInWaitingCalls(t *testing.T) {
 		}
 		if pc.InWaiting == 0 || pc.InWaiting > cs.InProbes {
 			t.Errorf("%d samples in the probes' code while a waiting call was innermost, of %d in the probes' code (%v)", pc.InWaiting, cs.InProbes, pc.Parts)
+		}
+		if pc.BehindExitClock == 0 {
+			t.Errorf("no sample behind an exit's clock read given to the program (%d in the probes' code: %v)", cs.InProbes, pc.Parts)
+		}
+		for off, n := range pc.StubOffsets {
+			if behindExitClock(StubPart(off), off) {
+				t.Errorf("%d samples at +%#x (%s), behind an exit's clock read, counted as the probes'", n, off, StubInst(off))
+			}
 		}
 		if calls := nodeCalls(r.Profile)["libc.so.6:read"]; calls != 2000000 {
 			t.Errorf("read: %d calls, want 2000000", calls)

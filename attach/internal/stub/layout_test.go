@@ -1,6 +1,11 @@
 package stub
 
 import (
+	"fmt"
+	"maps"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/profile-dev/profile/attach/internal/stubasm"
@@ -61,5 +66,63 @@ func TestInst(t *testing.T) {
 		if got := Inst(c.off); got != c.want {
 			t.Errorf("Inst(%#x) = %q, want %q", c.off, got, c.want)
 		}
+	}
+}
+
+// TestAfterEventClock: the offsets behind the stub code's event clock
+// reads are those objdump, a decoder of its own, finds behind each rdtsc
+// of probe.bin that the store of an event's tick follows (not the full
+// ring's waits); every stub that writes an event has one.
+func TestAfterEventClock(t *testing.T) {
+	out, err := exec.Command("objdump", "-D", "-M", "intel", "-b", "binary", "-m", "i386:x86-64",
+		fmt.Sprintf("--stop-address=%#x", DataPtr), "probe.bin").Output()
+	if err != nil {
+		t.Skipf("objdump: %v", err)
+	}
+	type inst struct {
+		off  int
+		text string
+	}
+	var insts []inst
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 {
+			continue
+		}
+		off, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(f[0]), ":"), 16, 64)
+		if err != nil {
+			continue
+		}
+		insts = append(insts, inst{int(off), strings.Join(strings.Fields(f[2]), " ")})
+	}
+	want, reads := map[int]bool{}, 0
+	for i, in := range insts {
+		if in.text != "rdtsc" {
+			continue
+		}
+		reads++
+		if i+3 < len(insts) && insts[i+3].text == "mov QWORD PTR [r9+0x8],rax" {
+			want[insts[i+1].off] = true
+		}
+	}
+	if len(want) == 0 || len(want) == reads || !maps.Equal(want, eventClocks) {
+		t.Fatalf("behind event clock reads: %v, objdump says %v (of %d clock reads)", eventClocks, want, reads)
+	}
+	for _, s := range []struct {
+		name     string
+		from, to int
+	}{{"entry stub", Entry, Via}, {"return stub", RetStub, Count}, {"exit stub", ExitSite, TailSite}} {
+		n := 0
+		for off := range eventClocks {
+			if off > s.from && off < s.to {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no event clock read in the %s", s.name)
+		}
+	}
+	if AfterEventClock(Entry) || AfterEventClock(-1) {
+		t.Errorf("AfterEventClock true where no clock read is")
 	}
 }
