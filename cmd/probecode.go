@@ -17,8 +17,17 @@ const stubOffsetsShown = 8
 
 // writeProbeCode says where the n samples in the probes' code lie: by
 // part, and the stub code's hottest offsets (probe.bin's, as objdump of
-// attach/internal/stub/inlinecode/probe.S numbers them).
+// attach/internal/stub/inlinecode/probe.S numbers them); then how many
+// samples in that code were given to the program.
 func writeProbeCode(w io.Writer, c attach.ProbeCodeStats, n int64) {
+	writeProbeParts(w, c, n)
+	if c.BehindExitClock > 0 {
+		fmt.Fprintf(w, "  behind exit clocks: %d (the program's, given to the callers: a clock read waits for the returning code's work)\n", c.BehindExitClock)
+	}
+}
+
+// writeProbeParts writes the parts and hottest offsets of writeProbeCode.
+func writeProbeParts(w io.Writer, c attach.ProbeCodeStats, n int64) {
 	if n == 0 || len(c.Parts) == 0 {
 		return
 	}

@@ -11,7 +11,8 @@ import (
 // part, most first, and lists the stub code's hottest offsets with the
 // part each lies in and its instruction (probe.S's: the return stub
 // begins `sub rsp, 8; push rax`, the entry stub `push rax; push rcx`);
-// nothing without such samples.
+// nothing without such samples; the samples behind the exit stubs'
+// clock reads, given to the program, counted apart.
 func TestWriteProbeCode(t *testing.T) {
 	cases := []struct {
 		name string
@@ -31,6 +32,8 @@ func TestWriteProbeCode(t *testing.T) {
 			"  probes' code:      exit stub 100.0%\n" +
 				"  in waiting calls:  75.0% (a waiting call innermost: its entry's end and its return, first after its system call)\n" +
 				"  hottest in stubs:  +0x13fb 100.0% (exit stub: push rax)\n"},
+		{"behind exit clocks only", attach.ProbeCodeStats{BehindExitClock: 7}, 0,
+			"  behind exit clocks: 7 (the program's, given to the callers: a clock read waits for the returning code's work)\n"},
 	}
 	for _, c := range cases {
 		var b bytes.Buffer

@@ -388,9 +388,6 @@ func writeStats(w io.Writer, s attach.Stats) {
 			fmt.Fprintf(w, "  too few to time the calls by: the profile keeps measured times\n")
 		}
 		writeProbeCode(w, s.ProbeCode, c.InProbes)
-		if n := s.ProbeCode.BehindExitClock; n > 0 {
-			fmt.Fprintf(w, "  behind exit clocks: %d (the program's, given to the callers: a clock read waits for the returning code's work)\n", n)
-		}
 	}
 	fmt.Fprintf(w, "frames left in code: %d (returning into the inline probes' code at detach)\n", s.StackRefs)
 	if s.Expand.Taken > 0 {
