@@ -403,6 +403,12 @@ func programCalls(p *model.Profile) map[string]workload.Counts {
 			}
 			c := out[fn.Name]
 			c.Calls += uint64(a.Calls)
+			if a.Caller == a.Callee {
+				// called from its own code: recursive for sure, as the
+				// profile's graph counts it (fib moved to counting
+				// mid-recursion has its inner calls here)
+				c.RecursiveCalls += uint64(a.Calls)
+			}
 			out[fn.Name] = c
 		}
 	}
