@@ -47,12 +47,11 @@ type pendingSample struct {
 	fn       int
 	owner    int // the innermost timed function on its stack, model.None if unknown
 	inProbes bool
-	part     string // inProbes: the part of the probes' code (probePart)
-	off      int    // ... and the offset in the stub code, -1 outside it
-	kernel   bool
-	// behindExit: on the instruction behind an exit's clock read, given
-	// to the program (behindExitClock)
-	behindExit bool
+	// in the probes' code: its part (probePart) and offset in the stub
+	// code (-1 outside it); inProbes false behind an exit's clock read
+	part   string
+	off    int
+	kernel bool
 }
 
 // sampleSkew is how far a sample's time may lie from the probes' ticks
@@ -128,10 +127,9 @@ func (e *engine) readSamples(t *thread) {
 		if inProbes {
 			ip, _ := userIP(x)
 			ps.part, ps.off = probePart(t.proc.as, ip)
-			if behindExitClock(ps.part, ps.off) {
-				// After its exit event: the caller's, by time alone.
-				ps.inProbes, ps.behindExit = false, true
-			}
+			// Behind an exit's clock read: the program's, after its exit
+			// event (the caller's, by time alone); part and off say so.
+			ps.inProbes = !behindExitClock(ps.part, ps.off)
 		}
 		t.smp.pending = append(t.smp.pending, ps)
 	})
@@ -205,7 +203,7 @@ func (e *engine) flushBefore(t *thread, upTo int64, ev *inline.Event) {
 		if x.kernel {
 			e.cpu.Kernel++
 		}
-		if x.behindExit {
+		if behindExitClock(x.part, x.off) {
 			e.stats.ProbeCode.BehindExitClock++
 		}
 		e.cpu.Samples++
